@@ -1,0 +1,52 @@
+"""The list of compiled extensions; everything else is in pyproject.toml.
+
+GAMECODEC_NO_EXTENSIONS=1: build a pure-Python install (no compiler needed).
+GAMECODEC_REQUIRE_EXTENSIONS=1: fail the build if an extension cannot be
+compiled (CI and cibuildwheel set it, so a wheel is never silently pure).
+"""
+
+import os
+
+from setuptools import Extension, setup
+
+NO_EXTENSIONS = bool(os.environ.get("GAMECODEC_NO_EXTENSIONS"))
+REQUIRE_EXTENSIONS = os.environ.get("GAMECODEC_REQUIRE_EXTENSIONS") == "1"
+
+MODULES = [
+    "gamecodec.avara._codec_c",
+]
+
+
+def extensions() -> list[Extension]:
+    if NO_EXTENSIONS:
+        return []
+    try:
+        from Cython.Build import cythonize
+    except ImportError:
+        if REQUIRE_EXTENSIONS:
+            raise
+        return []
+    exts = [
+        Extension(
+            name,
+            [os.path.join("src", *name.split(".")) + ".pyx"],
+            optional=not REQUIRE_EXTENSIONS,
+        )
+        for name in MODULES
+    ]
+    try:
+        return cythonize(
+            exts,
+            compiler_directives={
+                "language_level": "3",
+                "freethreading_compatible": True,
+                "embedsignature": True,
+            },
+        )
+    except Exception:
+        if REQUIRE_EXTENSIONS:
+            raise
+        return []
+
+
+setup(ext_modules=extensions())

@@ -1,0 +1,47 @@
+"""gamecodec: fast, correct codecs for game network protocols.
+
+Each protocol lives in its own subpackage (``gamecodec.avara``, ...). Hot
+paths are compiled with Cython and have pure-Python twins;
+:func:`implementation` says which one each protocol uses.
+"""
+
+from __future__ import annotations
+
+from gamecodec import _accel
+from gamecodec.errors import (
+    DecodeError,
+    EncodeError,
+    GameCodecError,
+    LocalProtocolError,
+    RemoteProtocolError,
+    SessionError,
+    TruncatedError,
+)
+
+__version__ = "0.1.0"
+
+PROTOCOLS: tuple[str, ...] = ("avara",)
+"""The protocols this version ships."""
+
+
+def implementation() -> dict[str, str]:
+    """Which implementation each protocol uses: ``"c"`` (compiled) or ``"py"``."""
+    import importlib
+
+    for name in PROTOCOLS:
+        importlib.import_module(f"gamecodec.{name}")
+    return _accel.active()
+
+
+__all__ = [
+    "PROTOCOLS",
+    "DecodeError",
+    "EncodeError",
+    "GameCodecError",
+    "LocalProtocolError",
+    "RemoteProtocolError",
+    "SessionError",
+    "TruncatedError",
+    "__version__",
+    "implementation",
+]

@@ -1,0 +1,1 @@
+"""Payload helpers for the Avara commands that matter (spec §5)."""
