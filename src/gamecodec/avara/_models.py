@@ -213,6 +213,11 @@ class HolePunch(NamedTuple):
         """Always ``False``: hole punches carry no checksum."""
         return False
 
+    @property
+    def commands(self) -> tuple[Command, ...]:
+        """Always empty: hole punches carry no commands."""
+        return ()
+
 
 class Batch(NamedTuple):
     """Result of :func:`decode_many`: every command of every datagram in one

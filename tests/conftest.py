@@ -1,0 +1,44 @@
+"""Shared fixtures: the ``impl`` fixture runs every codec test on both twins.
+
+``[py]`` imports a module's pure twin, ``[c]`` its compiled twin directly, so
+a build without extensions fails the suite instead of testing Python twice.
+``GAMECODEC_TEST_IMPLS=py`` restricts the run to the pure twin (the CI job
+that installs without extensions sets it).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+IMPLS = [name for name in os.environ.get("GAMECODEC_TEST_IMPLS", "py,c").split(",") if name]
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("GAMECODEC_SHARED", ROOT.parent / "shared"))
+
+
+def load_twin(package: str, module: str, impl: str) -> ModuleType:
+    """Import ``package.module_<impl>``; a missing compiled twin fails the test."""
+    name = f"{package}.{module}_{impl}"
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        pytest.fail(f"cannot import {name}: {exc} (build the extensions: pip install -e .)")
+
+
+def shared_path(*parts: str) -> Path:
+    """A path under ../shared, skipping the test when it is not there."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{path} not present (../shared is not beside this checkout)")
+    return path
+
+
+@pytest.fixture(scope="session", params=IMPLS)
+def impl(request: pytest.FixtureRequest) -> str:
+    """``"py"`` or ``"c"``: which twin the test exercises."""
+    return str(request.param)
