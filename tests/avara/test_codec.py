@@ -101,7 +101,7 @@ def test_punch_round_trip() -> None:
 
 def test_both_p3_widths_reader_precedence(codec: ModuleType) -> None:
     """0x24: the 4-byte p3 wins and 0x20 adds no bytes (spec §3)."""
-    wire = sign(bytes.fromhex("1400" "180000241f" "78563412"))
+    wire = sign(bytes.fromhex("1400180000241f78563412"))
     (cmd,) = codec.decode_datagram(wire).commands
     assert (cmd.flags, cmd.p3) == (0x24, 0x12345678)
     with pytest.raises(NonCanonicalError) as info:
@@ -110,7 +110,7 @@ def test_both_p3_widths_reader_precedence(codec: ModuleType) -> None:
 
 
 def test_both_length_widths_reader_precedence(codec: ModuleType) -> None:
-    wire = sign(bytes.fromhex("1400" "1a00001824" "0300" "616263"))
+    wire = sign(bytes.fromhex("14001a000018240300616263"))
     (cmd,) = codec.decode_datagram(wire).commands
     assert (cmd.flags, cmd.data) == (0x18, b"abc")
     assert codec.encode_datagram(codec.decode_datagram(wire), keep_flags=True) == wire
@@ -120,12 +120,12 @@ def test_both_length_widths_reader_precedence(codec: ModuleType) -> None:
 @pytest.mark.parametrize(
     ("body", "why"),
     [
-        ("0000000424" "00000000", "4-byte p3"),
-        ("0000002024" "0000", "2-byte p3 for 0"),
-        ("0000000224" "0000", "p2 present"),
-        ("0000000824" "0100" "61", "2-byte length"),
-        ("0000001024" "00", "1-byte length for 0"),
-        ("0000000124" "00", "p1 present"),
+        ("000000042400000000", "4-byte p3"),
+        ("00000020240000", "2-byte p3 for 0"),
+        ("00000002240000", "p2 present"),
+        ("0000000824010061", "2-byte length"),
+        ("000000102400", "1-byte length for 0"),
+        ("000000012400", "p1 present"),
     ],
 )
 def test_non_canonical_forms_tolerated(codec: ModuleType, body: str, why: str) -> None:
@@ -138,14 +138,14 @@ def test_non_canonical_forms_tolerated(codec: ModuleType, body: str, why: str) -
 
 
 def test_u16_p3_is_zero_extended(codec: ModuleType) -> None:
-    wire = sign(bytes.fromhex("1400" "0000002011" "ffff"))
+    wire = sign(bytes.fromhex("14000000002011ffff"))
     assert codec.decode_datagram(wire).commands[0].p3 == 65535
 
 
 @pytest.mark.parametrize(("length", "hexlen"), [(-1, "ffff"), (985, "d903"), (32767, "ff7f")])
 def test_bad_data_len(codec: ModuleType, length: int, hexlen: str) -> None:
     first = "0200000011"  # a whole command before the bad one
-    wire = sign(bytes.fromhex("1400" + first + "04000008" "06" + hexlen) + b"\x00" * 40)
+    wire = sign(bytes.fromhex("1400" + first + "0400000806" + hexlen) + b"\x00" * 40)
     with pytest.raises(BadDataLengthError) as info:
         codec.decode_datagram(wire)
     assert info.value.offset == 14
@@ -157,24 +157,24 @@ def test_bad_data_len(codec: ModuleType, length: int, hexlen: str) -> None:
 
 def test_short_length_up_to_255(codec: ModuleType) -> None:
     """The 1-byte length is unsigned (the wiki's int8 is wrong, spec §3)."""
-    wire = sign(bytes.fromhex("1400" "0400001006" "ff") + b"\x01" * 255)
+    wire = sign(bytes.fromhex("14000400001006ff") + b"\x01" * 255)
     assert codec.decode_datagram(wire).commands[0].data == b"\x01" * 255
 
 
 @pytest.mark.parametrize(
     ("body", "offset", "field"),
     [
-        ("0f00" "0600", 4, "ack bitmap"),
-        ("1400" "04000000", 4, "command header"),
-        ("1400" "0400004011" "01", 9, "distribution"),
-        ("1400" "0400000411" "010203", 9, "p3"),
-        ("1400" "0400002011" "01", 9, "p3"),
-        ("1400" "0400000211" "01", 9, "p2"),
-        ("1400" "0400000811" "01", 9, "dataLen"),
-        ("1400" "0400001011", 9, "dataLen"),
-        ("1400" "0400000111", 9, "p1"),
-        ("1400" "0400008011", 9, "sender"),
-        ("1400" "0400001011" "05" "61626364", 10, "data"),
+        ("0f000600", 4, "ack bitmap"),
+        ("140004000000", 4, "command header"),
+        ("1400040000401101", 9, "distribution"),
+        ("14000400000411010203", 9, "p3"),
+        ("1400040000201101", 9, "p3"),
+        ("1400040000021101", 9, "p2"),
+        ("1400040000081101", 9, "dataLen"),
+        ("14000400001011", 9, "dataLen"),
+        ("14000400000111", 9, "p1"),
+        ("14000400008011", 9, "sender"),
+        ("140004000010110561626364", 10, "data"),
     ],
 )
 def test_truncated_fields(codec: ModuleType, body: str, offset: int, field: str) -> None:
@@ -190,7 +190,7 @@ def test_truncated_fields(codec: ModuleType, body: str, offset: int, field: str)
 def test_legacy_layout_has_no_send_count(codec: ModuleType) -> None:
     cmd = Command.make(4, 17, p1=-8, p3=1234, sender=1)
     wire = codec.encode_datagram(2, [cmd], layout=Layout.LEGACY)
-    assert wire[4:] == bytes.fromhex("0400" "a1" "11" "d204" "f8" "01")
+    assert wire[4:] == bytes.fromhex("0400a111d204f801")
     got = codec.decode_datagram(wire, layout=Layout.LEGACY)
     assert got.commands == (cmd._replace(flags=0xA1),)
     with pytest.raises(EncodeError, match="send_count"):
@@ -266,8 +266,9 @@ def test_keep_flags_refuses_inconsistent_flags(codec: ModuleType) -> None:
     with pytest.raises(EncodeError, match="p3 65536"):
         codec.encode_datagram(0, [cmd], keep_flags=True)
     with pytest.raises(EncodeError, match="sender"):
-        codec.encode_datagram(0, [Command(0, 0, 0x80, 31, None, 0, 0, 0, None, b"")],
-                              keep_flags=True)
+        codec.encode_datagram(
+            0, [Command(0, 0, 0x80, 31, None, 0, 0, 0, None, b"")], keep_flags=True
+        )
 
 
 def test_encode_into(codec: ModuleType) -> None:
@@ -299,17 +300,31 @@ def test_decode_many(codec: ModuleType) -> None:
     v10 = bytes.fromhex(
         "cba60400060001b111d30404d80100000002080001a111d404f8010a0001a311d5047800f901"
     )
-    bad_len = sign(bytes.fromhex("1400" "0200000011" "04000008" "06" "ffff"))
-    truncated = sign(bytes.fromhex("1400" "0400001011" "05" "6162"))
+    bad_len = sign(bytes.fromhex("140002000000110400000806ffff"))
+    truncated = sign(bytes.fromhex("14000400001011056162"))
     batch = codec.decode_many(
-        [KM, v10, b"", bytes.fromhex("04020000000000"), b"\x00" * 9, bad_len, truncated,
-         bytearray(KM)]
+        [
+            KM,
+            v10,
+            b"",
+            bytes.fromhex("04020000000000"),
+            b"\x00" * 9,
+            bad_len,
+            truncated,
+            bytearray(KM),
+        ]
     )
     assert batch.commands.dtype == COMMAND_DTYPE
     rows = batch.datagrams
     assert list(rows["status"]) == [
-        Status.OK, Status.OK, Status.SHORT_DATAGRAM, Status.PUNCH, Status.CRC_MISMATCH,
-        Status.BAD_DATA_LEN, Status.TRUNCATED, Status.OK,
+        Status.OK,
+        Status.OK,
+        Status.SHORT_DATAGRAM,
+        Status.PUNCH,
+        Status.CRC_MISMATCH,
+        Status.BAD_DATA_LEN,
+        Status.TRUNCATED,
+        Status.OK,
     ]
     assert list(rows["command_count"]) == [1, 3, 0, 0, 0, 1, 0, 1]
     assert list(rows["error_offset"]) == [0, 0, 0, 0, 0, 14, 10, 0]
@@ -319,8 +334,9 @@ def test_decode_many(codec: ModuleType) -> None:
     assert list(cmds["p3"]) == [1234, 1235, 1236, 1237, 0, 1234]
     assert list(cmds["p1"]) == [-48, -40, -8, -7, 0, -48]
     first = cmds[0]
-    assert KM[first["data_offset"]:first["data_offset"] + first["data_length"]] \
-        == bytes.fromhex("000000010005")
+    assert KM[first["data_offset"] : first["data_offset"] + first["data_length"]] == bytes.fromhex(
+        "000000010005"
+    )
     assert rows["first_command"][1] == 1
 
 

@@ -13,8 +13,9 @@ from gamecodec.avara import Command, Layout
 from gamecodec.errors import DecodeError, EncodeError
 from tests.avara.helpers import sign
 
-SETTINGS = settings(max_examples=400, deadline=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+SETTINGS = settings(
+    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 commands = st.builds(
     Command,
@@ -45,10 +46,15 @@ def outcome(fn: Any, *args: Any, **kwargs: Any) -> tuple[str, Any]:
 
 
 @SETTINGS
-@given(cmds=st.lists(commands, max_size=6), ack=acks, bitmap=st.none() | st.integers(
-    -(1 << 31), (1 << 31) - 1), version=st.integers(0, 0xFFFF))
-def test_round_trip(codec: ModuleType, cmds: list[Command], ack: int, bitmap: int | None,
-                    version: int) -> None:
+@given(
+    cmds=st.lists(commands, max_size=6),
+    ack=acks,
+    bitmap=st.none() | st.integers(-(1 << 31), (1 << 31) - 1),
+    version=st.integers(0, 0xFFFF),
+)
+def test_round_trip(
+    codec: ModuleType, cmds: list[Command], ack: int, bitmap: int | None, version: int
+) -> None:
     if bitmap is not None:
         ack += 1
     wire = codec.encode_datagram(ack, cmds, bitmap, version=version)
@@ -69,8 +75,9 @@ def test_round_trip_legacy(codec: ModuleType, cmds: list[Command], ack: int) -> 
 
 @SETTINGS
 @given(cmds=st.lists(commands, max_size=4), ack=acks)
-def test_cross_twin_encode_decode(py_codec: ModuleType, c_codec: ModuleType,
-                                  cmds: list[Command], ack: int) -> None:
+def test_cross_twin_encode_decode(
+    py_codec: ModuleType, c_codec: ModuleType, cmds: list[Command], ack: int
+) -> None:
     a = py_codec.encode_datagram(ack, cmds)
     b = c_codec.encode_datagram(ack, cmds)
     assert a == b
@@ -79,8 +86,14 @@ def test_cross_twin_encode_decode(py_codec: ModuleType, c_codec: ModuleType,
 
 @SETTINGS
 @given(data=st.binary(max_size=80), version=versions, layout=layouts, strict=st.booleans())
-def test_random_bytes_agree(py_codec: ModuleType, c_codec: ModuleType, data: bytes,
-                            version: int | None, layout: Layout, strict: bool) -> None:
+def test_random_bytes_agree(
+    py_codec: ModuleType,
+    c_codec: ModuleType,
+    data: bytes,
+    version: int | None,
+    layout: Layout,
+    strict: bool,
+) -> None:
     kwargs = {"version": version, "layout": layout, "strict": strict}
     a = outcome(py_codec.decode_datagram, data, **kwargs)
     b = outcome(c_codec.decode_datagram, data, **kwargs)
@@ -89,8 +102,9 @@ def test_random_bytes_agree(py_codec: ModuleType, c_codec: ModuleType, data: byt
 
 @SETTINGS
 @given(body=st.binary(min_size=2, max_size=120), layout=layouts, strict=st.booleans())
-def test_random_signed_bodies_agree(py_codec: ModuleType, c_codec: ModuleType, body: bytes,
-                                    layout: Layout, strict: bool) -> None:
+def test_random_signed_bodies_agree(
+    py_codec: ModuleType, c_codec: ModuleType, body: bytes, layout: Layout, strict: bool
+) -> None:
     """Garbage behind a valid checksum reaches the command parser."""
     data = sign(body)
     a = outcome(py_codec.decode_datagram, data, layout=layout, strict=strict)
@@ -100,10 +114,14 @@ def test_random_signed_bodies_agree(py_codec: ModuleType, c_codec: ModuleType, b
 
 
 @SETTINGS
-@given(bodies=st.lists(st.binary(min_size=2, max_size=60), max_size=12), layout=layouts,
-       raw=st.lists(st.binary(max_size=12), max_size=4))
-def test_decode_many_agrees(py_codec: ModuleType, c_codec: ModuleType, bodies: list[bytes],
-                            layout: Layout, raw: list[bytes]) -> None:
+@given(
+    bodies=st.lists(st.binary(min_size=2, max_size=60), max_size=12),
+    layout=layouts,
+    raw=st.lists(st.binary(max_size=12), max_size=4),
+)
+def test_decode_many_agrees(
+    py_codec: ModuleType, c_codec: ModuleType, bodies: list[bytes], layout: Layout, raw: list[bytes]
+) -> None:
     datagrams = [sign(b) for b in bodies] + raw
     a = py_codec.decode_many(datagrams, layout=layout)
     b = c_codec.decode_many(datagrams, layout=layout)
@@ -121,23 +139,41 @@ def test_decode_many_matches_decode_datagram(codec: ModuleType, bodies: list[byt
         kind, value = outcome(codec.decode_datagram, data)
         result = value if kind == "ok" else value[3]
         row = batch.datagrams[index]
-        mine = batch.commands[row["first_command"]:row["first_command"] + row["command_count"]]
+        mine = batch.commands[row["first_command"] : row["first_command"] + row["command_count"]]
         assert len(mine) == len(result.commands)
         for rec, cmd in zip(mine, result.commands, strict=True):
             assert rec["serial"] == cmd.serial and rec["p3"] == cmd.p3
             start = int(rec["data_offset"])
-            assert data[start:start + int(rec["data_length"])] == cmd.data
+            assert data[start : start + int(rec["data_length"])] == cmd.data
 
 
-values = st.one_of(st.integers(-(1 << 40), 1 << 40), st.none(), st.floats(), st.text(max_size=3),
-                   st.binary(max_size=3), st.booleans())
+values = st.one_of(
+    st.integers(-(1 << 40), 1 << 40),
+    st.none(),
+    st.floats(),
+    st.text(max_size=3),
+    st.binary(max_size=3),
+    st.booleans(),
+)
 
 
 @SETTINGS
-@given(fields=st.lists(values, min_size=10, max_size=10), ack=values, bitmap=values,
-       keep=st.booleans(), layout=layouts)
-def test_encode_errors_agree(py_codec: ModuleType, c_codec: ModuleType, fields: list[Any],
-                             ack: Any, bitmap: Any, keep: bool, layout: Layout) -> None:
+@given(
+    fields=st.lists(values, min_size=10, max_size=10),
+    ack=values,
+    bitmap=values,
+    keep=st.booleans(),
+    layout=layouts,
+)
+def test_encode_errors_agree(
+    py_codec: ModuleType,
+    c_codec: ModuleType,
+    fields: list[Any],
+    ack: Any,
+    bitmap: Any,
+    keep: bool,
+    layout: Layout,
+) -> None:
     """Arbitrary values: both twins give the same bytes or the same EncodeError."""
     cmd = Command(*fields)
     kwargs = {"keep_flags": keep, "layout": layout}

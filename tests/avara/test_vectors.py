@@ -14,15 +14,31 @@ from tests.conftest import shared_path
 
 # Spec §8, copied as facts: (id, wire hex, ack, bitmap, commands).
 SPEC_EXAMPLES: list[tuple[str, str, int, int | None, list[Command]]] = [
-    ("V1", "2686feff000000b0f83c0001ff00", 0xFFFE, None,
-     [Command(0, 0, 0xB0, -8, None, 60, 0, 0, -1, b"\x00")]),
-    ("V5", "7ab00200040000b111d20406d001000000010005", 2, None,
-     [Command(4, 0, 0xB1, 17, None, 1234, 0, -48, 1, bytes.fromhex("000000010005"))]),
-    ("V10", "cba60400060001b111d30404d80100000002080001a111d404f8010a0001a311d5047800f901", 4,
-     None,
-     [Command(6, 1, 0xB1, 17, None, 1235, 0, -40, 1, bytes.fromhex("00000002")),
-      Command(8, 1, 0xA1, 17, None, 1236, 0, -8, 1, b""),
-      Command(10, 1, 0xA3, 17, None, 1237, 120, -7, 1, b"")]),
+    (
+        "V1",
+        "2686feff000000b0f83c0001ff00",
+        0xFFFE,
+        None,
+        [Command(0, 0, 0xB0, -8, None, 60, 0, 0, -1, b"\x00")],
+    ),
+    (
+        "V5",
+        "7ab00200040000b111d20406d001000000010005",
+        2,
+        None,
+        [Command(4, 0, 0xB1, 17, None, 1234, 0, -48, 1, bytes.fromhex("000000010005"))],
+    ),
+    (
+        "V10",
+        "cba60400060001b111d30404d80100000002080001a111d404f8010a0001a311d5047800f901",
+        4,
+        None,
+        [
+            Command(6, 1, 0xB1, 17, None, 1235, 0, -40, 1, bytes.fromhex("00000002")),
+            Command(8, 1, 0xA1, 17, None, 1236, 0, -8, 1, b""),
+            Command(10, 1, 0xA3, 17, None, 1237, 120, -7, 1, b""),
+        ],
+    ),
     ("V11", "04260f0006000000", 0x000F, 6, []),
 ]
 
@@ -43,8 +59,18 @@ def _vectors() -> list[dict[str, Any]]:
 
 def _expected_commands(expect: dict[str, Any]) -> tuple[Command, ...]:
     return tuple(
-        Command(c["serial"], c["send_count"], c["flags"], c["command"], c["distribution"],
-                c["p3"], c["p2"], c["p1"], c["sender"], bytes.fromhex(c["data"]))
+        Command(
+            c["serial"],
+            c["send_count"],
+            c["flags"],
+            c["command"],
+            c["distribution"],
+            c["p3"],
+            c["p2"],
+            c["p1"],
+            c["sender"],
+            bytes.fromhex(c["data"]),
+        )
         for c in expect["commands"]
     )
 
@@ -66,9 +92,13 @@ def test_corpus_vectors(codec: ModuleType) -> None:
             punch = codec.decode_datagram(wire, version=version)
             assert isinstance(punch, HolePunch), vec["id"]
             want = expect["punch"]
-            assert (punch.command, punch.connection_id, punch.host, punch.port, punch.handled) \
-                == (want["command"], want.get("connection_id"), want.get("host"),
-                    want.get("port"), want["handled"]), vec["id"]
+            assert (punch.command, punch.connection_id, punch.host, punch.port, punch.handled) == (
+                want["command"],
+                want.get("connection_id"),
+                want.get("host"),
+                want.get("port"),
+                want["handled"],
+            ), vec["id"]
             continue
         if expect["error"] in _ERRORS:
             with pytest.raises(_ERRORS[expect["error"]]) as info:

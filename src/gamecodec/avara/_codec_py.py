@@ -194,8 +194,18 @@ def decode_datagram(
                     flags, why, start + head - 2, msg.so_far(crc_ok, ack, bitmap, commands)
                 )
         commands.append(
-            Command(serial, send_count, flags, command, distribution, p3, p2, p1, sender,
-                    buf[pos:pos + n])
+            Command(
+                serial,
+                send_count,
+                flags,
+                command,
+                distribution,
+                p3,
+                p2,
+                p1,
+                sender,
+                buf[pos : pos + n],
+            )
         )
         pos += n
     return Datagram(crc_ok, ack, bitmap, tuple(commands))
@@ -329,7 +339,7 @@ def encode_datagram(
             out.append(n)
         if flags & 0x01:
             out.append(p1 & 0xFF)
-        if flags & 0x80:
+        if sender is not None:  # flags & 0x80, checked above
             out.append(sender & 0xFF)
         out += data
     if len(out) > MAX_DATAGRAM:
@@ -360,7 +370,7 @@ def encode_into(
     out = encode_datagram(
         datagram, commands, ack_bitmap, version=version, layout=layout, keep_flags=keep_flags
     )
-    buf[offset:offset + len(out)] = out
+    buf[offset : offset + len(out)] = out
     return len(out)
 
 
@@ -390,8 +400,9 @@ def decode_many(
             result = decode_datagram(raw, version=version, layout=layout)
         except DecodeError as exc:
             result = exc.partial
-            status = Status.BAD_DATA_LEN if isinstance(exc, BadDataLengthError) \
-                else Status.TRUNCATED
+            status = (
+                Status.BAD_DATA_LEN if isinstance(exc, BadDataLengthError) else Status.TRUNCATED
+            )
             error_offset = exc.offset
         if isinstance(result, HolePunch):
             outcomes.append((Status.PUNCH, 0, 0, first, 0, 0))
@@ -401,18 +412,39 @@ def decode_many(
         pos = 8 if result.ack_bitmap is not None else 4
         for cmd in result.commands:
             flags = cmd.flags
-            pos += head + (2 if flags & 0x40 else 0) + (4 if flags & 0x04 else 2 if flags & 0x20
-                                                        else 0)
+            pos += (
+                head
+                + (2 if flags & 0x40 else 0)
+                + (4 if flags & 0x04 else 2 if flags & 0x20 else 0)
+            )
             pos += (2 if flags & 0x02 else 0) + (2 if flags & 0x08 else 1 if flags & 0x10 else 0)
             pos += (flags & 0x01) + (flags >> 7)
             n = len(cmd.data)
-            rows.append((
-                index, cmd.serial, cmd.send_count, flags, cmd.command,
-                cmd.distribution or 0, cmd.p1, cmd.p2, cmd.p3, cmd.sender or 0, pos, n,
-            ))
+            rows.append(
+                (
+                    index,
+                    cmd.serial,
+                    cmd.send_count,
+                    flags,
+                    cmd.command,
+                    cmd.distribution or 0,
+                    cmd.p1,
+                    cmd.p2,
+                    cmd.p3,
+                    cmd.sender or 0,
+                    pos,
+                    n,
+                )
+            )
             pos += n
-        outcomes.append((
-            status, result.ack or 0, result.ack_bitmap or 0, first,
-            len(result.commands), error_offset,
-        ))
+        outcomes.append(
+            (
+                status,
+                result.ack or 0,
+                result.ack_bitmap or 0,
+                first,
+                len(result.commands),
+                error_offset,
+            )
+        )
     return Batch(np.array(rows, dtype=COMMAND_DTYPE), np.array(outcomes, dtype=DATAGRAM_DTYPE))

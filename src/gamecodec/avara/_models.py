@@ -8,12 +8,12 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = [
-    "CRAM_PACK_SIZE",
     "COMMAND_DTYPE",
+    "CRAM_PACK_SIZE",
     "DATAGRAM_DTYPE",
     "DEFAULT_VERSION",
-    "MAX_DATA_LEN",
     "MAX_DATAGRAM",
+    "MAX_DATA_LEN",
     "NO_ACK",
     "PUNCH_SIZE",
     "Batch",

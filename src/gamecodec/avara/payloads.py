@@ -87,7 +87,6 @@ _WIN_FRAME = struct.Struct("<i")
 _CONFIG = struct.Struct(">hhhhHHhhIIII")
 _RESULTS = struct.Struct(">57i")
 
-_I8 = (-(1 << 7), (1 << 7) - 1)
 _I16_RANGE = (-(1 << 15), (1 << 15) - 1)
 _U16_RANGE = (0, (1 << 16) - 1)
 _I32_RANGE = (-(1 << 31), (1 << 31) - 1)
@@ -180,15 +179,6 @@ def _exact(buf: bytes, size: int, what: str, starts: Sequence[int]) -> None:
         raise DecodeError(f"{what} is {size} bytes, got {n - size} more", size, _PROTOCOL)
 
 
-def _starts(st: struct.Struct) -> tuple[int, ...]:
-    """The offset of every field of a big-endian struct of single-letter codes."""
-    codes = st.format.lstrip("<>!=@")
-    if codes[0].isdigit():
-        count = int(codes[:-1])
-        return tuple(range(0, st.size, st.size // count))
-    return tuple(struct.calcsize(">" + codes[:i]) for i in range(len(codes)))
-
-
 def _check(name: str, value: object, bounds: tuple[int, int]) -> int:
     low, high = bounds
     if not isinstance(value, int):
@@ -205,6 +195,14 @@ def _fits(what: str, payload: bytes) -> bytes:
 
 
 # -- kpKeyAndMouse / kpKeyAndMouseRequest (spec §5.3) ---------------------------
+
+_KM_FIELDS = (
+    (NO_DOWN, 4, "down"),
+    (NO_UP, 4, "up"),
+    (NO_HELD, 4, "held"),
+    (NO_MOUSE_V, 2, "mouse_v"),
+    (NO_MOUSE_H, 2, "mouse_h"),
+)
 
 
 def decode_key_and_mouse(p1: int, p2: int, p3: int, data: Buffer) -> KeyAndMouse:
@@ -225,9 +223,7 @@ def decode_key_and_mouse(p1: int, p2: int, p3: int, data: Buffer) -> KeyAndMouse
         if p1 & bit:
             continue
         if size - pos < width:
-            raise TruncatedError(
-                f"{what} needs {width} bytes, {size - pos} remain", pos, _PROTOCOL
-            )
+            raise TruncatedError(f"{what} needs {width} bytes, {size - pos} remain", pos, _PROTOCOL)
         values[i] = (_U32 if width == 4 else _I16).unpack_from(buf, pos)[0]
         pos += width
     if pos != size:
@@ -236,17 +232,9 @@ def decode_key_and_mouse(p1: int, p2: int, p3: int, data: Buffer) -> KeyAndMouse
     return KeyAndMouse(p3, p1 & BUTTON_MASK, down, up, held, mouse_v, mouse_h, p2)
 
 
-_KM_FIELDS = (
-    (NO_DOWN, 4, "down"),
-    (NO_UP, 4, "up"),
-    (NO_HELD, 4, "held"),
-    (NO_MOUSE_V, 2, "mouse_v"),
-    (NO_MOUSE_H, 2, "mouse_h"),
-)
-
-
 def encode_key_and_mouse(
     frame: int,
+    *,
     buttons: int = 0,
     down: int = 0,
     up: int = 0,
@@ -258,7 +246,7 @@ def encode_key_and_mouse(
     """Encode one frame of input as the game's writer does: ``(p1, p2, p3, data)``.
 
     ``p1`` is signed (an idle frame gives -8), ready for ``Command.make``.
-    Takes the fields of a :class:`KeyAndMouse` in order (``encode(*km)``).
+    To encode a decoded :class:`KeyAndMouse`: ``encode_key_and_mouse(**km._asdict())``.
     """
     _check("frame", frame, _I32_RANGE)
     _check("buttons", buttons, (0, BUTTON_MASK))
@@ -324,12 +312,13 @@ def encode_toc(entries: Sequence[TocEntry | None]) -> bytes:
 # -- PlayerConfigRecord (spec §5.2) ----------------------------------------------
 
 _CONFIG_RANGES = (_I16_RANGE,) * 4 + (_U16_RANGE,) * 2 + (_I16_RANGE,) * 2 + (_U32_RANGE,) * 4
+_CONFIG_STARTS = (*range(0, 16, 2), *range(16, 32, 4))
 
 
 def decode_player_config(data: Buffer) -> PlayerConfig:
     """Decode the 32-byte big-endian PlayerConfigRecord of kpStartSynch / kpSendConfig."""
     buf = _bytes(data)
-    _exact(buf, PLAYER_CONFIG_SIZE, "PlayerConfigRecord", _starts(_CONFIG))
+    _exact(buf, PLAYER_CONFIG_SIZE, "PlayerConfigRecord", _CONFIG_STARTS)
     return PlayerConfig._make(_CONFIG.unpack(buf))
 
 
@@ -348,7 +337,7 @@ def encode_player_config(config: PlayerConfig) -> bytes:
 def decode_results(data: Buffer) -> ResultsReport:
     """Decode the 228-byte kpResultsReport: 57 big-endian int32."""
     buf = _bytes(data)
-    _exact(buf, RESULTS_SIZE, "results report", _starts(_RESULTS))
+    _exact(buf, RESULTS_SIZE, "results report", range(0, RESULTS_SIZE, 4))
     values = _RESULTS.unpack(buf)
     players = tuple(PlayerResult._make(values[6 * i : 6 * i + 6]) for i in range(_PLAYERS))
     return ResultsReport(players, values[6 * _PLAYERS :])
@@ -469,7 +458,11 @@ def decode_json(data: Buffer) -> Any:
         if "truncated" in text:
             raise TruncatedError(f"JSON: {text}", len(buf), _PROTOCOL) from None
         found = _BYTE_AT.search(text)
-        raise DecodeError(f"JSON: {text}", int(found[1]) if found else 0, _PROTOCOL) from None
+        at = int(found[1]) if found else 0
+        if "trailing characters" in text:
+            at -= 1  # msgspec names the byte after the first trailing one
+        why = _BYTE_AT.sub("", text).strip()
+        raise DecodeError(f"JSON: {why}", max(0, min(at, len(buf))), _PROTOCOL) from None
     except RecursionError:
         raise DecodeError("JSON nested too deeply", 0, _PROTOCOL) from None
 

@@ -1,0 +1,89 @@
+"""Deterministic sample traffic: what one Avara peer sends during play.
+
+The mix follows spec §5.3 ("Traffic mix in a real game"): one kpKeyAndMouse
+per 16 ms frame to each other active player, sometimes with earlier unacked
+frames packed behind it as retransmissions (§2.2), kpPing keep-alives once a
+second, kpLatencyVote every 3.84 s, an occasional ACK-only datagram, and the
+sender byte whenever the serial is <= 100 in wrap-around order (§4.3). The
+bytes come from this package's own encoder; they are generated, not captured.
+"""
+
+from __future__ import annotations
+
+import random
+
+from gamecodec.avara import _codec_py
+from gamecodec.avara._models import Command, CommandId
+from gamecodec.avara.payloads import KeyAndMouse, encode_key_and_mouse
+
+__all__ = ["key_and_mouse_datagram", "sample_traffic"]
+
+_FRAMES_PER_PING = 62
+_FRAMES_PER_VOTE = 240
+
+
+def _sender_on_wire(serial: int, own_id: int) -> int | None:
+    """The writer's rule (§4.3): sender is written while serial <= 100 (mod 2^16)."""
+    return own_id if (100 - serial) & 0xFFFF <= 0x7FFF else None
+
+
+def _input(rng: random.Random, frame: int) -> KeyAndMouse:
+    held = rng.choice((0, 0, 1, 1 | 4, 8, 2))
+    moving = rng.random() < 0.6
+    return KeyAndMouse(
+        frame=frame,
+        buttons=1 if rng.random() < 0.1 else 0,
+        down=rng.choice((0, 0, 0, 0, 16)),
+        up=rng.choice((0, 0, 0, 0, 16)),
+        held=held,
+        mouse_v=rng.randint(-40, 40) if moving else 0,
+        mouse_h=rng.randint(-40, 40) if moving else 0,
+        msg_char=0,
+    )
+
+
+def key_and_mouse_datagram() -> bytes:
+    """The typical 20-byte kpKeyAndMouse datagram of the benchmarks (spec V5)."""
+    p1, p2, p3, data = encode_key_and_mouse(1234, held=1, mouse_h=5)
+    cmd = Command.make(4, CommandId.kpKeyAndMouse, p1=p1, p2=p2, p3=p3, data=data, sender=1)
+    return _codec_py.encode_datagram(2, [cmd])
+
+
+def sample_traffic(count: int = 5000, *, seed: int = 18, peers: int = 3) -> list[bytes]:
+    """``count`` datagrams one peer (slot 1) sends to ``peers`` others during play."""
+    rng = random.Random(seed)
+    serial = dict.fromkeys(range(peers), 31200)  # crosses the §4.3 boundary at 32870
+    ack = dict.fromkeys(range(peers), 0xFFFE)
+    unacked: dict[int, list[Command]] = {p: [] for p in range(peers)}
+    out: list[bytes] = []
+    frame = 60_000  # crosses the u16/i32 p3 boundary at 65536
+    while len(out) < count:
+        frame += 1
+        state = _input(rng, frame)
+        for peer in range(peers):
+            ack[peer] = (ack[peer] + 2) & 0xFFFF
+            if rng.random() < 0.03:  # nothing to send: an ACK-only datagram
+                if rng.random() < 0.5:
+                    out.append(_codec_py.encode_datagram(ack[peer] | 1, (), 0b110))
+                else:
+                    out.append(_codec_py.encode_datagram(ack[peer]))
+            p1, p2, p3, data = encode_key_and_mouse(**state._asdict())
+            cmds = [(CommandId.kpKeyAndMouse, p1, p2, p3, data)]
+            if frame % _FRAMES_PER_PING == 0:
+                cmds.append((CommandId.kpPing, 0, 0, 0, b""))
+            if frame % _FRAMES_PER_VOTE == 0:
+                cmds.append((CommandId.kpLatencyVote, 2, 40, rng.getrandbits(31), b""))
+            fresh = []
+            for cmd_id, c1, c2, c3, payload in cmds:
+                s = serial[peer]
+                serial[peer] = (s + 2) & 0xFFFF
+                fresh.append(
+                    Command.make(
+                        s, cmd_id, p1=c1, p2=c2, p3=c3, data=payload, sender=_sender_on_wire(s, 1)
+                    )
+                )
+            resend = [c._replace(send_count=c.send_count + 1) for c in unacked[peer][-2:]]
+            packed = fresh + (resend if rng.random() < 0.15 else [])
+            unacked[peer] = (unacked[peer] + fresh)[-4:]
+            out.append(_codec_py.encode_datagram(ack[peer], packed))
+    return out[:count]
