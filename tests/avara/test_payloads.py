@@ -85,7 +85,7 @@ def test_key_and_mouse_length_mismatch(
     p1: int, data: bytes, error: type[DecodeError], offset: int
 ) -> None:
     with pytest.raises(error) as info:
-        pl.decode_key_and_mouse(p1, 0, 1, data)
+        pl.decode_key_and_mouse(p1, 0, 1, data, strict=True)
     assert type(info.value) is error
     assert info.value.offset == offset
     assert info.value.protocol == "avara"
@@ -184,7 +184,7 @@ def test_toc_zero_host_with_padding_is_not_empty() -> None:
 )
 def test_toc_bad_length(size: int, error: type[DecodeError], offset: int) -> None:
     with pytest.raises(error) as info:
-        pl.decode_toc(bytes(size))
+        pl.decode_toc(bytes(size), strict=True)
     assert type(info.value) is error
     assert info.value.offset == offset
 
@@ -253,7 +253,7 @@ def test_player_config_layout() -> None:
 )
 def test_player_config_bad_length(size: int, error: type[DecodeError], offset: int) -> None:
     with pytest.raises(error) as info:
-        pl.decode_player_config(bytes(size))
+        pl.decode_player_config(bytes(size), strict=True)
     assert type(info.value) is error
     assert info.value.offset == offset
 
@@ -313,7 +313,7 @@ def test_results_absent_player() -> None:
 )
 def test_results_bad_length(size: int, error: type[DecodeError], offset: int) -> None:
     with pytest.raises(error) as info:
-        pl.decode_results(bytes(size))
+        pl.decode_results(bytes(size), strict=True)
     assert type(info.value) is error
     assert info.value.offset == offset
 
@@ -360,7 +360,7 @@ def test_win_frame_from_an_8_byte_long() -> None:
 )
 def test_win_frame_bad_length(size: int, error: type[DecodeError], offset: int) -> None:
     with pytest.raises(error) as info:
-        pl.decode_win_frame(bytes(size))
+        pl.decode_win_frame(bytes(size), strict=True)
     assert type(info.value) is error
     assert info.value.offset == offset
 
@@ -393,7 +393,7 @@ def test_pascal() -> None:
 )
 def test_pascal_bad(data: bytes, error: type[DecodeError], offset: int) -> None:
     with pytest.raises(error) as info:
-        pl.decode_pascal(data)
+        pl.decode_pascal(data, strict=True)
     assert type(info.value) is error
     assert info.value.offset == offset
 
@@ -429,7 +429,7 @@ def test_level_tag() -> None:
 )
 def test_level_tag_bad(data: bytes, error: type[DecodeError], offset: int) -> None:
     with pytest.raises(error) as info:
-        pl.decode_level_tag(data)
+        pl.decode_level_tag(data, strict=True)
     assert type(info.value) is error
     assert info.value.offset == offset
 
@@ -527,3 +527,14 @@ def test_fixed_records_reencode_exactly(size: int, data: st.DataObject) -> None:
         228: (pl.decode_results, pl.encode_results),
     }[size]
     assert encode(decode(raw)) == raw  # type: ignore[operator]
+
+
+def test_trailing_bytes_tolerated_like_the_game() -> None:
+    """The game reads what it needs and ignores the rest; strict=True refuses."""
+    assert pl.decode_key_and_mouse(-48, 0, 1, bytes.fromhex("000000010005ff")).held == 1
+    assert pl.decode_toc(bytes(57)) == pl.decode_toc(bytes(56))
+    assert pl.decode_player_config(bytes(33)) == pl.decode_player_config(bytes(32))
+    assert pl.decode_results(bytes(229)) == pl.decode_results(bytes(228))
+    assert pl.decode_win_frame(b"\x05\x00\x00\x00\xff") == 5
+    assert pl.decode_pascal(b"\x02abc") == b"ab"
+    assert pl.decode_level_tag(b"ab\x00c\x00") == "ab"

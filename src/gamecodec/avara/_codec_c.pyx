@@ -571,6 +571,7 @@ cdef inline void _decode_one(const uint8_t *p, Py_ssize_t size, uint32_t index, 
     cdef Cmd c
     cdef Fail f
     cdef CommandRow *r
+    f.at = 0
     row.status = ST_OK
     row.ack = 0
     row.ack_bitmap = 0

@@ -169,13 +169,15 @@ def _bytes(data: Buffer) -> bytes:
     return data if type(data) is bytes else memoryview(data).tobytes()
 
 
-def _exact(buf: bytes, size: int, what: str, starts: Sequence[int]) -> None:
-    """Refuse ``buf`` unless it is ``size`` bytes; ``starts`` are field offsets."""
+def _exact(buf: bytes, size: int, what: str, starts: Sequence[int], strict: bool) -> None:
+    """Refuse ``buf`` if shorter than ``size`` bytes (or longer, when strict);
+    ``starts`` are field offsets. The game reads its fixed-size records and
+    ignores what follows them, so only strict mode refuses trailing bytes."""
     n = len(buf)
     if n < size:
         at = max(s for s in starts if s <= n)
         raise TruncatedError(f"{what} needs {size} bytes, got {n}", at, _PROTOCOL)
-    if n > size:
+    if strict and n > size:
         raise DecodeError(f"{what} is {size} bytes, got {n - size} more", size, _PROTOCOL)
 
 
@@ -205,13 +207,16 @@ _KM_FIELDS = (
 )
 
 
-def decode_key_and_mouse(p1: int, p2: int, p3: int, data: Buffer) -> KeyAndMouse:
+def decode_key_and_mouse(
+    p1: int, p2: int, p3: int, data: Buffer, *, strict: bool = False
+) -> KeyAndMouse:
     """Decode a kpKeyAndMouse command from its p1, p2, p3 and data.
 
     The "absent" bits of p1 say which of down, up, held (u32 BE) and mouse
     v, h (i16 BE) ``data`` holds, in that order; the others are 0. ``p1`` may
-    be given signed (as decoded, -128..127) or unsigned (0..255). ``data``
-    must hold exactly the announced values.
+    be given signed (as decoded, -128..127) or unsigned (0..255). Bytes after
+    the announced values are ignored, as the game ignores them, unless
+    ``strict=True``.
     """
     buf = _bytes(data)
     if not isinstance(p1, int) or not -128 <= p1 <= 255:
@@ -226,7 +231,7 @@ def decode_key_and_mouse(p1: int, p2: int, p3: int, data: Buffer) -> KeyAndMouse
             raise TruncatedError(f"{what} needs {width} bytes, {size - pos} remain", pos, _PROTOCOL)
         values[i] = (_U32 if width == 4 else _I16).unpack_from(buf, pos)[0]
         pos += width
-    if pos != size:
+    if strict and pos != size:
         raise DecodeError(f"{size - pos} bytes after the values p1 announces", pos, _PROTOCOL)
     down, up, held, mouse_v, mouse_h = values
     return KeyAndMouse(p3, p1 & BUTTON_MASK, down, up, held, mouse_v, mouse_h, p2)
@@ -267,14 +272,14 @@ def encode_key_and_mouse(
 # -- kpPacketProtocolTOC (spec §5.1) -------------------------------------------
 
 
-def decode_toc(data: Buffer) -> tuple[TocEntry | None, ...]:
+def decode_toc(data: Buffer, *, strict: bool = False) -> tuple[TocEntry | None, ...]:
     """Decode the 56-byte TOC into 7 entries; entry i is slot i+1.
 
     An entry whose 8 bytes are all zero is an empty slot and decodes to
     ``None``; anything else (even host 0.0.0.0) is a :class:`TocEntry`.
     """
     buf = _bytes(data)
-    _exact(buf, TOC_SIZE, "TOC", range(0, TOC_SIZE, 8))
+    _exact(buf, TOC_SIZE, "TOC", range(0, TOC_SIZE, 8), strict)
     entries: list[TocEntry | None] = []
     for i in range(_TOC_SLOTS):
         raw = buf[8 * i : 8 * i + 8]
@@ -315,11 +320,11 @@ _CONFIG_RANGES = (_I16_RANGE,) * 4 + (_U16_RANGE,) * 2 + (_I16_RANGE,) * 2 + (_U
 _CONFIG_STARTS = (*range(0, 16, 2), *range(16, 32, 4))
 
 
-def decode_player_config(data: Buffer) -> PlayerConfig:
+def decode_player_config(data: Buffer, *, strict: bool = False) -> PlayerConfig:
     """Decode the 32-byte big-endian PlayerConfigRecord of kpStartSynch / kpSendConfig."""
     buf = _bytes(data)
-    _exact(buf, PLAYER_CONFIG_SIZE, "PlayerConfigRecord", _CONFIG_STARTS)
-    return PlayerConfig._make(_CONFIG.unpack(buf))
+    _exact(buf, PLAYER_CONFIG_SIZE, "PlayerConfigRecord", _CONFIG_STARTS, strict)
+    return PlayerConfig._make(_CONFIG.unpack_from(buf))
 
 
 def encode_player_config(config: PlayerConfig) -> bytes:
@@ -334,11 +339,11 @@ def encode_player_config(config: PlayerConfig) -> bytes:
 # -- kpResultsReport (spec §5) ---------------------------------------------------
 
 
-def decode_results(data: Buffer) -> ResultsReport:
+def decode_results(data: Buffer, *, strict: bool = False) -> ResultsReport:
     """Decode the 228-byte kpResultsReport: 57 big-endian int32."""
     buf = _bytes(data)
-    _exact(buf, RESULTS_SIZE, "results report", range(0, RESULTS_SIZE, 4))
-    values = _RESULTS.unpack(buf)
+    _exact(buf, RESULTS_SIZE, "results report", range(0, RESULTS_SIZE, 4), strict)
+    values = _RESULTS.unpack_from(buf)
     players = tuple(PlayerResult._make(values[6 * i : 6 * i + 6]) for i in range(_PLAYERS))
     return ResultsReport(players, values[6 * _PLAYERS :])
 
@@ -365,17 +370,18 @@ def encode_results(report: ResultsReport) -> bytes:
 # -- kpPlayerStatusChange ------------------------------------------------------
 
 
-def decode_win_frame(data: Buffer) -> int:
+def decode_win_frame(data: Buffer, *, strict: bool = False) -> int:
     """Decode kpPlayerStatusChange's winFrame: int32, native little-endian.
 
     Older builds sent a native ``long`` (8 bytes on 64-bit macOS/Linux); the
-    game reads the first 4 bytes either way, and so does this.
+    game reads the first 4 bytes either way, and so does this (``strict=True``
+    accepts exactly 4 or 8 bytes).
     """
     buf = _bytes(data)
     if len(buf) == 8:
         buf = buf[:4]
-    _exact(buf, 4, "winFrame", (0,))
-    return int(_WIN_FRAME.unpack(buf)[0])
+    _exact(buf, 4, "winFrame", (0,), strict)
+    return int(_WIN_FRAME.unpack_from(buf)[0])
 
 
 def encode_win_frame(win_frame: int) -> bytes:
@@ -386,17 +392,18 @@ def encode_win_frame(win_frame: int) -> bytes:
 # -- Pascal strings: login password, kpNameChange, kpRealName -----------------------
 
 
-def decode_pascal(data: Buffer) -> bytes:
-    """Decode a Pascal string (length byte, then that many bytes, nothing after)."""
+def decode_pascal(data: Buffer, *, strict: bool = False) -> bytes:
+    """Decode a Pascal string (length byte, then that many bytes); bytes after
+    it are ignored unless ``strict=True``."""
     buf = _bytes(data)
     if not buf:
         raise TruncatedError("Pascal string needs a length byte", 0, _PROTOCOL)
     n = buf[0]
     if len(buf) - 1 < n:
         raise TruncatedError(f"Pascal string needs {n} bytes, {len(buf) - 1} remain", 1, _PROTOCOL)
-    if len(buf) - 1 > n:
+    if strict and len(buf) - 1 > n:
         raise DecodeError(f"{len(buf) - 1 - n} bytes after the Pascal string", 1 + n, _PROTOCOL)
-    return buf[1:]
+    return buf[1 : 1 + n]
 
 
 def encode_pascal(value: bytes) -> bytes:
@@ -412,13 +419,15 @@ def encode_pascal(value: bytes) -> bytes:
 # -- kpLoadLevel / kpLevelLoaded / kpLevelLoadErr --------------------------------------
 
 
-def decode_level_tag(data: Buffer) -> str:
-    """Decode a "set/levelTag" + NUL payload (UTF-8) to the tag without its NUL."""
+def decode_level_tag(data: Buffer, *, strict: bool = False) -> str:
+    """Decode a "set/levelTag" + NUL payload (UTF-8) to the tag without its NUL;
+    like the game's C string, anything after the NUL is ignored unless
+    ``strict=True``."""
     buf = _bytes(data)
     end = buf.find(b"\x00")
     if end < 0:
         raise TruncatedError("level tag has no terminating NUL", len(buf), _PROTOCOL)
-    if end != len(buf) - 1:
+    if strict and end != len(buf) - 1:
         raise DecodeError(f"{len(buf) - 1 - end} bytes after the level tag", end + 1, _PROTOCOL)
     try:
         return buf[:end].decode("utf-8")
