@@ -6,6 +6,7 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -190,3 +191,29 @@ def test_encode_errors_agree(
 @given(data=st.binary(max_size=300), crc=st.integers(0, 0xFFFF))
 def test_crc_agrees(py_codec: ModuleType, c_codec: ModuleType, data: bytes, crc: int) -> None:
     assert py_codec.crc16_kermit(data, crc) == c_codec.crc16_kermit(data, crc)
+
+
+def _any_outcome(fn: Any, *args: Any, **kwargs: Any) -> tuple[str, Any]:
+    try:
+        return ("ok", fn(*args, **kwargs))
+    except (ValueError, TypeError) as exc:
+        return (type(exc).__name__, str(exc))
+
+
+@pytest.mark.parametrize("version", ["18", 18.0, -1, 65536, 1 << 70, None, True, 18, 0])
+@pytest.mark.parametrize("layout", [0, 1, 2, -1, 1.0, "1", Layout.LEGACY])
+def test_argument_checks_agree(
+    py_codec: ModuleType, c_codec: ModuleType, version: Any, layout: Any
+) -> None:
+    data = sign(bytes.fromhex("14000400001011056162636465"))
+    for name in ("decode_datagram", "decode_many"):
+        arg = data if name == "decode_datagram" else [data]
+        a = _any_outcome(getattr(py_codec, name), arg, version=version, layout=layout)
+        b = _any_outcome(getattr(c_codec, name), arg, version=version, layout=layout)
+        if name == "decode_many" and a[0] == b[0] == "ok":
+            assert np.array_equal(a[1].commands, b[1].commands)
+        else:
+            assert a == b
+    a = _any_outcome(py_codec.datagram_crc, data, version)
+    b = _any_outcome(c_codec.datagram_crc, data, version)
+    assert a == b or version is None  # None is not a version for datagram_crc

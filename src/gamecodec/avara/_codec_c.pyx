@@ -629,7 +629,8 @@ def decode_many(datagrams, *, version=DEFAULT_VERSION, layout=1):
     """
     cdef int v = _version_arg(version)
     cdef bint current = _is_current(layout)
-    cdef list items = datagrams if type(datagrams) is list else list(datagrams)
+    # Our own copy: nothing else can resize it while we hold borrowed items.
+    cdef list items = list(datagrams)
     cdef Py_ssize_t total = len(items), i
     cdef Py_ssize_t count = 0, room
     cdef Py_ssize_t capacity = total + 16

@@ -51,10 +51,14 @@ _CMD4 = Struct("<HBb")
 _REVERSE = bytes(int(f"{i:08b}"[::-1], 2) for i in range(256))
 
 
+def _is_u16(value: object) -> bool:
+    return isinstance(value, int) and 0 <= value <= 0xFFFF
+
+
 def crc16_kermit(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
     """CRC-16/KERMIT of ``data`` (reflected 0x1021, no final XOR), continuing
     from ``crc``. ``crc16_kermit(b"123456789") == 0x2189``."""
-    if not 0 <= crc <= 0xFFFF:
+    if not _is_u16(crc):
         raise ValueError(f"crc {crc} outside 0..65535")
     mirrored = _REVERSE[crc & 0xFF] << 8 | _REVERSE[crc >> 8]
     out = binascii.crc_hqx(memoryview(data).tobytes().translate(_REVERSE), mirrored)
@@ -64,17 +68,15 @@ def crc16_kermit(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
 def datagram_crc(data: bytes | bytearray | memoryview, version: int = DEFAULT_VERSION) -> int:
     """The checksum a datagram should carry in bytes 0-1: CRC-16/KERMIT over
     the network version (u16 LE) followed by ``data[2:]``."""
-    if not 0 <= version <= 0xFFFF:
+    if not _is_u16(version):
         raise msg.bad_version(version)
     return crc16_kermit(memoryview(data).tobytes()[2:], crc16_kermit(_U16.pack(version)))
 
 
 def _is_current(layout: Layout | int) -> bool:
-    if layout == 1:
-        return True
-    if layout == 0:
-        return False
-    raise msg.bad_layout(layout)
+    if not isinstance(layout, int) or layout not in (0, 1):
+        raise msg.bad_layout(layout)
+    return layout == 1
 
 
 def _signed8(byte: int) -> int:
@@ -100,7 +102,7 @@ def decode_datagram(
     """
     buf = data if type(data) is bytes else memoryview(data).tobytes()
     size = len(buf)
-    if version is not None and not 0 <= version <= 0xFFFF:
+    if version is not None and not _is_u16(version):
         raise msg.bad_version(version)
     current = _is_current(layout)
     if size == PUNCH_SIZE:
@@ -386,7 +388,7 @@ def decode_many(
     A bad datagram does not stop the batch: its row says what went wrong and
     where, and the commands decoded before the error are kept.
     """
-    if version is not None and not 0 <= version <= 0xFFFF:
+    if version is not None and not _is_u16(version):
         raise msg.bad_version(version)
     head = 5 if _is_current(layout) else 4
     rows: list[tuple[int, ...]] = []
