@@ -14,6 +14,7 @@ REQUIRE_EXTENSIONS = os.environ.get("GAMECODEC_REQUIRE_EXTENSIONS") == "1"
 
 MODULES = [
     "gamecodec.avara._codec_c",
+    "gamecodec.ywindow._codec_c",
 ]
 
 

@@ -1,0 +1,91 @@
+"""Error builders shared by both ywindow twins, so messages and offsets agree.
+
+Only error paths call these; nothing here is on a hot path.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gamecodec.errors import BadDataLengthError, DecodeError, TruncatedError
+
+PROTOCOL = "ywindow"
+
+
+def _letter(t: int) -> str:
+    return repr(chr(t)) if 0x20 < t < 0x7F else f"0x{t:02x}"
+
+
+def unknown_type(t: int, at: int, partial: Any) -> DecodeError:
+    return DecodeError(f"unknown word type {_letter(t)}", at, PROTOCOL, partial)
+
+
+def header_expected(t: int, at: int, partial: Any) -> DecodeError:
+    return DecodeError(
+        f"word {_letter(t)} where a 'c', 'v' or 'r' header was expected", at, PROTOCOL, partial
+    )
+
+
+def value_expected(t: int, at: int, partial: Any) -> DecodeError:
+    return DecodeError(f"header word {_letter(t)} inside a message", at, PROTOCOL, partial)
+
+
+def bad_fixed_length(t: int, n: int, at: int, partial: Any) -> BadDataLengthError:
+    return BadDataLengthError(f"{_letter(t)} payload of {n} bytes, not 4", at, PROTOCOL, partial)
+
+
+def bad_string_length(t: int, n: int, at: int, partial: Any) -> BadDataLengthError:
+    return BadDataLengthError(
+        f"{_letter(t)} payload of {n} bytes is not a multiple of 4", at, PROTOCOL, partial
+    )
+
+
+def over_cap(t: int, n: int, total: int, at: int, partial: Any, *, cap: int) -> BadDataLengthError:
+    return BadDataLengthError(
+        f"{_letter(t)} payload of {n} bytes makes a message of {total} bytes, "
+        f"over max_message {cap}",
+        at,
+        PROTOCOL,
+        partial,
+    )
+
+
+def negative_count(t: int, count: int, at: int, partial: Any) -> DecodeError:
+    return DecodeError(f"{_letter(t)} header announces {count} words", at, PROTOCOL, partial)
+
+
+def count_over_cap(t: int, count: int, cap: int, at: int, partial: Any) -> BadDataLengthError:
+    return BadDataLengthError(
+        f"{_letter(t)} header announces {count} words, more than max_message {cap} can hold",
+        at,
+        PROTOCOL,
+        partial,
+    )
+
+
+def bad_code_point(cp: int, at: int, partial: Any) -> DecodeError:
+    what = "a surrogate" if 0xD800 <= cp <= 0xDFFF else "above U+10FFFF"
+    return DecodeError(f"code point 0x{cp:x} is {what}", at, PROTOCOL, partial)
+
+
+def bad_keyword_byte(b: int, at: int, partial: Any) -> DecodeError:
+    return DecodeError(f"keyword byte 0x{b:02x} is not ASCII 0x01..0x7f", at, PROTOCOL, partial)
+
+
+def truncated(buffered: int, at: int) -> TruncatedError:
+    return TruncatedError(
+        f"stream ended inside a message ({buffered} bytes unread)", at, PROTOCOL, []
+    )
+
+
+def again(exc: DecodeError) -> DecodeError:
+    """The error a failed decoder raises on every later call (no partial)."""
+    return type(exc)(exc.message, exc.offset, exc.protocol, [])
+
+
+def bad_max_message(value: object) -> ValueError:
+    return ValueError(f"max_message {value!r} is not an int >= 6")
+
+
+def bad_offset(value: object) -> ValueError:
+    return ValueError(f"offset {value!r} is not an int >= 0")

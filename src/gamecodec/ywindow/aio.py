@@ -1,0 +1,237 @@
+"""Thin asyncio adapters: a :class:`~gamecodec.ywindow.Peer` over a stream.
+
+``await connect(host, port, authority=...)`` logs in and returns a
+:class:`Connection`; ``await serve(on_call, host, port, authority=...)``
+starts a server whose connections answer calls with ``on_call``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Awaitable, Callable, Iterable
+
+from gamecodec.errors import RemoteProtocolError
+from gamecodec.ywindow._models import (
+    MAX_MESSAGE,
+    Authenticated,
+    AuthenticationFailed,
+    Call,
+    Encodable,
+    Event,
+    Greeting,
+    Notification,
+    Reply,
+    Value,
+)
+from gamecodec.ywindow.authority import load_authority
+from gamecodec.ywindow.session import Peer
+
+__all__ = ["Connection", "OnCall", "OnConnect", "connect", "serve"]
+
+OnCall = Callable[[str, tuple[Value, ...]], Awaitable[Iterable[Encodable]]]
+"""``async def on_call(method, args) -> values``: answers one incoming call."""
+OnConnect = Callable[["Connection"], Awaitable[None]]
+
+_READ_SIZE = 65536
+
+
+class Connection:
+    """A logged-in ywindow connection. Incoming ``v`` messages (and ``c``
+    calls when there is no ``on_call``) queue up for :meth:`next_event`."""
+
+    def __init__(
+        self,
+        peer: Peer,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        on_call: OnCall | None = None,
+    ) -> None:
+        self.peer = peer
+        self.greeting: Greeting | None = None
+        self._reader = reader
+        self._writer = writer
+        self._on_call = on_call
+        loop = asyncio.get_running_loop()
+        self._ready: asyncio.Future[None] = loop.create_future()
+        self._replies: dict[int, asyncio.Future[tuple[Value, ...]]] = {}
+        self._queue: asyncio.Queue[Notification | Call | None] = asyncio.Queue()
+        self._handlers: set[asyncio.Task[None]] = set()
+        self._error: BaseException | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    async def _start(self) -> None:
+        self._flush()
+        self._task = asyncio.create_task(self._run())
+        await self._ready
+
+    async def _run(self) -> None:
+        try:
+            while not self.peer.closed:
+                data = await self._reader.read(_READ_SIZE)
+                try:
+                    self.peer.receive_data(data)
+                finally:
+                    self._dispatch(self.peer.events())
+                    self._flush()
+                await self._writer.drain()
+        except (OSError, RemoteProtocolError) as exc:
+            self._error = exc
+        finally:
+            self._finish()
+
+    def _finish(self) -> None:
+        error = self._error or ConnectionError("ywindow connection closed")
+        if not self._ready.done():
+            self._ready.set_exception(error)
+        for fut in self._replies.values():
+            if not fut.done():
+                fut.set_exception(error)
+        self._replies.clear()
+        self._queue.put_nowait(None)
+        self._writer.close()
+
+    def _dispatch(self, events: list[Event]) -> None:
+        for event in events:
+            if isinstance(event, Reply):
+                fut = self._replies.pop(event.id)
+                if not fut.done():
+                    fut.set_result(event.values)
+            elif isinstance(event, Notification):
+                self._queue.put_nowait(event)
+            elif isinstance(event, Call):
+                if self._on_call is None:
+                    self._queue.put_nowait(event)
+                else:
+                    task = asyncio.create_task(self._answer(self._on_call, event))
+                    self._handlers.add(task)
+                    task.add_done_callback(self._handlers.discard)
+            elif isinstance(event, Greeting):
+                self.greeting = event
+            elif isinstance(event, Authenticated):
+                self._ready.set_result(None)
+            elif isinstance(event, AuthenticationFailed):
+                self._error = RemoteProtocolError(f"authentication failed: {event.reason}")
+
+    async def _answer(self, on_call: OnCall, call: Call) -> None:
+        values = tuple(await on_call(call.method, call.args))
+        if not self.peer.closed:
+            self.peer.reply(call.id, *values)
+            await self._send()
+
+    def _flush(self) -> None:
+        data = self.peer.data_to_send()
+        if data and not self._writer.is_closing():
+            self._writer.write(data)
+
+    async def _send(self) -> None:
+        self._flush()
+        with contextlib.suppress(ConnectionError):
+            await self._writer.drain()
+
+    async def call(self, method: str, *args: Encodable) -> tuple[Value, ...]:
+        """Call ``method`` and wait for its reply's values."""
+        handle = self.peer.call(method, *args)
+        fut: asyncio.Future[tuple[Value, ...]] = asyncio.get_running_loop().create_future()
+        self._replies[handle.id] = fut
+        await self._send()
+        return await fut
+
+    async def notify(self, method: str, *args: Encodable) -> None:
+        """Send a ``v`` (no reply)."""
+        self.peer.notify(method, *args)
+        await self._send()
+
+    async def reply(self, call: Call, *values: Encodable) -> None:
+        """Answer a queued incoming call (FIFO order is kept by the peer)."""
+        self.peer.reply(call, *values)
+        await self._send()
+
+    async def next_event(self) -> Notification | Call:
+        """The next queued notification or call; ``ConnectionError`` at the end."""
+        item = await self._queue.get()
+        if item is None:
+            self._queue.put_nowait(None)
+            raise self._error or ConnectionError("ywindow connection closed")
+        return item
+
+    async def wait_closed(self) -> None:
+        """Wait until the connection has ended."""
+        if self._task is not None:
+            await asyncio.shield(self._task)
+
+    async def close(self) -> None:
+        """Close the connection and wait for it to end."""
+        self.peer.close()
+        self._writer.close()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        with contextlib.suppress(OSError):
+            await self._writer.wait_closed()
+
+    async def __aenter__(self) -> Connection:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+def _authority(authority: bytes | None, authority_file: str | os.PathLike[str] | None) -> bytes:
+    return authority if authority is not None else load_authority(authority_file)
+
+
+async def connect(
+    host: str,
+    port: int,
+    *,
+    authority: bytes | None = None,
+    authority_file: str | os.PathLike[str] | None = None,
+    software: str = "gamecodec",
+    on_call: OnCall | None = None,
+    max_message: int = MAX_MESSAGE,
+) -> Connection:
+    """Connect and log in; the authority comes from bytes or a file
+    (``~/.Yauthority`` by default)."""
+    secret = _authority(authority, authority_file)
+    peer = Peer.client(secret, software=software, max_message=max_message)
+    reader, writer = await asyncio.open_connection(host, port)
+    conn = Connection(peer, reader, writer, on_call)
+    try:
+        await conn._start()
+    except BaseException:
+        await conn.close()
+        raise
+    return conn
+
+
+async def serve(
+    on_call: OnCall,
+    host: str | None,
+    port: int,
+    *,
+    authority: bytes | None = None,
+    authority_file: str | os.PathLike[str] | None = None,
+    software: str = "gamecodec",
+    on_connect: OnConnect | None = None,
+    max_message: int = MAX_MESSAGE,
+) -> asyncio.Server:
+    """Start a server: each connection logs in, then ``on_connect(conn)``
+    runs and ``on_call`` answers its calls."""
+    secret = _authority(authority, authority_file)
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer = Peer.server(secret, software=software, max_message=max_message)
+        conn = Connection(peer, reader, writer, on_call)
+        try:
+            await conn._start()
+        except (ConnectionError, RemoteProtocolError):
+            await conn.close()
+            return
+        if on_connect is not None:
+            await on_connect(conn)
+        await conn.wait_closed()
+
+    return await asyncio.start_server(handle, host, port)

@@ -1,0 +1,277 @@
+"""The Sans-IO peer: both roles of the handshake, FIFO replies, events, errors."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from gamecodec import ywindow
+from gamecodec.errors import LocalProtocolError, RemoteProtocolError
+from gamecodec.ywindow import (
+    Authenticated,
+    AuthenticationFailed,
+    Call,
+    ConnectionClosed,
+    Greeting,
+    Keyword,
+    Notification,
+    Peer,
+    Reply,
+    Role,
+    State,
+)
+
+AUTH = bytes(range(256))
+C_COOKIE = b"\xcc" * 256
+S_COOKIE = b"\x55" * 256
+
+
+def md5(data: bytes) -> bytes:
+    return hashlib.md5(data).digest()
+
+
+def peers(client_auth: bytes = AUTH, server_auth: bytes = AUTH) -> tuple[Peer, Peer]:
+    client = Peer.client(client_auth, software="cli", cookie=C_COOKIE)
+    server = Peer.server(server_auth, software="srv", cookie=S_COOKIE)
+    return client, server
+
+
+def pump(a: Peer, b: Peer) -> None:
+    """Move bytes both ways until neither side has anything to send."""
+    while True:
+        x, y = a.data_to_send(), b.data_to_send()
+        if not x and not y:
+            return
+        if x and not b.closed:
+            b.receive_data(x)
+        if y and not a.closed:
+            a.receive_data(y)
+
+
+def state(peer: Peer) -> State:
+    """The state, un-narrowed (it changes behind mypy's back)."""
+    return peer.state
+
+
+def opened() -> tuple[Peer, Peer]:
+    client, server = peers()
+    pump(client, server)
+    client.events()
+    server.events()
+    return client, server
+
+
+def test_handshake_wire_bytes_in_order() -> None:
+    client, server = peers()
+    assert client.data_to_send() == b""
+    server_hello = server.data_to_send()
+    assert server_hello == b"Yserver 0.0 srv\n"
+    client.receive_data(server_hello)
+    assert client.events() == [Greeting(Role.SERVER, 0, 0, "srv")]
+    assert client.data_to_send() == b"Yclient 0.0 cli\n" + C_COOKIE
+    assert state(client) is State.COOKIE
+    server.receive_data(b"Yclient 0.0 cli\n" + C_COOKIE)
+    assert server.events() == [Greeting(Role.CLIENT, 0, 0, "cli")]
+    assert server.data_to_send() == S_COOKIE + md5(AUTH + C_COOKIE)
+    assert state(server) is State.DIGEST
+    client.receive_data(S_COOKIE + md5(AUTH + C_COOKIE))
+    assert client.data_to_send() == md5(AUTH + S_COOKIE)
+    assert client.events() == [Authenticated(S_COOKIE)]
+    assert state(client) is State.OPEN
+    server.receive_data(md5(AUTH + S_COOKIE))
+    assert server.events() == [Authenticated(S_COOKIE)]
+    assert state(server) is State.OPEN
+
+
+def test_handshake_one_byte_at_a_time() -> None:
+    client, server = peers()
+    for _ in range(4):
+        for src, dst in ((server, client), (client, server)):
+            for b in src.data_to_send():
+                dst.receive_data(bytes((b,)))
+    assert client.state is server.state is State.OPEN
+    assert [type(e) for e in client.events()] == [Greeting, Authenticated]
+
+
+@pytest.mark.parametrize("who", ["client", "server"])
+def test_digest_mismatch_closes_the_detecting_side(who: str) -> None:
+    client, server = peers(server_auth=bytes(256))
+    client.receive_data(server.data_to_send())
+    server.receive_data(client.data_to_send())
+    client.receive_data(server.data_to_send())  # server cookie + wrong digest
+    assert [type(e) for e in client.events()] == [Greeting, AuthenticationFailed]
+    assert client.closed
+    assert client.data_to_send() == md5(AUTH + S_COOKIE)  # sent before the check
+    server.receive_data(md5(AUTH + S_COOKIE))
+    assert isinstance(server.events()[-1], AuthenticationFailed)
+    assert server.closed
+    target = client if who == "client" else server
+    with pytest.raises(LocalProtocolError):
+        target.call("goto")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"Yclient 0.0 x\n",  # the server's own role
+        b"Yserver 0.0" + b"x" * 100,  # no newline in 100 bytes
+        b"Yserver 0.0 " + b"s" * 41 + b"\n",  # software over 40 characters
+        b"Yserver zero\n",
+        b"Yserver 0.0 \xff\n",
+    ],
+)
+def test_bad_server_greeting(line: bytes) -> None:
+    client, _ = peers()
+    with pytest.raises(RemoteProtocolError):
+        client.receive_data(line)
+    assert client.closed
+
+
+def test_greeting_limits() -> None:
+    assert ywindow.parse_greeting(b"Yserver 3.14\n", Role.SERVER) == Greeting(
+        Role.SERVER, 3, 14, ""
+    )
+    assert (
+        ywindow.encode_greeting(Role.CLIENT, "é" * 40)
+        == ("Yclient 0.0 " + "é" * 40 + "\n").encode()
+    )
+    with pytest.raises(ValueError, match="40"):
+        Peer.client(AUTH, software="x" * 41)
+    with pytest.raises(ValueError, match="one line"):
+        Peer.client(AUTH, software="a\nb")
+    with pytest.raises(ValueError, match="100"):
+        ywindow.encode_greeting(Role.CLIENT, "\U0001f600" * 40)
+
+
+def test_authority_and_cookie_sizes(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="255 bytes"):
+        Peer.client(AUTH[:-1])
+    with pytest.raises(ValueError, match="cookie"):
+        Peer.client(AUTH, cookie=b"x")
+    path = tmp_path / "Yauthority"
+    secret = ywindow.save_authority(path=path)
+    assert len(secret) == 256
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert ywindow.load_authority(path) == secret
+    path.write_bytes(b"short")
+    with pytest.raises(ValueError, match="5 bytes"):
+        ywindow.load_authority(path)
+    assert ywindow.digest(AUTH, C_COOKIE) == md5(AUTH + C_COOKIE)
+
+
+def test_authority_from_file_logs_in(tmp_path: Path) -> None:
+    path = tmp_path / ".Yauthority"
+    ywindow.save_authority(AUTH, path)
+    client = Peer.client(ywindow.load_authority(path))
+    server = Peer.server(AUTH)
+    pump(client, server)
+    assert client.state is server.state is State.OPEN
+
+
+def test_packets_right_behind_the_digest() -> None:
+    client, server = peers()
+    pump_until_client_open = [server.data_to_send()]
+    client.receive_data(pump_until_client_open[0])
+    server.receive_data(client.data_to_send())
+    client.receive_data(server.data_to_send())
+    client.call("goto", 10, 10)
+    server.receive_data(client.data_to_send())  # digest and the call, one chunk
+    assert server.events()[-2:] == [Authenticated(S_COOKIE), Call(0, "goto", (10, 10))]
+
+
+def test_calls_resolve_in_fifo_order_with_events_between() -> None:
+    client, server = opened()
+    handles = [client.call("goto", i, i) for i in range(3)]
+    server.receive_data(client.data_to_send())
+    calls = [e for e in server.events() if isinstance(e, Call)]
+    assert calls == [Call(i, "goto", (i, i)) for i in range(3)]
+    server.reply(calls[2], Keyword("ok"), 2)
+    assert server.data_to_send() == b""  # held until calls 0 and 1 are answered
+    server.notify("mouse_moved", -1, 2)
+    server.reply(0, Keyword("ok"), 0)
+    server.reply(calls[1], "one")
+    wire = server.data_to_send()
+    assert wire == (
+        ywindow.notify("mouse_moved", -1, 2)
+        + ywindow.reply(Keyword("ok"), 0)
+        + ywindow.reply("one")
+        + ywindow.reply(Keyword("ok"), 2)
+    )
+    assert not handles[0].done
+    client.receive_data(wire)
+    assert client.events() == [
+        Notification("mouse_moved", (-1, 2)),
+        Reply(0, (Keyword("ok"), 0)),
+        Reply(1, ("one",)),
+        Reply(2, (Keyword("ok"), 2)),
+    ]
+    assert [h.values for h in handles] == [(Keyword("ok"), 0), ("one",), (Keyword("ok"), 2)]
+    assert client.pending_calls == ()
+    assert server.unanswered_calls == ()
+
+
+def test_notifications_from_the_client_get_no_reply() -> None:
+    client, server = opened()
+    client.notify("goto", 10, 10)
+    server.receive_data(client.data_to_send())
+    assert server.events() == [Notification("goto", (10, 10))]
+    assert server.unanswered_calls == ()
+
+
+def test_reply_without_pending_call_is_a_protocol_error() -> None:
+    client, _ = opened()
+    with pytest.raises(RemoteProtocolError, match="no pending call"):
+        client.receive_data(ywindow.reply(Keyword("ok")))
+    assert client.closed
+
+
+@pytest.mark.parametrize(
+    "wire", [ywindow.encode_message("c", [1, 2]), ywindow.encode_message("v", [])]
+)
+def test_call_without_method_is_a_protocol_error(wire: bytes) -> None:
+    _, server = opened()
+    with pytest.raises(RemoteProtocolError, match="method keyword"):
+        server.receive_data(wire)
+
+
+def test_decode_errors_carry_absolute_offsets_and_earlier_events() -> None:
+    _, server = opened()
+    handshake = len(b"Yclient 0.0 cli\n") + 256 + 16
+    good = ywindow.notify("tick")
+    with pytest.raises(RemoteProtocolError, match=f"at byte {handshake + len(good)}"):
+        server.receive_data(good + b"?")
+    assert server.events() == [Notification("tick", ())]
+    assert server.closed
+
+
+def test_local_misuse() -> None:
+    client, server = peers()
+    with pytest.raises(LocalProtocolError):
+        client.call("goto")
+    client, server = opened()
+    with pytest.raises(LocalProtocolError, match="no unanswered incoming call 0"):
+        server.reply(0)
+    client.call("a")
+    server.receive_data(client.data_to_send())
+    server.reply(0)
+    with pytest.raises(LocalProtocolError):
+        server.reply(0)
+    server.close()
+    with pytest.raises(LocalProtocolError):
+        server.notify("x")
+    with pytest.raises(LocalProtocolError):
+        server.receive_data(b"x")
+
+
+def test_end_of_stream() -> None:
+    client, server = opened()
+    first = client.call("a")
+    client.receive_data(b"")
+    assert client.events() == [ConnectionClosed((first.id,))]
+    assert client.closed
+    client, server = opened()
+    with pytest.raises(RemoteProtocolError, match="stream ended inside a message"):
+        server.receive_data(ywindow.call("x")[:-1])
+        server.receive_data(b"")
