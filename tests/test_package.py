@@ -43,10 +43,11 @@ def test_public_api_is_the_active_twin() -> None:
     assert avara.decode_datagram.__module__.endswith(f"_codec_{impl}")
 
 
-def test_readme_avara_example() -> None:
+@pytest.mark.parametrize("section", ["Avara", "ywindow"])
+def test_readme_examples_run(section: str) -> None:
     text = (ROOT / "README.md").read_text()
-    match = re.search(r"## Avara\n\n```python\n(.*?)```", text, re.S)
-    assert match, "README has an Avara example"
+    match = re.search(rf"## {section}\n\n```python\n(.*?)```", text, re.S)
+    assert match, f"README has a {section} example"
     exec(compile(match.group(1), "README.md", "exec"), {})
 
 
