@@ -31,6 +31,7 @@ def extensions() -> list[Extension]:
         Extension(
             name,
             [os.path.join("src", *name.split(".")) + ".pyx"],
+            include_dirs=[os.path.join("src", "gamecodec")],  # _tuples.h
             optional=not REQUIRE_EXTENSIONS,
         )
         for name in MODULES

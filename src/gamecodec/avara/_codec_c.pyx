@@ -19,7 +19,7 @@ from cpython.list cimport PyList_GET_ITEM
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport free, malloc
 from libc.stdint cimport int8_t, int16_t, int32_t, uint8_t, uint16_t, uint32_t
 from libc.string cimport memcpy
 
@@ -54,19 +54,7 @@ __all__ = [
 cdef extern from "Python.h":
     long long PyLong_AsLongLongAndOverflow(object obj, int *overflow) except? -1
 
-cdef extern from *:
-    """
-    /* An instance of a tuple subclass (a NamedTuple) with n empty slots, made
-       the way CPython's tuple_subtype_new makes one; the caller fills every
-       slot with PyTuple_SET_ITEM before the object is used. */
-    static PyObject *gamecodec_alloc_subtuple(PyObject *cls, Py_ssize_t n) {
-        PyObject *obj = ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, n);
-    #if PY_VERSION_HEX >= 0x030E0000
-        if (obj != NULL) ((PyTupleObject *)obj)->ob_hash = -1;
-    #endif
-        return obj;
-    }
-    """
+cdef extern from "_tuples.h":
     object gamecodec_alloc_subtuple(object cls, Py_ssize_t n)
 
 
@@ -93,8 +81,6 @@ cdef inline void _fill(object t, Py_ssize_t i, object value) noexcept:
 cdef object _named(object cls, tuple items):
     """cls(*items) for a NamedTuple class, without calling its __new__."""
     cdef Py_ssize_t i, n = len(items)
-    if not _fast_tuples:
-        return tuple.__new__(cls, items)
     obj = gamecodec_alloc_subtuple(cls, n)
     for i in range(n):
         _fill(obj, i, items[i])

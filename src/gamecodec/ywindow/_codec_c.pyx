@@ -29,20 +29,8 @@ cdef extern from "Python.h":
     Py_ssize_t PyUnicode_GET_LENGTH(object o)
     void PyUnicode_WRITE(int kind, void *data, Py_ssize_t index, Py_UCS4 value)
 
-cdef extern from *:
-    """
-    /* An instance of a tuple subclass (a NamedTuple) with n empty slots, made
-       the way CPython's tuple_subtype_new makes one; the caller fills every
-       slot with PyTuple_SET_ITEM before the object is used. */
-    static PyObject *gamecodec_yw_alloc_subtuple(PyObject *cls, Py_ssize_t n) {
-        PyObject *obj = ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, n);
-    #if PY_VERSION_HEX >= 0x030E0000
-        if (obj != NULL) ((PyTupleObject *)obj)->ob_hash = -1;
-    #endif
-        return obj;
-    }
-    """
-    object gamecodec_yw_alloc_subtuple(object cls, Py_ssize_t n)
+cdef extern from "_tuples.h":
+    object gamecodec_alloc_subtuple(object cls, Py_ssize_t n)
 
 cdef enum:
     HEADER = 1
@@ -93,7 +81,7 @@ cdef inline void _fill(object t, Py_ssize_t i, object value) noexcept:
 
 cdef inline object _message(object kind, object words):
     """Message(kind, words) without calling its __new__."""
-    obj = gamecodec_yw_alloc_subtuple(Message, 2)
+    obj = gamecodec_alloc_subtuple(Message, 2)
     _fill(obj, 0, kind)
     _fill(obj, 1, words)
     return obj
