@@ -6,16 +6,19 @@ compiled (CI and cibuildwheel set it, so a wheel is never silently pure).
 """
 
 import os
+from pathlib import Path
 
 from setuptools import Extension, setup
 
 NO_EXTENSIONS = bool(os.environ.get("GAMECODEC_NO_EXTENSIONS"))
 REQUIRE_EXTENSIONS = os.environ.get("GAMECODEC_REQUIRE_EXTENSIONS") == "1"
 
-MODULES = [
-    "gamecodec.avara._codec_c",
-    "gamecodec.ywindow._codec_c",
-]
+SRC = Path(__file__).resolve().parent / "src"
+# Every compiled twin is a ``*_c.pyx`` beside its pure ``*_py.py``.
+MODULES = sorted(
+    ".".join(path.relative_to(SRC).with_suffix("").parts)
+    for path in SRC.glob("gamecodec/**/*_c.pyx")
+)
 
 
 def extensions() -> list[Extension]:
