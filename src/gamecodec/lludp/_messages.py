@@ -1,0 +1,78 @@
+"""Error builders shared by both LLUDP twins, so their messages are identical.
+
+Offsets are absolute: the header and ack trailer in wire bytes, the message
+number and body in the zero-decoded packet (the wire bytes when the packet
+is not zero-coded).
+"""
+
+from __future__ import annotations
+
+from gamecodec.errors import DecodeError, EncodeError, TruncatedError
+
+PROTOCOL = "lludp"
+
+
+def short_packet(size: int) -> DecodeError:
+    return TruncatedError(
+        f"LLUDP packet of {size} bytes is shorter than the 7-byte minimum", size, protocol=PROTOCOL
+    )
+
+
+def bad_ack_count(count: int, size: int) -> DecodeError:
+    return DecodeError(
+        f"appended ack count {count} does not fit a {size}-byte packet", size - 1, protocol=PROTOCOL
+    )
+
+
+def zero_run_too_long(offset: int, max_size: int) -> DecodeError:
+    return DecodeError(
+        f"zero-coded data expands past the {max_size}-byte limit", offset, protocol=PROTOCOL
+    )
+
+
+def short_number(offset: int) -> DecodeError:
+    return TruncatedError("packet ends inside the message number", offset, protocol=PROTOCOL)
+
+
+def short_extra(offset: int, length: int) -> DecodeError:
+    return TruncatedError(
+        f"packet ends inside the {length} extra header bytes", offset, protocol=PROTOCOL
+    )
+
+
+def missing_count(offset: int, message: str, block: str) -> DecodeError:
+    return TruncatedError(
+        f"{message}: packet ends before the count of block {block}", offset, protocol=PROTOCOL
+    )
+
+
+def short_field(offset: int, message: str, block: str, field: str) -> DecodeError:
+    return TruncatedError(
+        f"{message}: packet ends inside field {block}.{field}", offset, protocol=PROTOCOL
+    )
+
+
+def too_long_variable(offset: int, message: str, block: str, field: str, size: int) -> DecodeError:
+    return DecodeError(
+        f"{message}: field {block}.{field} claims {size} bytes, more than a packet can hold",
+        offset,
+        protocol=PROTOCOL,
+    )
+
+
+def excess_bytes(offset: int, message: str, count: int) -> DecodeError:
+    return DecodeError(
+        f"{message}: {count} bytes after the last block", offset, protocol=PROTOCOL
+    )
+
+
+def empty_message(offset: int, message: str) -> DecodeError:
+    return DecodeError(f"{message}: message has no block", offset, protocol=PROTOCOL)
+
+
+def bad_max_size(max_size: object) -> ValueError:
+    return ValueError(f"max_size must be a non-negative int, not {max_size!r}")
+
+
+def encode_error(message: str, where: str, problem: str) -> EncodeError:
+    return EncodeError(f"{message}: {where}: {problem}")

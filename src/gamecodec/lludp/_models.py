@@ -1,0 +1,404 @@
+"""LLUDP data model: template specs, messages, blocks, headers (never compiled).
+
+A :class:`Template` is a set of :class:`MessageSpec`; each has blocks
+(:class:`BlockSpec`) of fields (:class:`FieldSpec`). Decoded packets are
+:class:`Message` tuples whose blocks are per-block tuple classes made from
+the template (:func:`block_class`), so ``msg["AgentData"][0]["AgentID"]`` and
+``msg.AgentData[0].AgentID`` both work.
+"""
+
+from __future__ import annotations
+
+import collections
+import operator
+from collections.abc import Iterable, Mapping
+from enum import IntEnum, IntFlag
+from typing import Any, NamedTuple
+
+__all__ = [
+    "ACK",
+    "FIELD_SIZES",
+    "MAX_ACKS",
+    "MTU",
+    "RELIABLE",
+    "RESENT",
+    "ZEROCODED",
+    "Block",
+    "BlockKind",
+    "BlockSpec",
+    "Deprecation",
+    "FieldSpec",
+    "FieldType",
+    "Flag",
+    "Frequency",
+    "Header",
+    "Message",
+    "MessageSpec",
+    "block_class",
+    "message_code",
+    "split_code",
+]
+
+
+class Flag(IntFlag):
+    """Bits of header byte 0."""
+
+    ZEROCODED = 0x80
+    RELIABLE = 0x40
+    RESENT = 0x20
+    ACK = 0x10
+
+
+ZEROCODED = 0x80
+RELIABLE = 0x40
+RESENT = 0x20
+ACK = 0x10
+MAX_ACKS = 250
+"""The most acks LL appends to one packet."""
+MTU = 1200
+"""LL's ``MTUBYTES``: acks are appended only while the packet stays within it."""
+
+
+class Frequency(IntEnum):
+    """How the message number is written: the value is its size on the wire."""
+
+    HIGH = 1
+    MEDIUM = 2
+    LOW = 4
+    FIXED = 5  # written like LOW: FF FF FF xx
+
+
+class Deprecation(IntEnum):
+    NONE = 0
+    DEPRECATED = 1
+    UDP_DEPRECATED = 2
+    UDP_BLACKLISTED = 3
+
+
+class BlockKind(IntEnum):
+    SINGLE = 1
+    MULTIPLE = 2
+    VARIABLE = 3
+
+
+class FieldType(IntEnum):
+    """Template field types; the codes drive the compiled field walk."""
+
+    U8 = 1
+    U16 = 2
+    U32 = 3
+    U64 = 4
+    S8 = 5
+    S16 = 6
+    S32 = 7
+    S64 = 8
+    F32 = 9
+    F64 = 10
+    LLVECTOR3 = 11
+    LLVECTOR3D = 12
+    LLVECTOR4 = 13
+    LLQUATERNION = 14
+    LLUUID = 15
+    BOOL = 16
+    IPADDR = 17
+    IPPORT = 18
+    FIXED = 19
+    VARIABLE = 20
+
+
+FIELD_SIZES: dict[FieldType, int] = {
+    FieldType.U8: 1,
+    FieldType.U16: 2,
+    FieldType.U32: 4,
+    FieldType.U64: 8,
+    FieldType.S8: 1,
+    FieldType.S16: 2,
+    FieldType.S32: 4,
+    FieldType.S64: 8,
+    FieldType.F32: 4,
+    FieldType.F64: 8,
+    FieldType.LLVECTOR3: 12,
+    FieldType.LLVECTOR3D: 24,
+    FieldType.LLVECTOR4: 16,
+    FieldType.LLQUATERNION: 12,
+    FieldType.LLUUID: 16,
+    FieldType.BOOL: 1,
+    FieldType.IPADDR: 4,
+    FieldType.IPPORT: 2,
+}
+"""Wire size of every fixed-size type (Fixed N is N; Variable is its prefix + data)."""
+
+
+class FieldSpec(NamedTuple):
+    """One field: for FIXED ``size`` is N, for VARIABLE the length-prefix size (1, 2 or 4)."""
+
+    name: str
+    type: FieldType
+    size: int
+
+
+class BlockSpec(NamedTuple):
+    """One block: ``count`` is N for MULTIPLE, 1 for SINGLE, 0 for VARIABLE."""
+
+    name: str
+    kind: BlockKind
+    count: int
+    fields: tuple[FieldSpec, ...]
+
+
+class MessageSpec(NamedTuple):
+    """One template message. ``number`` as the template writes it (Fixed: 0xFFFFFFxx)."""
+
+    name: str
+    frequency: Frequency
+    number: int
+    trusted: bool
+    zerocoded: bool
+    deprecation: Deprecation
+    blocks: tuple[BlockSpec, ...]
+
+    @property
+    def code(self) -> int:
+        """The message id as one integer: the number bytes read as big-endian."""
+        return message_code(self.frequency, self.number)
+
+
+def message_code(frequency: Frequency, number: int) -> int:
+    """The wire message number as one integer (High n, Medium 0xFF00|n, Low 0xFFFF0000|n)."""
+    if frequency == Frequency.HIGH:
+        return number
+    if frequency == Frequency.MEDIUM:
+        return 0xFF00 | number
+    if frequency == Frequency.LOW:
+        return 0xFFFF0000 | number
+    return number
+
+
+def split_code(code: int) -> tuple[Frequency, int]:
+    """Inverse of :func:`message_code`: ``FF FF FF xx`` reads as Fixed."""
+    if code < 0xFF:
+        return Frequency.HIGH, code
+    if code < 0xFFFF:
+        return Frequency.MEDIUM, code & 0xFF
+    if code >= 0xFFFFFF00:
+        return Frequency.FIXED, code
+    return Frequency.LOW, code & 0xFFFF
+
+
+class Block(tuple):  # type: ignore[type-arg]
+    """Base of the per-block classes: a tuple of field values, indexable by field name."""
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+    _index: dict[str, int] = {}  # noqa: RUF012 (replaced per subclass)
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            try:
+                return tuple.__getitem__(self, self._index[key])
+            except KeyError:
+                raise KeyError(f"{type(self).__name__} has no field {key!r}") from None
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> tuple[str, ...]:
+        return self._fields
+
+    def items(self) -> list[tuple[str, Any]]:
+        return list(zip(self._fields, self, strict=True))
+
+    def _asdict(self) -> dict[str, Any]:
+        return dict(zip(self._fields, self, strict=True))
+
+    def _replace(self, **changes: Any) -> Block:
+        values = list(self)
+        for key, value in changes.items():
+            try:
+                values[self._index[key]] = value
+            except KeyError:
+                raise TypeError(f"{type(self).__name__} has no field {key!r}") from None
+        return tuple.__new__(type(self), values)
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{n}={v!r}" for n, v in zip(self._fields, self, strict=True))
+        return f"{type(self).__name__}({inner})"
+
+    def __getnewargs__(self) -> tuple[Any, ...]:
+        return (tuple(self),)
+
+    def __new__(cls, values: Iterable[Any] = ()) -> Block:
+        made = tuple.__new__(cls, values)
+        if len(made) != len(cls._fields):
+            raise TypeError(f"{cls.__name__} takes {len(cls._fields)} values, got {len(made)}")
+        return made
+
+
+_tuplegetter = getattr(collections, "_tuplegetter", None)
+
+
+def block_class(spec: BlockSpec) -> type[Block]:
+    """A fresh :class:`Block` subclass with one property per field of ``spec``."""
+    names = tuple(f.name for f in spec.fields)
+    namespace: dict[str, Any] = {
+        "__slots__": (),
+        "_fields": names,
+        "_index": {name: i for i, name in enumerate(names)},
+        "_spec": spec,
+    }
+    for i, name in enumerate(names):
+        if name in namespace or name.startswith("_") or hasattr(Block, name):
+            continue  # reachable by index or by ["name"]
+        if _tuplegetter is not None:
+            namespace[name] = _tuplegetter(i, None)
+        else:  # pragma: no cover - other interpreters
+            namespace[name] = property(operator.itemgetter(i))
+    return type(spec.name, (Block,), namespace)
+
+
+class Message(NamedTuple):
+    """A decoded (or built) LLUDP packet: header, message and blocks.
+
+    ``blocks`` maps every template block, in template order, to its list of
+    instances. ``excess`` holds bytes found after the last block, ``absent``
+    the Variable blocks whose count byte was missing, ``truncated`` whether a
+    field ran off the end (zero-filled); with them an unmodified message
+    re-encodes to the bytes it came from. An unknown message keeps its raw
+    ``body`` and no blocks.
+    """
+
+    name: str
+    blocks: dict[str, list[Block]]
+    flags: int = 0
+    sequence: int = 0
+    acks: tuple[int, ...] = ()
+    extra: bytes = b""
+    frequency: Frequency = Frequency.LOW
+    number: int = 0
+    excess: bytes = b""
+    absent: tuple[str, ...] = ()
+    truncated: bool = False
+    body: bytes | None = None
+
+    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+        if isinstance(key, str):
+            return self.blocks[key]
+        return tuple.__getitem__(self, key)
+
+    def __getattr__(self, name: str) -> list[Block]:
+        blocks = tuple.__getitem__(self, 1)
+        try:
+            return blocks[name]  # type: ignore[no-any-return]
+        except KeyError:
+            raise AttributeError(f"message {self.name} has no block {name!r}") from None
+
+    @property
+    def reliable(self) -> bool:
+        return bool(self.flags & RELIABLE)
+
+    @property
+    def zerocoded(self) -> bool:
+        return bool(self.flags & ZEROCODED)
+
+    @property
+    def resent(self) -> bool:
+        return bool(self.flags & RESENT)
+
+    @property
+    def known(self) -> bool:
+        """False for a message number the template does not have."""
+        return self.body is None
+
+    @property
+    def code(self) -> int:
+        return message_code(self.frequency, self.number)
+
+    def to_dict(self) -> dict[str, list[dict[str, Any]]]:
+        """The blocks as plain dicts."""
+        return {name: [b._asdict() for b in blocks] for name, blocks in self.blocks.items()}
+
+    def __repr__(self) -> str:
+        parts = [f"{self.name}", f"flags=0x{self.flags:02x}", f"sequence={self.sequence}"]
+        if self.acks:
+            parts.append(f"acks={self.acks!r}")
+        if self.extra:
+            parts.append(f"extra={self.extra!r}")
+        if self.body is not None:
+            parts.append(f"body={self.body!r}")
+        for name, blocks in self.blocks.items():
+            parts.append(f"{name}={blocks!r}")
+        if self.excess:
+            parts.append(f"excess={self.excess!r}")
+        if self.absent:
+            parts.append(f"absent={self.absent!r}")
+        if self.truncated:
+            parts.append("truncated=True")
+        return f"Message({', '.join(parts)})"
+
+
+class Header(NamedTuple):
+    """What :func:`peek` reads without touching the body.
+
+    ``body_offset`` is where the message number starts (always 6) and
+    ``body_end`` where the appended acks start: ``data[6:body_end]`` is the
+    (possibly zero-coded) message, forwarded as it is by :func:`forward`.
+    """
+
+    flags: int
+    sequence: int
+    extra_length: int
+    frequency: Frequency
+    number: int
+    name: str | None
+    acks: tuple[int, ...]
+    body_end: int
+
+    @property
+    def reliable(self) -> bool:
+        return bool(self.flags & RELIABLE)
+
+    @property
+    def zerocoded(self) -> bool:
+        return bool(self.flags & ZEROCODED)
+
+    @property
+    def resent(self) -> bool:
+        return bool(self.flags & RESENT)
+
+    @property
+    def code(self) -> int:
+        return message_code(self.frequency, self.number)
+
+
+def blocks_from_mapping(
+    spec: MessageSpec, classes: Mapping[str, type[Block]], given: Mapping[str, Any]
+) -> dict[str, list[Block]]:
+    """Turn ``{block: dict | [dict | Block, ...]}`` into the ``blocks`` of a Message."""
+    unknown = set(given) - {b.name for b in spec.blocks}
+    if unknown:
+        raise ValueError(f"{spec.name} has no block(s) {sorted(unknown)}")
+    out: dict[str, list[Block]] = {}
+    for block in spec.blocks:
+        cls = classes[block.name]
+        value = given.get(block.name)
+        if value is None:
+            if block.kind == BlockKind.VARIABLE:
+                out[block.name] = []
+                continue
+            raise ValueError(f"{spec.name}: block {block.name} is required")
+        if isinstance(value, Mapping) or isinstance(value, Block):
+            value = [value]
+        items: list[Block] = []
+        for item in value:
+            if isinstance(item, Block):
+                items.append(cls(item))
+                continue
+            if not isinstance(item, Mapping):
+                raise TypeError(f"{spec.name}.{block.name}: expected a dict, got {item!r}")
+            missing = [f.name for f in block.fields if f.name not in item]
+            extra = set(item) - set(cls._fields)
+            if missing or extra:
+                raise ValueError(
+                    f"{spec.name}.{block.name}: missing fields {missing}, unknown {sorted(extra)}"
+                )
+            items.append(cls(item[name] for name in cls._fields))
+        out[block.name] = items
+    return out
