@@ -483,6 +483,8 @@ def _body(message: Message, plan: Any) -> bytes:  # noqa: PLR0912
     absent = message.absent
     for bname, kind, count, _cls, layout in plan[4]:
         items = blocks.get(bname, ())
+        if not isinstance(items, (list, tuple)):
+            items = list(items)
         if kind == _VARIABLE:
             if not items and bname in absent:
                 continue
@@ -493,6 +495,8 @@ def _body(message: Message, plan: Any) -> bytes:  # noqa: PLR0912
             raise M.encode_error(name, bname, f"expected {count} block(s), got {len(items)}")
         nfields = len(layout) // 3
         for item in items:
+            if not isinstance(item, tuple):
+                raise M.encode_error(name, bname, f"expected a Block, got {type(item).__name__}")
             if len(item) != nfields:
                 raise M.encode_error(name, bname, f"expected {nfields} fields, got {len(item)}")
             for f in range(nfields):

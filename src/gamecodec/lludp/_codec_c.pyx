@@ -1,0 +1,966 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""LLUDP packet codec, compiled twin of ``_codec_py.py``.
+
+Same results, same errors (messages and offsets) as the pure twin; the
+parity tests hold them together. Zero-coding runs in ``_lludp.h``; the field
+walk follows the per-message plan of :meth:`Template.plan` over raw bytes,
+building Block tuples directly. Any value the fast encoder does not handle
+itself (an unusual type, or an error) goes to the pure twin's field encoder,
+so both raise the same EncodeError.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
+from cpython.float cimport PyFloat_FromDouble
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.object cimport PyObject, PyTypeObject
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
+from libc.math cimport isinf, sqrt
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.string cimport memcpy, memset
+
+import uuid as _uuid_mod
+
+from gamecodec.errors import DecodeError
+from gamecodec.lludp import _codec_py as _py
+from gamecodec.lludp import _messages as M
+from gamecodec.lludp._models import Header, Message, split_code
+
+cdef extern from "_lludp.h":
+    enum: LLUDP_SLACK
+    Py_ssize_t lludp_expand(const uint8_t *src, Py_ssize_t n, uint8_t *dst, Py_ssize_t cap,
+                            Py_ssize_t *err) nogil
+    Py_ssize_t lludp_compress(const uint8_t *src, Py_ssize_t n, uint8_t *dst) nogil
+    object lludp_uint128(const uint8_t *p)
+    int lludp_uint128_bytes(object v, uint8_t *out) except -1
+    PyObject **lludp_slot(PyObject *obj, PyObject *descr)
+    object lludp_alloc(object cls)
+
+cdef extern from "_tuples.h":
+    object gamecodec_alloc_subtuple(object cls, Py_ssize_t n)
+
+cdef extern from "Python.h":
+    int _PyBytes_Resize(PyObject **bytes, Py_ssize_t newsize) except -1
+    object PyUnicode_FromFormat(const char *fmt, ...)
+    object PyLong_FromUnsignedLong(unsigned long v)
+    object PyLong_FromUnsignedLongLong(unsigned long long v)
+    object PyLong_FromLongLong(long long v)
+    object PyLong_FromLong(long v)
+    unsigned long long PyLong_AsUnsignedLongLong(object o) except? <unsigned long long>-1
+    long long PyLong_AsLongLong(object o) except? -1
+    double PyFloat_AS_DOUBLE(object o)
+    bint PyLong_CheckExact(object o)
+    bint PyFloat_CheckExact(object o)
+    bint PyBytes_CheckExact(object o)
+    bint PyTuple_CheckExact(object o)
+    bint PyList_CheckExact(object o)
+    bint PyTuple_Check(object o)
+    PyObject *Py_True
+    PyObject *Py_False
+
+__all__ = [
+    "decode",
+    "decode_many",
+    "encode",
+    "encode_into",
+    "forward",
+    "peek",
+    "zero_decode",
+    "zero_encode",
+]
+
+cdef enum:
+    ZC = 0x80
+    ACKF = 0x10
+    STACK = 8192
+    KIND_VARIABLE = 3
+    MAX_VARIABLE = 0xFFFF
+    MAX_ACKS_C = 250
+
+cdef object _UUID = _uuid_mod.UUID
+cdef object _UUID_INT = _uuid_mod.UUID.__dict__["int"]
+cdef object _UUID_SAFE = _uuid_mod.UUID.__dict__["is_safe"]
+cdef object _SAFE_UNKNOWN = _uuid_mod.SafeUUID.unknown
+cdef bint _fast_tuples = True
+cdef bint _fast_uuid = True
+cdef tuple _EMPTY = ()
+cdef bytes _NOBYTES = b""
+
+
+# ------------------------------------------------------------------ objects
+
+
+cdef inline object _item(object t, Py_ssize_t i):
+    return <object>PyTuple_GET_ITEM(t, i)
+
+
+cdef inline void _set(object t, Py_ssize_t i, object value) noexcept:
+    Py_INCREF(value)
+    PyTuple_SET_ITEM(t, i, value)
+
+
+cdef object _make_uuid(const uint8_t *q):
+    cdef object value = lludp_uint128(q)
+    cdef object obj
+    cdef PyObject **slot
+    if _fast_uuid:
+        obj = lludp_alloc(_UUID)
+        slot = lludp_slot(<PyObject *>obj, <PyObject *>_UUID_INT)
+        Py_INCREF(value)
+        slot[0] = <PyObject *>value
+        slot = lludp_slot(<PyObject *>obj, <PyObject *>_UUID_SAFE)
+        Py_INCREF(_SAFE_UNKNOWN)
+        slot[0] = <PyObject *>_SAFE_UNKNOWN
+        return obj
+    obj = object.__new__(_UUID)
+    _UUID_INT.__set__(obj, value)
+    _UUID_SAFE.__set__(obj, _SAFE_UNKNOWN)
+    return obj
+
+
+cdef inline double _f32(const uint8_t *q) noexcept:
+    cdef uint32_t bits = q[0] | (<uint32_t>q[1] << 8) | (<uint32_t>q[2] << 16) | (<uint32_t>q[3] << 24)
+    cdef float f
+    memcpy(&f, &bits, 4)
+    return f
+
+
+cdef inline uint64_t _u64(const uint8_t *q) noexcept:
+    cdef uint64_t v = 0
+    cdef int k
+    for k in range(7, -1, -1):
+        v = (v << 8) | q[k]
+    return v
+
+
+cdef inline double _f64(const uint8_t *q) noexcept:
+    cdef uint64_t bits = _u64(q)
+    cdef double d
+    memcpy(&d, &bits, 8)
+    return d
+
+
+cdef object _floats(const uint8_t *q, int count, bint wide):
+    cdef object t = PyTuple_New(count)
+    cdef int k
+    for k in range(count):
+        _set(t, k, PyFloat_FromDouble(_f64(q + 8 * k) if wide else _f32(q + 4 * k)))
+    return t
+
+
+cdef object _value(int t, const uint8_t *q, Py_ssize_t size):
+    """The value of a fixed-size field at q (size bytes, all present)."""
+    cdef double x, y, z, w, s
+    cdef uint32_t u32
+    if t == 15:
+        return _make_uuid(q)
+    if t == 3:
+        u32 = q[0] | (<uint32_t>q[1] << 8) | (<uint32_t>q[2] << 16) | (<uint32_t>q[3] << 24)
+        return PyLong_FromUnsignedLong(u32)
+    if t == 1:
+        return PyLong_FromLong(q[0])
+    if t == 9:
+        return PyFloat_FromDouble(_f32(q))
+    if t == 11:
+        return _floats(q, 3, False)
+    if t == 14:
+        x = _f32(q)
+        y = _f32(q + 4)
+        z = _f32(q + 8)
+        s = 1.0 - (x * x + y * y + z * z)
+        w = sqrt(s) if s > 0 else 0.0
+        tup = PyTuple_New(4)
+        _set(tup, 0, PyFloat_FromDouble(x))
+        _set(tup, 1, PyFloat_FromDouble(y))
+        _set(tup, 2, PyFloat_FromDouble(z))
+        _set(tup, 3, PyFloat_FromDouble(w))
+        return tup
+    if t == 16:
+        if q[0] == 0:
+            return False
+        if q[0] == 1:
+            return True
+        return PyLong_FromLong(q[0])
+    if t == 7:
+        u32 = q[0] | (<uint32_t>q[1] << 8) | (<uint32_t>q[2] << 16) | (<uint32_t>q[3] << 24)
+        return PyLong_FromLong(<int32_t>u32)
+    if t == 2:
+        return PyLong_FromLong(q[0] | (q[1] << 8))
+    if t == 4:
+        return PyLong_FromUnsignedLongLong(_u64(q))
+    if t == 5:
+        return PyLong_FromLong(<int8_t>q[0])
+    if t == 6:
+        return PyLong_FromLong(<int16_t>(q[0] | (q[1] << 8)))
+    if t == 8:
+        return PyLong_FromLongLong(<int64_t>_u64(q))
+    if t == 10:
+        return PyFloat_FromDouble(_f64(q))
+    if t == 12:
+        return _floats(q, 3, True)
+    if t == 13:
+        return _floats(q, 4, False)
+    if t == 17:
+        return PyUnicode_FromFormat(b"%d.%d.%d.%d", <int>q[0], <int>q[1], <int>q[2], <int>q[3])
+    if t == 18:
+        return PyLong_FromLong((q[0] << 8) | q[1])
+    return PyBytes_FromStringAndSize(<const char *>q, size)  # Fixed
+
+
+cdef object _block(object cls, list values):
+    cdef Py_ssize_t i, n = len(values)
+    if not _fast_tuples:
+        return tuple.__new__(cls, values)
+    obj = gamecodec_alloc_subtuple(cls, n)
+    for i in range(n):
+        _set(obj, i, <object>PyList_GET_ITEM(values, i))
+    return obj
+
+
+cdef object _message(tuple items):
+    cdef Py_ssize_t i
+    if not _fast_tuples:
+        return tuple.__new__(Message, items)
+    obj = gamecodec_alloc_subtuple(Message, 12)
+    for i in range(12):
+        _set(obj, i, <object>PyTuple_GET_ITEM(items, i))
+    return obj
+
+
+# ------------------------------------------------------------------ zero-coding
+
+
+cdef Py_ssize_t _cap(object max_size) except -1:
+    if type(max_size) is not int or max_size < 0:
+        raise M.bad_max_size(max_size)
+    return max_size
+
+
+def zero_decode(data, max_size=8192):
+    """Expand LL zero-coding; DecodeError if the result passes ``max_size`` bytes."""
+    cdef bytes src = data if type(data) is bytes else bytes(data)
+    cdef Py_ssize_t cap = _cap(max_size)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(src)
+    cdef Py_ssize_t err = 0, got, room
+    cdef PyObject *out
+    # Most real data expands less than 2x; retry with the exact bound otherwise.
+    cdef Py_ssize_t limit = 256 * n + 1  # the most n bytes can expand to
+    if limit > cap:
+        limit = cap
+    room = 2 * n + 64
+    if room > limit:
+        room = limit
+    while True:
+        result = PyBytes_FromStringAndSize(NULL, room + LLUDP_SLACK)
+        got = lludp_expand(<const uint8_t *>PyBytes_AS_STRING(src), n,
+                           <uint8_t *>PyBytes_AS_STRING(result), room, &err)
+        if got >= 0:
+            break
+        if room >= limit:
+            raise M.zero_run_too_long(err, cap)
+        room = limit
+    out = <PyObject *>result
+    Py_INCREF(result)
+    result = None
+    _PyBytes_Resize(&out, got)
+    return <object>out
+
+
+def zero_encode(data):
+    """LL zero-coding: each run of zeros as ``00 n``, runs cut at 255."""
+    cdef bytes src = data if type(data) is bytes else bytes(data)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(src)
+    cdef PyObject *out
+    result = PyBytes_FromStringAndSize(NULL, 2 * n + LLUDP_SLACK)
+    cdef Py_ssize_t got = lludp_compress(<const uint8_t *>PyBytes_AS_STRING(src), n,
+                                         <uint8_t *>PyBytes_AS_STRING(result))
+    out = <PyObject *>result
+    Py_INCREF(result)
+    result = None
+    _PyBytes_Resize(&out, got)
+    return <object>out
+
+
+# ------------------------------------------------------------------ header
+
+
+cdef inline uint32_t _be32(const uint8_t *q) noexcept:
+    return (<uint32_t>q[0] << 24) | (<uint32_t>q[1] << 16) | (<uint32_t>q[2] << 8) | q[3]
+
+
+cdef tuple _acks(const uint8_t *p, Py_ssize_t n, Py_ssize_t *body_end):
+    cdef Py_ssize_t count = p[n - 1], k
+    if n - 1 < 4 * count + 7:
+        raise M.bad_ack_count(count, n)
+    body_end[0] = n - 1 - 4 * count
+    if count == 0:
+        return _EMPTY
+    acks = PyTuple_New(count)
+    for k in range(count):
+        _set(acks, k, PyLong_FromUnsignedLong(_be32(p + n - 5 - 4 * k)))
+    return acks
+
+
+cdef uint32_t _number(const uint8_t *r, Py_ssize_t size, Py_ssize_t *pos) except? 0xFFFFFFFF:
+    if size < 1:
+        raise M.short_number(6)
+    if r[0] != 0xFF:
+        pos[0] = 1
+        return r[0]
+    if size < 2:
+        raise M.short_number(6 + size)
+    if r[1] != 0xFF:
+        pos[0] = 2
+        return 0xFF00 | r[1]
+    if size < 4:
+        raise M.short_number(6 + size)
+    pos[0] = 4
+    return 0xFFFF0000 | (<uint32_t>r[2] << 8) | r[3]
+
+
+cdef object _plan(object template, uint32_t code):
+    cdef object key = PyLong_FromUnsignedLong(code)
+    cdef PyObject *found = PyDict_GetItem(template._plans, key)
+    if found != NULL:
+        return <object>found
+    return template.plan(code)
+
+
+def peek(data, template):
+    """Header, acks and message number, expanding at most the first bytes of the body."""
+    cdef bytes src = data if type(data) is bytes else bytes(data)
+    cdef const uint8_t *p = <const uint8_t *>PyBytes_AS_STRING(src)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(src)
+    cdef Py_ssize_t body_end = n, err = 0, head_n, pos = 0, stop
+    cdef uint8_t head[2048 + LLUDP_SLACK]
+    cdef uint8_t flags
+    cdef uint32_t code
+    cdef tuple acks = _EMPTY
+    if n < 7:
+        raise M.short_packet(n)
+    flags = p[0]
+    if flags & ACKF:
+        acks = _acks(p, n, &body_end)
+    stop = body_end if body_end < 14 else 14
+    if flags & ZC:
+        # 8 input bytes expand to at most 7 * 256 + 1 bytes: this cannot fail
+        head_n = lludp_expand(p + 6, stop - 6, head, 2048, &err)
+        if head_n > 4:
+            head_n = 4
+        code = _number(head, head_n, &pos)
+    else:
+        head_n = (stop if stop < 10 else 10) - 6
+        code = _number(p + 6, head_n, &pos)
+    plan = _plan(template, code)
+    if plan is False:
+        frequency, number = split_code(code)
+        name = None
+    else:
+        name = (<tuple>plan)[1]
+        frequency = (<tuple>plan)[2]
+        number = (<tuple>plan)[3]
+    return Header(flags, PyLong_FromUnsignedLong(_be32(p + 1)), p[5], frequency, number,
+                      name, acks, body_end)
+
+
+# ------------------------------------------------------------------ decode
+
+
+cdef object _walk(const uint8_t *r, Py_ssize_t end, Py_ssize_t *ppos, tuple plan, bint strict,
+                  list absent, bint *truncated):
+    cdef dict out = {}
+    cdef tuple blocks = <tuple>plan[4]
+    cdef tuple block
+    cdef Py_ssize_t pos = ppos[0], nb = PyTuple_GET_SIZE(blocks), b, f, nfields, size, i, count
+    cdef Py_ssize_t produced = 0, length, have, k
+    cdef const uint8_t *layout
+    cdef int kind, ftype
+    cdef uint8_t tmp[32]
+    cdef object name = plan[1]
+    cdef list items, values
+    for b in range(nb):
+        block = <tuple>PyTuple_GET_ITEM(blocks, b)
+        bname = <object>PyTuple_GET_ITEM(block, 0)
+        kind = <int><object>PyTuple_GET_ITEM(block, 1)
+        count = <Py_ssize_t><object>PyTuple_GET_ITEM(block, 2)
+        cls = <object>PyTuple_GET_ITEM(block, 3)
+        lay = <object>PyTuple_GET_ITEM(block, 4)
+        layout = <const uint8_t *>PyBytes_AS_STRING(lay)
+        nfields = PyBytes_GET_SIZE(lay) // 3
+        if kind == KIND_VARIABLE:
+            if pos >= end:
+                if strict:
+                    raise M.missing_count(6 + pos, name, bname)
+                absent.append(bname)
+                PyDict_SetItem(out, bname, [])
+                continue
+            count = r[pos]
+            pos += 1
+        items = []
+        for i in range(count):
+            values = []
+            for f in range(nfields):
+                ftype = layout[3 * f]
+                size = layout[3 * f + 1] | (layout[3 * f + 2] << 8)
+                if ftype == 20:
+                    if pos + size > end:
+                        if strict:
+                            raise M.short_field(6 + pos, name, bname, cls._fields[f])
+                        truncated[0] = True
+                        pos = end
+                        values.append(_NOBYTES)
+                        continue
+                    length = 0
+                    for k in range(size - 1, -1, -1):
+                        length = (length << 8) | r[pos + k]
+                    if length > MAX_VARIABLE:
+                        raise M.too_long_variable(6 + pos, name, bname, cls._fields[f], length)
+                    pos += size
+                    if pos + length > end:
+                        if strict:
+                            raise M.short_field(6 + pos, name, bname, cls._fields[f])
+                        truncated[0] = True
+                        value = PyBytes_FromStringAndSize(NULL, length)
+                        memset(PyBytes_AS_STRING(value), 0, length)
+                        memcpy(PyBytes_AS_STRING(value), r + pos, end - pos)
+                        values.append(value)
+                        pos = end
+                    else:
+                        values.append(PyBytes_FromStringAndSize(<const char *>r + pos, length))
+                        pos += length
+                    continue
+                if pos + size > end:
+                    if strict:
+                        raise M.short_field(6 + pos, name, bname, cls._fields[f])
+                    truncated[0] = True
+                    have = end - pos if end > pos else 0
+                    if ftype == 19:
+                        value = PyBytes_FromStringAndSize(NULL, size)
+                        memset(PyBytes_AS_STRING(value), 0, size)
+                        memcpy(PyBytes_AS_STRING(value), r + pos, have)
+                        values.append(value)
+                    else:
+                        memset(tmp, 0, 32)
+                        memcpy(tmp, r + pos, have)
+                        values.append(_value(ftype, tmp, size))
+                    pos = end
+                else:
+                    values.append(_value(ftype, r + pos, size))
+                    pos += size
+            items.append(_block(cls, values))
+        produced += count
+        PyDict_SetItem(out, bname, items)
+    if produced == 0 and nb:
+        raise M.empty_message(6 + pos, name)
+    ppos[0] = pos
+    return out
+
+
+cdef object _decode_region(const uint8_t *r, Py_ssize_t rn, uint8_t flags, uint32_t seq,
+                           Py_ssize_t extra_len, tuple acks, object template, bint strict):
+    cdef Py_ssize_t pos = 0
+    cdef uint32_t code = _number(r, rn, &pos)
+    cdef bint truncated = False
+    cdef list absent
+    if pos + extra_len > rn:
+        raise M.short_extra(6 + rn, extra_len)
+    extra = _NOBYTES if extra_len == 0 else PyBytes_FromStringAndSize(<const char *>r + pos, extra_len)
+    pos += extra_len
+    plan = _plan(template, code)
+    if plan is False:
+        frequency, number = split_code(code)
+        return _message((
+            _py._unknown_name(code), {}, flags, PyLong_FromUnsignedLong(seq), acks, extra,
+            frequency, number, _NOBYTES, _EMPTY, False,
+            PyBytes_FromStringAndSize(<const char *>r + pos, rn - pos),
+        ))
+    absent = []
+    blocks = _walk(r, rn, &pos, <tuple>plan, strict, absent, &truncated)
+    excess = _NOBYTES
+    if pos < rn:
+        if strict:
+            raise M.excess_bytes(6 + pos, (<tuple>plan)[1], rn - pos)
+        excess = PyBytes_FromStringAndSize(<const char *>r + pos, rn - pos)
+    return _message((
+        (<tuple>plan)[1], blocks, flags, PyLong_FromUnsignedLong(seq), acks, extra,
+        (<tuple>plan)[2], (<tuple>plan)[3], excess,
+        tuple(absent) if absent else _EMPTY, truncated, None,
+    ))
+
+
+cdef object _decode(bytes src, object template, bint strict, Py_ssize_t cap):
+    cdef const uint8_t *p = <const uint8_t *>PyBytes_AS_STRING(src)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(src)
+    cdef Py_ssize_t body_end = n, err = 0, rn, room
+    cdef uint8_t flags
+    cdef tuple acks = _EMPTY
+    cdef uint8_t stack[STACK + LLUDP_SLACK]
+    cdef uint8_t *heap
+    if n < 7:
+        raise M.short_packet(n)
+    flags = p[0]
+    if flags & ACKF:
+        acks = _acks(p, n, &body_end)
+    if not (flags & ZC):
+        return _decode_region(p + 6, body_end - 6, flags, _be32(p + 1), p[5], acks, template,
+                              strict)
+    room = cap
+    if room > 256 * (body_end - 6) + 1:
+        room = 256 * (body_end - 6) + 1
+    if room <= STACK:
+        rn = lludp_expand(p + 6, body_end - 6, stack, cap if cap < STACK else STACK, &err)
+        if rn < 0:
+            raise M.zero_run_too_long(6 + err, cap)
+        return _decode_region(stack, rn, flags, _be32(p + 1), p[5], acks, template, strict)
+    heap = <uint8_t *>PyMem_Malloc(room + LLUDP_SLACK)
+    if heap == NULL:
+        raise MemoryError()
+    try:
+        rn = lludp_expand(p + 6, body_end - 6, heap, room, &err)
+        if rn < 0:
+            raise M.zero_run_too_long(6 + err, cap)
+        return _decode_region(heap, rn, flags, _be32(p + 1), p[5], acks, template, strict)
+    finally:
+        PyMem_Free(heap)
+
+
+def decode(data, template, bint strict=False, max_size=8192):
+    """Decode one packet: header, acks, message number, extra bytes, every field."""
+    cdef bytes src = data if type(data) is bytes else bytes(data)
+    return _decode(src, template, strict, _cap(max_size))
+
+
+def decode_many(datagrams, template, bint strict=False, max_size=8192):
+    """Decode each packet; a bad one gives its DecodeError in its place."""
+    cdef Py_ssize_t cap = _cap(max_size)
+    cdef list out = []
+    for data in list(datagrams):
+        try:
+            out.append(_decode(data if type(data) is bytes else bytes(data), template, strict,
+                               cap))
+        except DecodeError as exc:
+            out.append(exc)
+    return out
+
+
+# ------------------------------------------------------------------ encode
+
+
+cdef struct Buf:
+    uint8_t *p
+    Py_ssize_t n
+    Py_ssize_t cap
+    bint heap
+
+
+cdef int _grow(Buf *b, Py_ssize_t need) except -1:
+    cdef Py_ssize_t cap = b.cap * 2
+    cdef uint8_t *q
+    if cap < b.n + need + 64:
+        cap = b.n + need + 64
+    if b.heap:
+        q = <uint8_t *>PyMem_Realloc(b.p, cap)
+    else:
+        q = <uint8_t *>PyMem_Malloc(cap)
+        if q != NULL:
+            memcpy(q, b.p, b.n)
+    if q == NULL:
+        raise MemoryError()
+    b.p = q
+    b.cap = cap
+    b.heap = True
+    return 0
+
+
+cdef inline int _put(Buf *b, const void *src, Py_ssize_t size) except -1:
+    if b.n + size > b.cap:
+        _grow(b, size)
+    memcpy(b.p + b.n, src, size)
+    b.n += size
+    return 0
+
+
+cdef inline int _put_le(Buf *b, uint64_t v, int size) except -1:
+    cdef int k
+    if b.n + size > b.cap:
+        _grow(b, size)
+    for k in range(size):
+        b.p[b.n + k] = (v >> (8 * k)) & 0xFF
+    b.n += size
+    return 0
+
+
+cdef inline int _put_f64(Buf *b, double d) except -1:
+    cdef uint64_t bits
+    memcpy(&bits, &d, 8)
+    return _put_le(b, bits, 8)
+
+
+cdef inline int _put_f32(Buf *b, double d) except -1:
+    cdef float f = <float>d
+    cdef uint32_t bits
+    memcpy(&bits, &f, 4)
+    return _put_le(b, bits, 4)
+
+
+cdef int _slow(Buf *b, int ftype, Py_ssize_t size, object value, str where, str name) except -1:
+    """The pure twin's field encoder: identical errors, and every unusual type."""
+    cdef bytes raw = _py._field_bytes(ftype, size, value, where, name)
+    return _put(b, PyBytes_AS_STRING(raw), PyBytes_GET_SIZE(raw))
+
+
+cdef inline bint _num(object v) noexcept:
+    return PyFloat_CheckExact(v) or PyLong_CheckExact(v)
+
+
+cdef int _floats_out(Buf *b, object value, int count, bint wide) except 1:
+    """Fast path for a tuple/list of exact floats; returns 1 to ask for the slow path."""
+    cdef Py_ssize_t k
+    cdef double d
+    cdef float f
+    if not (PyTuple_CheckExact(value) or PyList_CheckExact(value)) or len(value) != count:
+        return 2
+    for k in range(count):
+        item = value[k]
+        if PyFloat_CheckExact(item):
+            d = PyFloat_AS_DOUBLE(item)
+        else:
+            return 2
+        if not wide:
+            f = <float>d
+            if isinf(f) and not isinf(d):
+                return 2
+    for k in range(count):
+        d = PyFloat_AS_DOUBLE(value[k])
+        if wide:
+            _put_f64(b, d)
+        else:
+            _put_f32(b, d)
+    return 0
+
+
+cdef int _field_out(Buf *b, int ftype, Py_ssize_t size, object value, object bname,
+                    object cls, Py_ssize_t f, object name) except -1:
+    cdef unsigned long long u
+    cdef long long s
+    cdef double d
+    cdef float fl
+    cdef uint8_t raw[16]
+    cdef Py_ssize_t length
+    cdef PyObject **slot
+    if ftype == 15:
+        if type(value) is _UUID and _fast_uuid:
+            slot = lludp_slot(<PyObject *>value, <PyObject *>_UUID_INT)
+            if slot[0] != NULL and lludp_uint128_bytes(<object>slot[0], raw) == 0:
+                return _put(b, raw, 16)
+    elif ftype <= 4 or ftype == 18:  # unsigned ints, IPPORT
+        if PyLong_CheckExact(value):
+            try:
+                u = PyLong_AsUnsignedLongLong(value)
+            except OverflowError:
+                u = 0
+            else:
+                if size == 8 or u < (<unsigned long long>1 << (8 * size)):
+                    if ftype == 18:
+                        raw[0] = (u >> 8) & 0xFF
+                        raw[1] = u & 0xFF
+                        return _put(b, raw, 2)
+                    return _put_le(b, u, size)
+    elif ftype <= 8:  # signed ints
+        if PyLong_CheckExact(value):
+            try:
+                s = PyLong_AsLongLong(value)
+            except OverflowError:
+                s = 0
+            else:
+                if size == 8 or (-(<long long>1 << (8 * size - 1)) <= s < (<long long>1 << (8 * size - 1))):
+                    return _put_le(b, <uint64_t>s, size)
+    elif ftype == 9:
+        if PyFloat_CheckExact(value):
+            d = PyFloat_AS_DOUBLE(value)
+            fl = <float>d
+            if not (isinf(fl) and not isinf(d)):
+                return _put_f32(b, d)
+    elif ftype == 10:
+        if PyFloat_CheckExact(value):
+            d = PyFloat_AS_DOUBLE(value)
+            return _put_f64(b, PyFloat_AS_DOUBLE(value))
+    elif ftype == 11 or ftype == 12 or ftype == 13:
+        if _floats_out(b, value, 4 if ftype == 13 else 3, ftype == 12) == 0:
+            return 0
+    elif ftype == 16:
+        if value is True:
+            raw[0] = 1
+            return _put(b, raw, 1)
+        if value is False:
+            raw[0] = 0
+            return _put(b, raw, 1)
+    elif ftype == 19:
+        if PyBytes_CheckExact(value) and PyBytes_GET_SIZE(value) == size:
+            return _put(b, PyBytes_AS_STRING(value), size)
+    elif ftype == 20:
+        if PyBytes_CheckExact(value):
+            length = PyBytes_GET_SIZE(value)
+            if size == 4 or length < (<Py_ssize_t>1 << (8 * size)):
+                _put_le(b, length, size)
+                return _put(b, PyBytes_AS_STRING(value), length)
+        where = f"{bname}.{cls._fields[f]}"
+        raw_value = _py._bytes(value, where, name)
+        if len(raw_value) >= (<Py_ssize_t>1 << (8 * size)):
+            raise M.encode_error(
+                name, where, f"{len(raw_value)} bytes do not fit a {size}-byte length"
+            )
+        _put_le(b, len(raw_value), size)
+        return _put(b, PyBytes_AS_STRING(raw_value), len(raw_value))
+    return _slow(b, ftype, size, value, f"{bname}.{cls._fields[f]}", name)
+
+
+cdef int _body(Buf *b, object message, tuple plan) except -1:
+    cdef object name = plan[1]
+    cdef tuple blocks = <tuple>plan[4]
+    cdef Py_ssize_t nb = PyTuple_GET_SIZE(blocks), bi, f, nfields, count, nitems, k, size
+    cdef int kind, ftype
+    cdef const uint8_t *layout
+    cdef uint8_t one
+    given = _item(message, 1)
+    absent = _item(message, 9)
+    for bi in range(nb):
+        block = <tuple>PyTuple_GET_ITEM(blocks, bi)
+        bname = <object>PyTuple_GET_ITEM(block, 0)
+        kind = <int><object>PyTuple_GET_ITEM(block, 1)
+        count = <Py_ssize_t><object>PyTuple_GET_ITEM(block, 2)
+        cls = <object>PyTuple_GET_ITEM(block, 3)
+        lay = <object>PyTuple_GET_ITEM(block, 4)
+        layout = <const uint8_t *>PyBytes_AS_STRING(lay)
+        nfields = PyBytes_GET_SIZE(lay) // 3
+        items = given.get(bname, _EMPTY)
+        if not (PyList_CheckExact(items) or PyTuple_CheckExact(items)):
+            items = list(items)
+        nitems = len(items)
+        if kind == KIND_VARIABLE:
+            if nitems == 0 and bname in absent:
+                continue
+            if nitems > 0xFF:
+                raise M.encode_error(name, bname, f"{nitems} blocks, at most 255")
+            one = <uint8_t>nitems
+            _put(b, &one, 1)
+        elif nitems != count:
+            raise M.encode_error(name, bname, f"expected {count} block(s), got {nitems}")
+        for k in range(nitems):
+            item = items[k]
+            if not PyTuple_Check(item):
+                raise M.encode_error(name, bname, f"expected a Block, got {type(item).__name__}")
+            if PyTuple_GET_SIZE(item) != nfields:
+                raise M.encode_error(
+                    name, bname, f"expected {nfields} fields, got {PyTuple_GET_SIZE(item)}"
+                )
+            for f in range(nfields):
+                ftype = layout[3 * f]
+                size = layout[3 * f + 1] | (layout[3 * f + 2] << 8)
+                _field_out(b, ftype, size, <object>PyTuple_GET_ITEM(item, f), bname, cls, f, name)
+    return 0
+
+
+cdef bytes _encode(object message, object template, bint smaller):
+    cdef Buf b
+    cdef uint8_t stack[2048]
+    cdef Py_ssize_t total, coded_n, k, nacks
+    cdef PyObject *out
+    cdef uint8_t *o
+    cdef uint8_t flags
+    cdef unsigned long long v
+    if type(message) is not Message:
+        if not isinstance(message, Message):
+            raise TypeError(f"expected a Message, got {type(message).__name__}")
+    name = _item(message, 0)
+    b.p = stack
+    b.n = 0
+    b.cap = 2048
+    b.heap = False
+    try:
+        extra = _item(message, 5)
+        if not PyBytes_CheckExact(extra):
+            extra = _py._bytes(extra, "extra", name)
+        body_raw = _item(message, 11)
+        if body_raw is not None:
+            nb = _py._number_bytes(_item(message, 6), _item(message, 7))
+            _put(&b, PyBytes_AS_STRING(nb), PyBytes_GET_SIZE(nb))
+            _put(&b, PyBytes_AS_STRING(extra), PyBytes_GET_SIZE(extra))
+            body_raw = _py._bytes(body_raw, "body", name)
+            _put(&b, PyBytes_AS_STRING(body_raw), PyBytes_GET_SIZE(body_raw))
+        else:
+            plan = template._name_plans.get(name) if type(name) is str else None
+            if plan is None:
+                try:
+                    plan = template.plan_by_name(name)
+                except KeyError:
+                    raise M.encode_error(name, "name", "not in the template") from None
+            nb = _py._number_bytes((<tuple>plan)[2], (<tuple>plan)[3])
+            _put(&b, PyBytes_AS_STRING(nb), PyBytes_GET_SIZE(nb))
+            _put(&b, PyBytes_AS_STRING(extra), PyBytes_GET_SIZE(extra))
+            _body(&b, message, <tuple>plan)
+            excess = _item(message, 8)
+            if not PyBytes_CheckExact(excess):
+                excess = _py._bytes(excess, "excess", name)
+            _put(&b, PyBytes_AS_STRING(excess), PyBytes_GET_SIZE(excess))
+        fl = _item(message, 2)
+        if not (PyLong_CheckExact(fl) and 0 <= fl <= 0xFF):
+            fl = _py._int(fl, 0, 0xFF, "flags", name)
+        flags = fl
+        seq = _item(message, 3)
+        if not (PyLong_CheckExact(seq) and 0 <= seq <= 0xFFFFFFFF):
+            seq = _py._int(seq, 0, 0xFFFFFFFF, "sequence", name)
+        if PyBytes_GET_SIZE(extra) > 0xFF:
+            raise M.encode_error(name, "extra", f"{PyBytes_GET_SIZE(extra)} bytes, at most 255")
+        acks = _item(message, 4)
+        nacks = len(acks)
+        if nacks > MAX_ACKS_C:
+            raise M.encode_error(name, "acks", f"{nacks} acks, at most {MAX_ACKS_C}")
+        if nacks and name == "PacketAck":
+            raise M.encode_error(name, "acks", "acks are never appended to PacketAck")
+        if nacks:
+            flags |= ACKF
+        total = 6 + (2 * b.n if flags & ZC else b.n) + ((4 * nacks + 1) if flags & ACKF else 0)
+        result = PyBytes_FromStringAndSize(NULL, total + LLUDP_SLACK)
+        o = <uint8_t *>PyBytes_AS_STRING(result)
+        if flags & ZC:
+            coded_n = lludp_compress(b.p, b.n, o + 6)
+            if smaller and coded_n >= b.n:
+                flags &= ~ZC
+                memcpy(o + 6, b.p, b.n)
+                coded_n = b.n
+        else:
+            memcpy(o + 6, b.p, b.n)
+            coded_n = b.n
+        total = 6 + coded_n
+        if flags & ACKF:
+            for k in range(nacks - 1, -1, -1):
+                ack = acks[k]
+                if PyLong_CheckExact(ack) and 0 <= ack <= 0xFFFFFFFF:
+                    v = ack
+                else:
+                    v = _py._int(ack, 0, 0xFFFFFFFF, "acks", name)
+                o[total] = (v >> 24) & 0xFF
+                o[total + 1] = (v >> 16) & 0xFF
+                o[total + 2] = (v >> 8) & 0xFF
+                o[total + 3] = v & 0xFF
+                total += 4
+            o[total] = <uint8_t>nacks
+            total += 1
+        o[0] = flags
+        v = seq
+        o[1] = (v >> 24) & 0xFF
+        o[2] = (v >> 16) & 0xFF
+        o[3] = (v >> 8) & 0xFF
+        o[4] = v & 0xFF
+        o[5] = <uint8_t>PyBytes_GET_SIZE(extra)
+    finally:
+        if b.heap:
+            PyMem_Free(b.p)
+    out = <PyObject *>result
+    Py_INCREF(result)
+    result = None
+    _PyBytes_Resize(&out, total)
+    return <bytes>out
+
+
+def encode(message, template, zero_coding="flag"):
+    """The packet bytes of ``message`` (see ``gamecodec.lludp.encode``)."""
+    if zero_coding != "flag" and zero_coding != "smaller":
+        if not isinstance(message, Message):
+            raise TypeError(f"expected a Message, got {type(message).__name__}")
+        raise ValueError(f"zero_coding must be 'flag' or 'smaller', not {zero_coding!r}")
+    return _encode(message, template, zero_coding == "smaller")
+
+
+def encode_into(message, buf, offset, template, zero_coding="flag"):
+    """Write ``message`` into ``buf`` at ``offset``; returns the bytes written."""
+    data = encode(message, template, zero_coding)
+    if not isinstance(buf, bytearray):
+        raise TypeError(f"buf must be a bytearray, not {type(buf).__name__}")
+    if offset < 0 or offset > len(buf):
+        raise ValueError(f"offset {offset} outside the buffer of {len(buf)} bytes")
+    buf[offset : offset + len(data)] = data
+    return len(data)
+
+
+def forward(data, flags=None, sequence=None, acks=None):
+    """Rewrite a packet's header and appended acks, copying its body untouched."""
+    cdef bytes src = data if type(data) is bytes else bytes(data)
+    cdef const uint8_t *p = <const uint8_t *>PyBytes_AS_STRING(src)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(src), body_end = n, k, nacks, total
+    cdef tuple old_acks = _EMPTY
+    cdef uint8_t new_flags
+    cdef uint8_t *o
+    cdef unsigned long long v
+    if n < 7:
+        raise M.short_packet(n)
+    if p[0] & ACKF:
+        old_acks = _acks(p, n, &body_end)
+    new_flags = p[0] if flags is None else _py._int(flags, 0, 0xFF, "flags", "forward")
+    new_acks = old_acks if acks is None else tuple(acks)
+    nacks = len(new_acks)
+    if nacks > MAX_ACKS_C:
+        raise M.encode_error("forward", "acks", f"{nacks} acks, at most {MAX_ACKS_C}")
+    if acks is not None:
+        new_flags = (new_flags | ACKF) if nacks else (new_flags & ~ACKF)
+    total = body_end + ((4 * nacks + 1) if new_flags & ACKF else 0)
+    if sequence is not None:
+        v = _py._int(sequence, 0, 0xFFFFFFFF, "sequence", "forward")
+    result = PyBytes_FromStringAndSize(NULL, total)
+    o = <uint8_t *>PyBytes_AS_STRING(result)
+    memcpy(o, p, body_end)
+    o[0] = new_flags
+    if sequence is not None:
+        o[1] = (v >> 24) & 0xFF
+        o[2] = (v >> 16) & 0xFF
+        o[3] = (v >> 8) & 0xFF
+        o[4] = v & 0xFF
+    if new_flags & ACKF:
+        total = body_end
+        for k in range(nacks - 1, -1, -1):
+            ack = new_acks[k]
+            v = ack if (PyLong_CheckExact(ack) and 0 <= ack <= 0xFFFFFFFF) else _py._int(
+                ack, 0, 0xFFFFFFFF, "acks", "forward")
+            o[total] = (v >> 24) & 0xFF
+            o[total + 1] = (v >> 16) & 0xFF
+            o[total + 2] = (v >> 8) & 0xFF
+            o[total + 3] = v & 0xFF
+            total += 4
+        o[total] = <uint8_t>nacks
+    return result
+
+
+# ------------------------------------------------------------------ self-checks
+
+
+def _check_fast_objects():
+    """Use direct tuple and UUID construction only where it is indistinguishable."""
+    global _fast_tuples, _fast_uuid
+    items = ("X", {}, 1, 2, (), b"", 1, 4, b"", (), False, None)
+    slow = tuple.__new__(Message, items)
+    fast = _message(items)
+    _fast_tuples = (type(fast) is Message and fast == slow and repr(fast) == repr(slow))
+    raw = bytes(range(1, 17))
+    try:
+        probe = object.__new__(_UUID)
+        _fast_uuid = (lludp_slot(<PyObject *>probe, <PyObject *>_UUID_INT) != NULL
+                      and lludp_slot(<PyObject *>probe, <PyObject *>_UUID_SAFE) != NULL)
+        if _fast_uuid:
+            made = _make_uuid(raw)
+            ref = _uuid_mod.UUID(bytes=raw)
+            _fast_uuid = (type(made) is _UUID and made == ref and hash(made) == hash(ref)
+                          and str(made) == str(ref) and made.is_safe is ref.is_safe
+                          and made.bytes == raw)
+    except Exception:
+        _fast_uuid = False
+
+
+_check_fast_objects()
+
+
+def _uses_fast_objects():
+    """(fast tuples, fast UUIDs): whether the direct constructions are in use (for tests)."""
+    return _fast_tuples, _fast_uuid

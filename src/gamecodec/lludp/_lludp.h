@@ -1,0 +1,175 @@
+/* LLUDP hot loops in plain C, used by _codec_c.pyx: zero-coding and 128-bit
+   UUID integers. The semantics are those of _codec_py.py (tests hold them
+   together). */
+#ifndef GAMECODEC_LLUDP_H
+#define GAMECODEC_LLUDP_H
+
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifndef Py_T_OBJECT_EX
+#include <structmember.h>
+#define Py_T_OBJECT_EX T_OBJECT_EX
+#endif
+
+/* Bytes a destination buffer needs past its capacity: the loops below store
+   whole words and zero blocks unconditionally. */
+#define LLUDP_SLACK 32
+
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define LLUDP_WORDS 1
+#define LLUDP_ONES 0x0101010101010101ULL
+#define LLUDP_HIGHS 0x8080808080808080ULL
+#endif
+
+/* Expand LL zero-coding of src[0:n] into dst (cap + LLUDP_SLACK bytes).
+   Returns the output size, or -1 if the output would pass cap; *err is then
+   the input index where it would. */
+static Py_ssize_t lludp_expand(const unsigned char *src, Py_ssize_t n,
+                               unsigned char *dst, Py_ssize_t cap, Py_ssize_t *err)
+{
+    Py_ssize_t i = 0, o = 0;
+    while (i < n) {
+#ifdef LLUDP_WORDS
+        if (i + 8 <= n && o + 8 <= cap) {
+            uint64_t v, z;
+            memcpy(&v, src + i, 8);
+            memcpy(dst + o, &v, 8);
+            z = (v - LLUDP_ONES) & ~v & LLUDP_HIGHS;
+            if (!z) {
+                i += 8;
+                o += 8;
+                continue;
+            }
+            {
+                int k = __builtin_ctzll(z) >> 3; /* the first zero byte */
+                i += k;
+                o += k;
+            }
+        }
+#endif
+        if (src[i]) {
+            if (o >= cap) {
+                *err = i;
+                return -1;
+            }
+            dst[o++] = src[i++];
+            continue;
+        }
+        {
+            Py_ssize_t j = i + 1, count;
+            while (j < n && src[j] == 0) j++;
+            count = 256 * (j - i - 1);
+            if (j < n) count += src[j++];
+            else count += 1;
+            if (count > cap - o) {
+                *err = i;
+                return -1;
+            }
+            if (count <= 16) memset(dst + o, 0, 16);
+            else memset(dst + o, 0, (size_t)count);
+            o += count;
+            i = j;
+        }
+    }
+    return o;
+}
+
+/* LL zero-coding of src[0:n] into dst (at least 2 * n + LLUDP_SLACK bytes):
+   each run of zeros becomes 00 n, runs cut at 255. Returns the output size. */
+static Py_ssize_t lludp_compress(const unsigned char *src, Py_ssize_t n, unsigned char *dst)
+{
+    Py_ssize_t i = 0, o = 0;
+    while (i < n) {
+#ifdef LLUDP_WORDS
+        if (i + 8 <= n) {
+            uint64_t v, z;
+            memcpy(&v, src + i, 8);
+            memcpy(dst + o, &v, 8);
+            z = (v - LLUDP_ONES) & ~v & LLUDP_HIGHS;
+            if (!z) {
+                i += 8;
+                o += 8;
+                continue;
+            }
+            {
+                int k = __builtin_ctzll(z) >> 3;
+                i += k;
+                o += k;
+            }
+        }
+#endif
+        if (src[i]) {
+            dst[o++] = src[i++];
+            continue;
+        }
+        {
+            Py_ssize_t j = i + 1, run;
+            while (j < n && src[j] == 0) j++;
+            run = j - i;
+            while (run > 255) {
+                dst[o++] = 0;
+                dst[o++] = 255;
+                run -= 255;
+            }
+            dst[o++] = 0;
+            dst[o++] = (unsigned char)run;
+            i = j;
+        }
+    }
+    return o;
+}
+
+/* The int of 16 big-endian bytes. */
+static PyObject *lludp_uint128(const unsigned char *p)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return PyLong_FromUnsignedNativeBytes(p, 16, Py_ASNATIVEBYTES_BIG_ENDIAN);
+#else
+    return _PyLong_FromByteArray(p, 16, 0, 0);
+#endif
+}
+
+/* 16 big-endian bytes of a non-negative int below 2**128; -1 with an
+   exception set otherwise. */
+static int lludp_uint128_bytes(PyObject *v, unsigned char *out)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    Py_ssize_t r;
+    if (!PyLong_Check(v) || Py_SIZE(v) < 0) {
+        PyErr_SetString(PyExc_OverflowError, "not a 128-bit unsigned int");
+        return -1;
+    }
+    r = PyLong_AsNativeBytes(v, out, 16,
+                             Py_ASNATIVEBYTES_BIG_ENDIAN | Py_ASNATIVEBYTES_UNSIGNED_BUFFER |
+                                 Py_ASNATIVEBYTES_REJECT_NEGATIVE);
+    if (r < 0) return -1;
+    if (r > 16) {
+        PyErr_SetString(PyExc_OverflowError, "int too big for 128 bits");
+        return -1;
+    }
+    return 0;
+#else
+    return _PyLong_AsByteArray((PyLongObject *)v, out, 16, 0, 0);
+#endif
+}
+
+/* A fresh instance of cls from its tp_alloc (slots NULL), as object.__new__ makes it. */
+static PyObject *lludp_alloc(PyObject *cls)
+{
+    return ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
+}
+
+/* The address of an object's __slots__ member, from its member descriptor;
+   NULL if descr is not a plain object member. */
+static PyObject **lludp_slot(PyObject *obj, PyObject *descr)
+{
+    PyMemberDef *m;
+    if (!PyObject_TypeCheck(descr, &PyMemberDescr_Type)) return NULL;
+    m = ((PyMemberDescrObject *)descr)->d_member;
+    if (m->type != Py_T_OBJECT_EX) return NULL;
+    return (PyObject **)((char *)obj + m->offset);
+}
+
+#endif
