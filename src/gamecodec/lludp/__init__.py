@@ -17,7 +17,6 @@ from typing import Any
 
 from gamecodec import _accel
 from gamecodec.errors import DecodeError
-
 from gamecodec.lludp._models import (
     ACK,
     MAX_ACKS,
@@ -178,7 +177,7 @@ def decode_many(
     )
 
 
-def build(  # noqa: PLR0913
+def build(
     name: str,
     *,
     template: Template | None = None,
@@ -211,6 +210,3 @@ def text(value: bytes) -> str:
     """A NUL-terminated text field as ``str`` (UTF-8, undecodable bytes replaced)."""
     end = value.find(b"\x00")
     return (value if end < 0 else value[:end]).decode("utf-8", errors="replace")
-
-
-

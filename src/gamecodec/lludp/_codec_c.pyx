@@ -12,12 +12,12 @@ so both raise the same EncodeError.
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
 from cpython.float cimport PyFloat_FromDouble
-from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM, PyList_SetItem
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
-from libc.math cimport isinf, sqrt
+from libc.math cimport isfinite, isinf, sqrt
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
@@ -32,7 +32,10 @@ cdef extern from "_lludp.h":
     enum: LLUDP_SLACK
     Py_ssize_t lludp_expand(const uint8_t *src, Py_ssize_t n, uint8_t *dst, Py_ssize_t cap,
                             Py_ssize_t *err) nogil
-    Py_ssize_t lludp_compress(const uint8_t *src, Py_ssize_t n, uint8_t *dst) nogil
+    Py_ssize_t lludp_compress(const uint8_t *src, Py_ssize_t n, uint8_t *dst, Py_ssize_t cap) nogil
+    Py_ssize_t lludp_expanded_size(const uint8_t *src, Py_ssize_t n, Py_ssize_t cap,
+                                   Py_ssize_t *err) nogil
+    Py_ssize_t lludp_compressed_size(const uint8_t *src, Py_ssize_t n) nogil
     object lludp_uint128(const uint8_t *p)
     int lludp_uint128_bytes(object v, uint8_t *out) except -1
     PyObject **lludp_slot(PyObject *obj, PyObject *descr)
@@ -209,14 +212,11 @@ cdef object _value(int t, const uint8_t *q, Py_ssize_t size):
     return PyBytes_FromStringAndSize(<const char *>q, size)  # Fixed
 
 
-cdef object _block(object cls, list values):
-    cdef Py_ssize_t i, n = len(values)
-    if not _fast_tuples:
-        return tuple.__new__(cls, values)
-    obj = gamecodec_alloc_subtuple(cls, n)
-    for i in range(n):
-        _set(obj, i, <object>PyList_GET_ITEM(values, i))
-    return obj
+cdef inline object _new_block(object cls, Py_ssize_t n):
+    """An empty Block of n slots (or a plain tuple to convert, without fast tuples)."""
+    if _fast_tuples:
+        return gamecodec_alloc_subtuple(cls, n)
+    return PyTuple_New(n)
 
 
 cdef object _message(tuple items):
@@ -225,6 +225,16 @@ cdef object _message(tuple items):
         return tuple.__new__(Message, items)
     obj = gamecodec_alloc_subtuple(Message, 12)
     for i in range(12):
+        _set(obj, i, <object>PyTuple_GET_ITEM(items, i))
+    return obj
+
+
+cdef object _named(object cls, tuple items):
+    cdef Py_ssize_t i, n = PyTuple_GET_SIZE(items)
+    if not _fast_tuples:
+        return tuple.__new__(cls, items)
+    obj = gamecodec_alloc_subtuple(cls, n)
+    for i in range(n):
         _set(obj, i, <object>PyTuple_GET_ITEM(items, i))
     return obj
 
@@ -243,44 +253,38 @@ def zero_decode(data, max_size=8192):
     cdef bytes src = data if type(data) is bytes else bytes(data)
     cdef Py_ssize_t cap = _cap(max_size)
     cdef Py_ssize_t n = PyBytes_GET_SIZE(src)
-    cdef Py_ssize_t err = 0, got, room
-    cdef PyObject *out
-    # Most real data expands less than 2x; retry with the exact bound otherwise.
-    cdef Py_ssize_t limit = 256 * n + 1  # the most n bytes can expand to
-    if limit > cap:
-        limit = cap
-    room = 2 * n + 64
-    if room > limit:
-        room = limit
-    while True:
-        result = PyBytes_FromStringAndSize(NULL, room + LLUDP_SLACK)
-        got = lludp_expand(<const uint8_t *>PyBytes_AS_STRING(src), n,
-                           <uint8_t *>PyBytes_AS_STRING(result), room, &err)
-        if got >= 0:
-            break
-        if room >= limit:
+    cdef Py_ssize_t err = 0, got
+    cdef uint8_t stack[STACK + LLUDP_SLACK]
+    cdef const uint8_t *p = <const uint8_t *>PyBytes_AS_STRING(src)
+    # Results are allocated at their exact size: growing or shrinking big
+    # buffers makes the C allocator map and unmap pages on every call.
+    if cap <= STACK:
+        got = lludp_expand(p, n, stack, cap, &err)
+        if got < 0:
             raise M.zero_run_too_long(err, cap)
-        room = limit
-    out = <PyObject *>result
-    Py_INCREF(result)
-    result = None
-    _PyBytes_Resize(&out, got)
-    return <object>out
+        return PyBytes_FromStringAndSize(<const char *>stack, got)
+    got = lludp_expanded_size(p, n, cap, &err)
+    if got < 0:
+        raise M.zero_run_too_long(err, cap)
+    result = PyBytes_FromStringAndSize(NULL, got)
+    lludp_expand(p, n, <uint8_t *>PyBytes_AS_STRING(result), got, &err)
+    return result
 
 
 def zero_encode(data):
     """LL zero-coding: each run of zeros as ``00 n``, runs cut at 255."""
     cdef bytes src = data if type(data) is bytes else bytes(data)
     cdef Py_ssize_t n = PyBytes_GET_SIZE(src)
-    cdef PyObject *out
-    result = PyBytes_FromStringAndSize(NULL, 2 * n + LLUDP_SLACK)
-    cdef Py_ssize_t got = lludp_compress(<const uint8_t *>PyBytes_AS_STRING(src), n,
-                                         <uint8_t *>PyBytes_AS_STRING(result))
-    out = <PyObject *>result
-    Py_INCREF(result)
-    result = None
-    _PyBytes_Resize(&out, got)
-    return <object>out
+    cdef const uint8_t *p = <const uint8_t *>PyBytes_AS_STRING(src)
+    cdef uint8_t stack[STACK + LLUDP_SLACK]
+    cdef Py_ssize_t got
+    if 2 * n <= STACK:
+        got = lludp_compress(p, n, stack, STACK)
+        return PyBytes_FromStringAndSize(<const char *>stack, got)
+    got = lludp_compressed_size(p, n)
+    result = PyBytes_FromStringAndSize(NULL, got)
+    lludp_compress(p, n, <uint8_t *>PyBytes_AS_STRING(result), got)
+    return result
 
 
 # ------------------------------------------------------------------ header
@@ -320,9 +324,20 @@ cdef uint32_t _number(const uint8_t *r, Py_ssize_t size, Py_ssize_t *pos) except
     return 0xFFFF0000 | (<uint32_t>r[2] << 8) | r[3]
 
 
+cdef tuple _last = (None, {})  # (template, its plans): one reference, swapped whole
+
+
 cdef object _plan(object template, uint32_t code):
+    global _last
+    cdef tuple last = _last
     cdef object key = PyLong_FromUnsignedLong(code)
-    cdef PyObject *found = PyDict_GetItem(template._plans, key)
+    cdef object plans
+    if <object>PyTuple_GET_ITEM(last, 0) is template:
+        plans = <object>PyTuple_GET_ITEM(last, 1)
+    else:
+        plans = template._plans
+        _last = (template, plans)
+    cdef PyObject *found = PyDict_GetItem(plans, key)
     if found != NULL:
         return <object>found
     return template.plan(code)
@@ -361,8 +376,8 @@ def peek(data, template):
         name = (<tuple>plan)[1]
         frequency = (<tuple>plan)[2]
         number = (<tuple>plan)[3]
-    return Header(flags, PyLong_FromUnsignedLong(_be32(p + 1)), p[5], frequency, number,
-                      name, acks, body_end)
+    return _named(Header, (flags, PyLong_FromUnsignedLong(_be32(p + 1)), p[5], frequency,
+                           number, name, acks, body_end))
 
 
 # ------------------------------------------------------------------ decode
@@ -379,7 +394,8 @@ cdef object _walk(const uint8_t *r, Py_ssize_t end, Py_ssize_t *ppos, tuple plan
     cdef int kind, ftype
     cdef uint8_t tmp[32]
     cdef object name = plan[1]
-    cdef list items, values
+    cdef list items
+    cdef object blk
     for b in range(nb):
         block = <tuple>PyTuple_GET_ITEM(blocks, b)
         bname = <object>PyTuple_GET_ITEM(block, 0)
@@ -398,9 +414,11 @@ cdef object _walk(const uint8_t *r, Py_ssize_t end, Py_ssize_t *ppos, tuple plan
                 continue
             count = r[pos]
             pos += 1
-        items = []
+        items = PyList_New(count)
         for i in range(count):
-            values = []
+            blk = _new_block(cls, nfields)
+            PyList_SET_ITEM(items, i, blk)
+            Py_INCREF(blk)
             for f in range(nfields):
                 ftype = layout[3 * f]
                 size = layout[3 * f + 1] | (layout[3 * f + 2] << 8)
@@ -410,7 +428,7 @@ cdef object _walk(const uint8_t *r, Py_ssize_t end, Py_ssize_t *ppos, tuple plan
                             raise M.short_field(6 + pos, name, bname, cls._fields[f])
                         truncated[0] = True
                         pos = end
-                        values.append(_NOBYTES)
+                        _set(blk, f, _NOBYTES)
                         continue
                     length = 0
                     for k in range(size - 1, -1, -1):
@@ -425,10 +443,10 @@ cdef object _walk(const uint8_t *r, Py_ssize_t end, Py_ssize_t *ppos, tuple plan
                         value = PyBytes_FromStringAndSize(NULL, length)
                         memset(PyBytes_AS_STRING(value), 0, length)
                         memcpy(PyBytes_AS_STRING(value), r + pos, end - pos)
-                        values.append(value)
+                        _set(blk, f, value)
                         pos = end
                     else:
-                        values.append(PyBytes_FromStringAndSize(<const char *>r + pos, length))
+                        _set(blk, f, PyBytes_FromStringAndSize(<const char *>r + pos, length))
                         pos += length
                     continue
                 if pos + size > end:
@@ -440,16 +458,17 @@ cdef object _walk(const uint8_t *r, Py_ssize_t end, Py_ssize_t *ppos, tuple plan
                         value = PyBytes_FromStringAndSize(NULL, size)
                         memset(PyBytes_AS_STRING(value), 0, size)
                         memcpy(PyBytes_AS_STRING(value), r + pos, have)
-                        values.append(value)
+                        _set(blk, f, value)
                     else:
                         memset(tmp, 0, 32)
                         memcpy(tmp, r + pos, have)
-                        values.append(_value(ftype, tmp, size))
+                        _set(blk, f, _value(ftype, tmp, size))
                     pos = end
                 else:
-                    values.append(_value(ftype, r + pos, size))
+                    _set(blk, f, _value(ftype, r + pos, size))
                     pos += size
-            items.append(_block(cls, values))
+            if not _fast_tuples:
+                PyList_SetItem(items, i, tuple.__new__(cls, blk))
         produced += count
         PyDict_SetItem(out, bname, items)
     if produced == 0 and nb:
@@ -641,6 +660,53 @@ cdef int _floats_out(Buf *b, object value, int count, bint wide) except 1:
     return 0
 
 
+cdef int _quat_out(Buf *b, object value) except 1:
+    """LL's packToVector3 for a tuple/list of exact floats; 2 asks for the slow path."""
+    cdef double q[4]
+    cdef double mag, x, y, z, w
+    cdef float fl
+    cdef Py_ssize_t k, n
+    if not (PyTuple_CheckExact(value) or PyList_CheckExact(value)):
+        return 2
+    n = len(value)
+    if n != 3 and n != 4:
+        return 2
+    for k in range(n):
+        item = value[k]
+        if not PyFloat_CheckExact(item):
+            return 2
+        q[k] = PyFloat_AS_DOUBLE(item)
+    if n == 4:
+        x = q[0]
+        y = q[1]
+        z = q[2]
+        w = q[3]
+        mag = sqrt(x * x + y * y + z * z + w * w)
+        if not isfinite(mag):
+            return 2
+        if mag <= 1e-7:
+            q[0] = q[1] = q[2] = 0.0
+        else:
+            x = x / mag
+            y = y / mag
+            z = z / mag
+            w = w / mag
+            if w < 0:
+                x = -x
+                y = -y
+                z = -z
+            q[0] = x
+            q[1] = y
+            q[2] = z
+    for k in range(3):
+        fl = <float>q[k]
+        if isinf(fl) and not isinf(q[k]):
+            return 2
+    for k in range(3):
+        _put_f32(b, q[k])
+    return 0
+
+
 cdef int _field_out(Buf *b, int ftype, Py_ssize_t size, object value, object bname,
                     object cls, Py_ssize_t f, object name) except -1:
     cdef unsigned long long u
@@ -687,6 +753,9 @@ cdef int _field_out(Buf *b, int ftype, Py_ssize_t size, object value, object bna
         if PyFloat_CheckExact(value):
             d = PyFloat_AS_DOUBLE(value)
             return _put_f64(b, PyFloat_AS_DOUBLE(value))
+    elif ftype == 14:
+        if _quat_out(b, value) == 0:
+            return 0
     elif ftype == 11 or ftype == 12 or ftype == 13:
         if _floats_out(b, value, 4 if ftype == 13 else 3, ftype == 12) == 0:
             return 0
@@ -766,6 +835,10 @@ cdef int _body(Buf *b, object message, tuple plan) except -1:
 cdef bytes _encode(object message, object template, bint smaller):
     cdef Buf b
     cdef uint8_t stack[2048]
+    cdef uint8_t zstack[4096]
+    cdef uint8_t *zheap = NULL
+    cdef uint8_t *zbuf
+    cdef const uint8_t *src_p
     cdef Py_ssize_t total, coded_n, k, nacks
     cdef PyObject *out
     cdef uint8_t *o
@@ -822,18 +895,26 @@ cdef bytes _encode(object message, object template, bint smaller):
             raise M.encode_error(name, "acks", "acks are never appended to PacketAck")
         if nacks:
             flags |= ACKF
-        total = 6 + (2 * b.n if flags & ZC else b.n) + ((4 * nacks + 1) if flags & ACKF else 0)
-        result = PyBytes_FromStringAndSize(NULL, total + LLUDP_SLACK)
-        o = <uint8_t *>PyBytes_AS_STRING(result)
+        src_p = b.p
+        coded_n = b.n
         if flags & ZC:
-            coded_n = lludp_compress(b.p, b.n, o + 6)
+            if 2 * b.n + LLUDP_SLACK <= 4096:
+                zbuf = zstack
+            else:
+                zheap = <uint8_t *>PyMem_Malloc(2 * b.n + LLUDP_SLACK)
+                if zheap == NULL:
+                    raise MemoryError()
+                zbuf = zheap
+            coded_n = lludp_compress(b.p, b.n, zbuf, 2 * b.n + LLUDP_SLACK)
             if smaller and coded_n >= b.n:
                 flags &= ~ZC
-                memcpy(o + 6, b.p, b.n)
                 coded_n = b.n
-        else:
-            memcpy(o + 6, b.p, b.n)
-            coded_n = b.n
+            else:
+                src_p = zbuf
+        # one allocation of the exact size: no realloc churn in the allocator
+        result = PyBytes_FromStringAndSize(NULL, 6 + coded_n + ((4 * nacks + 1) if flags & ACKF else 0))
+        o = <uint8_t *>PyBytes_AS_STRING(result)
+        memcpy(o + 6, src_p, coded_n)
         total = 6 + coded_n
         if flags & ACKF:
             for k in range(nacks - 1, -1, -1):
@@ -859,11 +940,9 @@ cdef bytes _encode(object message, object template, bint smaller):
     finally:
         if b.heap:
             PyMem_Free(b.p)
-    out = <PyObject *>result
-    Py_INCREF(result)
-    result = None
-    _PyBytes_Resize(&out, total)
-    return <bytes>out
+        if zheap != NULL:
+            PyMem_Free(zheap)
+    return result
 
 
 def encode(message, template, zero_coding="flag"):

@@ -138,9 +138,7 @@ def _split_acks(data: bytes, n: int) -> tuple[tuple[int, ...], int]:
     if n - 1 < 4 * count + 7:
         raise M.bad_ack_count(count, n)
     body_end = n - 1 - 4 * count
-    acks = tuple(
-        int.from_bytes(data[n - 5 - 4 * k : n - 1 - 4 * k], "big") for k in range(count)
-    )
+    acks = tuple(int.from_bytes(data[n - 5 - 4 * k : n - 1 - 4 * k], "big") for k in range(count))
     return acks, body_end
 
 
@@ -202,7 +200,7 @@ def peek(data: bytes, template: Template) -> Header:
 # ---------------------------------------------------------------- body
 
 
-def _value(ftype: int, raw: bytes) -> Any:  # noqa: PLR0911, PLR0912 - one branch per type
+def _value(ftype: int, raw: bytes) -> Any:
     if ftype == 1:
         return raw[0]
     if ftype == 2:
@@ -237,7 +235,7 @@ def _value(ftype: int, raw: bytes) -> Any:  # noqa: PLR0911, PLR0912 - one branc
     return raw  # Fixed
 
 
-def _walk(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 - the field walk, kept in one place
+def _walk(  # noqa: PLR0917 - the field walk, kept in one place
     region: bytes, pos: int, plan: Any, strict: bool, max_size: int, name: str
 ) -> tuple[dict[str, list[Block]], int, list[str], bool, int]:
     end = len(region)
@@ -245,7 +243,8 @@ def _walk(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 - the field walk, kept in
     absent: list[str] = []
     truncated = False
     produced = 0
-    for bname, kind, count, cls, layout in plan[4]:
+    for bname, kind, fixed_count, cls, layout in plan[4]:
+        count = fixed_count
         if kind == _VARIABLE:
             if pos >= end:
                 if strict:
@@ -408,15 +407,15 @@ def _quaternion(value: Any, where: str, name: str) -> bytes:
         items = list(value)
     except TypeError:
         raise M.encode_error(name, where, f"expected 3 or 4 numbers, got {value!r}") from None
-    if len(items) == 3:  # noqa: PLR2004
+    if len(items) == 3:
         return _f32([_float(v, where, name) for v in items], where, name)
-    if len(items) != 4:  # noqa: PLR2004
+    if len(items) != 4:
         raise M.encode_error(name, where, f"expected 3 or 4 numbers, got {len(items)}")
     x, y, z, w = (_float(v, where, name) for v in items)
     mag = math.sqrt(x * x + y * y + z * z + w * w)
     if not math.isfinite(mag):
         raise M.encode_error(name, where, f"{value!r} is not a finite quaternion")
-    if mag <= 1e-7:  # noqa: PLR2004 - LL's FP_MAG_THRESHOLD
+    if mag <= 1e-7:
         x = y = z = 0.0
     else:
         x, y, z, w = x / mag, y / mag, z / mag, w / mag
@@ -433,7 +432,7 @@ def _bytes(value: Any, where: str, name: str) -> bytes:
     raise M.encode_error(name, where, f"expected bytes, got {value!r}")
 
 
-def _field_bytes(ftype: int, size: int, value: Any, where: str, name: str) -> bytes:  # noqa: PLR0911, PLR0912
+def _field_bytes(ftype: int, size: int, value: Any, where: str, name: str) -> bytes:
     if ftype == 1:
         return bytes((_int(value, 0, 0xFF, where, name),))
     if ftype in (2, 3, 4):
@@ -458,14 +457,14 @@ def _field_bytes(ftype: int, size: int, value: Any, where: str, name: str) -> by
     if ftype == 15:
         if isinstance(value, uuid.UUID):
             return value.bytes
-        if isinstance(value, (bytes, bytearray)) and len(value) == 16:  # noqa: PLR2004
+        if isinstance(value, (bytes, bytearray)) and len(value) == 16:
             return bytes(value)
         raise M.encode_error(name, where, f"expected a UUID, got {value!r}")
     if ftype == 16:
         return bytes((_int(value, 0, 0xFF, where, name) if not isinstance(value, bool) else value,))
     if ftype == 17:
         parts = value.split(".") if isinstance(value, str) else []
-        if len(parts) != 4 or not all(p.isdigit() and int(p) <= 0xFF for p in parts):  # noqa: PLR2004
+        if len(parts) != 4 or not all(p.isdigit() and int(p) <= 0xFF for p in parts):
             raise M.encode_error(name, where, f"expected an IPv4 address, got {value!r}")
         return bytes(int(p) for p in parts)
     if ftype == 18:
@@ -476,7 +475,7 @@ def _field_bytes(ftype: int, size: int, value: Any, where: str, name: str) -> by
     return raw
 
 
-def _body(message: Message, plan: Any) -> bytes:  # noqa: PLR0912
+def _body(message: Message, plan: Any) -> bytes:
     name = plan[1]
     parts = [_number_bytes(plan[2], plan[3]), _bytes(message.extra, "extra", name)]
     blocks = message.blocks

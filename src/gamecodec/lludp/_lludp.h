@@ -13,9 +13,13 @@
 #define Py_T_OBJECT_EX T_OBJECT_EX
 #endif
 
-/* Bytes a destination buffer needs past its capacity: the loops below store
-   whole words and zero blocks unconditionally. */
+/* Spare bytes the callers keep after their buffers (not needed by the loops). */
 #define LLUDP_SLACK 32
+
+#if defined(__GNUC__) && defined(__SSE2__)
+#include <emmintrin.h>
+#define LLUDP_SSE2 1
+#endif
 
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define LLUDP_WORDS 1
@@ -23,7 +27,7 @@
 #define LLUDP_HIGHS 0x8080808080808080ULL
 #endif
 
-/* Expand LL zero-coding of src[0:n] into dst (cap + LLUDP_SLACK bytes).
+/* Expand LL zero-coding of src[0:n] into dst (cap bytes; every store stays below cap).
    Returns the output size, or -1 if the output would pass cap; *err is then
    the input index where it would. */
 static Py_ssize_t lludp_expand(const unsigned char *src, Py_ssize_t n,
@@ -31,6 +35,23 @@ static Py_ssize_t lludp_expand(const unsigned char *src, Py_ssize_t n,
 {
     Py_ssize_t i = 0, o = 0;
     while (i < n) {
+#ifdef LLUDP_SSE2
+        /* 16 literal bytes at a time; stop at the first zero byte */
+        while (i + 16 <= n && o + 16 <= cap) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(src + i));
+            int m = _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128()));
+            _mm_storeu_si128((__m128i *)(dst + o), v);
+            if (m) {
+                int k = __builtin_ctz((unsigned)m);
+                i += k;
+                o += k;
+                goto zero_or_literal;
+            }
+            i += 16;
+            o += 16;
+        }
+        if (i >= n) break;
+#endif
 #ifdef LLUDP_WORDS
         if (i + 8 <= n && o + 8 <= cap) {
             uint64_t v, z;
@@ -48,6 +69,9 @@ static Py_ssize_t lludp_expand(const unsigned char *src, Py_ssize_t n,
                 o += k;
             }
         }
+#endif
+#ifdef LLUDP_SSE2
+    zero_or_literal:
 #endif
         if (src[i]) {
             if (o >= cap) {
@@ -67,7 +91,7 @@ static Py_ssize_t lludp_expand(const unsigned char *src, Py_ssize_t n,
                 *err = i;
                 return -1;
             }
-            if (count <= 16) memset(dst + o, 0, 16);
+            if (count <= 16 && o + 16 <= cap) memset(dst + o, 0, 16);
             else memset(dst + o, 0, (size_t)count);
             o += count;
             i = j;
@@ -76,14 +100,32 @@ static Py_ssize_t lludp_expand(const unsigned char *src, Py_ssize_t n,
     return o;
 }
 
-/* LL zero-coding of src[0:n] into dst (at least 2 * n + LLUDP_SLACK bytes):
-   each run of zeros becomes 00 n, runs cut at 255. Returns the output size. */
-static Py_ssize_t lludp_compress(const unsigned char *src, Py_ssize_t n, unsigned char *dst)
+/* LL zero-coding of src[0:n] into dst, which holds cap bytes, at least the
+   output size (lludp_compressed_size; 2 * n always suffices): each run of
+   zeros becomes 00 n, runs cut at 255. Returns the output size. */
+static Py_ssize_t lludp_compress(const unsigned char *src, Py_ssize_t n, unsigned char *dst,
+                                 Py_ssize_t cap)
 {
     Py_ssize_t i = 0, o = 0;
     while (i < n) {
+#ifdef LLUDP_SSE2
+        while (i + 16 <= n && o + 16 <= cap) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(src + i));
+            int m = _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128()));
+            _mm_storeu_si128((__m128i *)(dst + o), v);
+            if (m) {
+                int k = __builtin_ctz((unsigned)m);
+                i += k;
+                o += k;
+                goto zero_or_literal;
+            }
+            i += 16;
+            o += 16;
+        }
+        if (i >= n) break;
+#endif
 #ifdef LLUDP_WORDS
-        if (i + 8 <= n) {
+        if (i + 8 <= n && o + 8 <= cap) {
             uint64_t v, z;
             memcpy(&v, src + i, 8);
             memcpy(dst + o, &v, 8);
@@ -99,6 +141,9 @@ static Py_ssize_t lludp_compress(const unsigned char *src, Py_ssize_t n, unsigne
                 o += k;
             }
         }
+#endif
+#ifdef LLUDP_SSE2
+    zero_or_literal:
 #endif
         if (src[i]) {
             dst[o++] = src[i++];
@@ -117,6 +162,54 @@ static Py_ssize_t lludp_compress(const unsigned char *src, Py_ssize_t n, unsigne
             dst[o++] = (unsigned char)run;
             i = j;
         }
+    }
+    return o;
+}
+
+/* The exact size lludp_expand gives for src[0:n], or -1 past cap (*err as there). */
+static Py_ssize_t lludp_expanded_size(const unsigned char *src, Py_ssize_t n, Py_ssize_t cap,
+                                      Py_ssize_t *err)
+{
+    Py_ssize_t i = 0, o = 0;
+    while (i < n) {
+        const unsigned char *z = memchr(src + i, 0, (size_t)(n - i));
+        Py_ssize_t lit = (z ? (Py_ssize_t)(z - src) : n) - i, j, count;
+        if (lit > cap - o) {
+            *err = i + (cap - o);
+            return -1;
+        }
+        o += lit;
+        i += lit;
+        if (i >= n) break;
+        j = i + 1;
+        while (j < n && src[j] == 0) j++;
+        count = 256 * (j - i - 1);
+        if (j < n) count += src[j++];
+        else count += 1;
+        if (count > cap - o) {
+            *err = i;
+            return -1;
+        }
+        o += count;
+        i = j;
+    }
+    return o;
+}
+
+/* The exact size lludp_compress gives for src[0:n]. */
+static Py_ssize_t lludp_compressed_size(const unsigned char *src, Py_ssize_t n)
+{
+    Py_ssize_t i = 0, o = 0;
+    while (i < n) {
+        const unsigned char *z = memchr(src + i, 0, (size_t)(n - i));
+        Py_ssize_t j;
+        if (!z) return o + (n - i);
+        o += (Py_ssize_t)(z - src) - i;
+        i = (Py_ssize_t)(z - src);
+        j = i;
+        while (j < n && src[j] == 0) j++;
+        o += 2 * ((j - i + 254) / 255);
+        i = j;
     }
     return o;
 }

@@ -61,9 +61,7 @@ def too_long_variable(offset: int, message: str, block: str, field: str, size: i
 
 
 def excess_bytes(offset: int, message: str, count: int) -> DecodeError:
-    return DecodeError(
-        f"{message}: {count} bytes after the last block", offset, protocol=PROTOCOL
-    )
+    return DecodeError(f"{message}: {count} bytes after the last block", offset, protocol=PROTOCOL)
 
 
 def empty_message(offset: int, message: str) -> DecodeError:

@@ -142,7 +142,7 @@ class BlockSpec(NamedTuple):
 
     name: str
     kind: BlockKind
-    count: int
+    count: int  # type: ignore[assignment]  # shadows tuple.count, as the template names it
     fields: tuple[FieldSpec, ...]
 
 
@@ -278,15 +278,15 @@ class Message(NamedTuple):
     truncated: bool = False
     body: bytes | None = None
 
-    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+    def __getitem__(self, key: Any) -> Any:
         if isinstance(key, str):
             return self.blocks[key]
         return tuple.__getitem__(self, key)
 
     def __getattr__(self, name: str) -> list[Block]:
-        blocks = tuple.__getitem__(self, 1)
+        blocks: dict[str, list[Block]] = tuple.__getitem__(self, 1)  # type: ignore[index]
         try:
-            return blocks[name]  # type: ignore[no-any-return]
+            return blocks[name]
         except KeyError:
             raise AttributeError(f"message {self.name} has no block {name!r}") from None
 
@@ -384,7 +384,7 @@ def blocks_from_mapping(
                 out[block.name] = []
                 continue
             raise ValueError(f"{spec.name}: block {block.name} is required")
-        if isinstance(value, Mapping) or isinstance(value, Block):
+        if isinstance(value, (Mapping, Block)):
             value = [value]
         items: list[Block] = []
         for item in value:

@@ -349,11 +349,7 @@ class Template:
                 int(b.kind),
                 b.count,
                 classes[b.name],
-                bytes(
-                    byte
-                    for f in b.fields
-                    for byte in (int(f.type), f.size & 0xFF, f.size >> 8)
-                ),
+                bytes(byte for f in b.fields for byte in (int(f.type), f.size & 0xFF, f.size >> 8)),
             )
             for b in spec.blocks
         )
@@ -378,7 +374,9 @@ def default_template() -> Template:
                     bname,
                     BlockKind(kind),
                     count,
-                    tuple(FieldSpec(fname, FieldType(ftype), size) for fname, ftype, size in fields),
+                    tuple(
+                        FieldSpec(fname, FieldType(ftype), size) for fname, ftype, size in fields
+                    ),
                 )
                 for bname, kind, count, fields in blocks
             ),
@@ -399,10 +397,14 @@ def schema_literal(template: Template) -> list[tuple[Any, ...]]:
             m.zerocoded,
             int(m.deprecation),
             tuple(
-                (b.name, int(b.kind), b.count, tuple((f.name, int(f.type), f.size) for f in b.fields))
+                (
+                    b.name,
+                    int(b.kind),
+                    b.count,
+                    tuple((f.name, int(f.type), f.size) for f in b.fields),
+                )
                 for b in m.blocks
             ),
         )
         for m in template.messages
     ]
-
