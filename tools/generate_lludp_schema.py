@@ -30,8 +30,20 @@ MEMBER = "hippolyzer/lib/base/message/data/message_template.msg"
 def template_from_wheel() -> tuple[str, str]:
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-             "--python-version", "3.12", "-d", tmp, WHEEL],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--no-deps",
+                "--only-binary=:all:",
+                "--python-version",
+                "3.12",
+                "-d",
+                tmp,
+                WHEEL,
+            ],
             check=True,
         )
         wheel = next(Path(tmp).glob("hippolyzer-*.whl"))
