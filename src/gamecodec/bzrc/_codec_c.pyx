@@ -1,0 +1,938 @@
+# cython: language_level=3, freethreading_compatible=True
+"""Compiled twin of the BZRC response parser (pure twin: ``_codec_py.py``).
+
+The same line-by-line state machine, with lines found by ``memchr``,
+tokens scanned in place, numbers parsed without temporary objects, short
+strings (callsigns, colours, statuses) served from a per-parser cache, list
+items built as NamedTuples directly, and the ``occgrid`` body converted in
+one pass straight into the array's buffer (no per-row Python objects).
+"""
+
+cimport cython
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize
+from cpython.exc cimport PyErr_Clear, PyErr_Occurred
+from cpython.list cimport PyList_Append
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_SET_ITEM
+from libc.string cimport memchr, memcmp
+
+import numpy as np
+
+from gamecodec.bzrc._models import (
+    DEFAULT_MAX_GRID_CELLS,
+    DEFAULT_MAX_LINE,
+    DOUBLE_FAIL_COMMANDS,
+    Ack,
+    Base,
+    Constant,
+    Error,
+    Fail,
+    Flag,
+    Greeting,
+    Help,
+    Listing,
+    MyTank,
+    Obstacle,
+    OccGrid,
+    Ok,
+    OtherTank,
+    Score,
+    Shot,
+    Team,
+    Timer,
+)
+from gamecodec.errors import DecodeError, TruncatedError
+
+__all__ = ["ResponseParser", "parse_number"]
+
+PROTOCOL = "bzrc"
+MAX_INT_DIGITS = 18
+
+
+cdef extern from "_tuples.h":
+    object gamecodec_alloc_subtuple(object cls, Py_ssize_t n)
+
+
+cdef extern from *:
+    """
+    #include <float.h>
+    #include <math.h>
+    #include <string.h>
+
+    #define BZ_CACHE 128
+    #define BZ_CACHE_LEN 16
+    typedef struct { Py_ssize_t n; char s[BZ_CACHE_LEN]; PyObject *obj; } bz_str_entry;
+
+    /* A latin-1 str for s[0:n], from a small direct-mapped cache of short
+       strings (callsigns, colours, statuses repeat in every reply). */
+    static PyObject *bz_str(bz_str_entry *cache, const char *s, Py_ssize_t n) {
+        if (n <= BZ_CACHE_LEN) {
+            unsigned int h = (unsigned int)n;
+            Py_ssize_t i;
+            bz_str_entry *e;
+            PyObject *obj;
+            for (i = 0; i < n; i++) h = h * 31u + (unsigned char)s[i];
+            e = &cache[(h ^ (h >> 7)) & (BZ_CACHE - 1)];
+            if (e->obj != NULL && e->n == n && memcmp(e->s, s, (size_t)n) == 0) {
+                Py_INCREF(e->obj);
+                return e->obj;
+            }
+            obj = PyUnicode_DecodeLatin1(s, n, NULL);
+            if (obj == NULL) return NULL;
+            Py_XDECREF(e->obj);
+            Py_INCREF(obj);
+            e->obj = obj;
+            e->n = n;
+            memcpy(e->s, s, (size_t)n);
+            return obj;
+        }
+        return PyUnicode_DecodeLatin1(s, n, NULL);
+    }
+
+    static void bz_cache_clear(bz_str_entry *cache) {
+        int i;
+        for (i = 0; i < BZ_CACHE; i++) { Py_CLEAR(cache[i].obj); cache[i].n = 0; }
+    }
+
+    static const double bz_pow10[23] = {
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+    static int bz_isdigit(char c) { return c >= '0' && c <= '9'; }
+
+    /* 1 if s[0:n] is [+-]?[0-9]{1,18} (value in *out), else 0. */
+    static int bz_parse_int(const char *s, Py_ssize_t n, long long *out) {
+        Py_ssize_t i = 0, digits;
+        int neg = 0;
+        unsigned long long v = 0;
+        if (n > 0 && (s[0] == '+' || s[0] == '-')) { neg = s[0] == '-'; i = 1; }
+        digits = n - i;
+        if (digits < 1 || digits > 18) return 0;
+        for (; i < n; i++) {
+            if (!bz_isdigit(s[i])) return 0;
+            v = v * 10u + (unsigned long long)(s[i] - '0');
+        }
+        *out = neg ? -(long long)v : (long long)v;
+        return 1;
+    }
+
+    /* 1 if s[0:n] is [+-]?[0-9]+ of any length. */
+    static int bz_is_int_token(const char *s, Py_ssize_t n) {
+        Py_ssize_t i = 0;
+        if (n > 0 && (s[0] == '+' || s[0] == '-')) i = 1;
+        if (i >= n) return 0;
+        for (; i < n; i++) if (!bz_isdigit(s[i])) return 0;
+        return 1;
+    }
+
+    /* float(s[0:n]) as Python computes it (no underscores): 1 on success.
+       Plain decimals with a mantissa below 2**53 and at most 22 fraction
+       digits are exact quotients of two exact doubles (correctly rounded);
+       everything else goes through PyOS_string_to_double, float()'s core. */
+    static int bz_parse_float(const char *s, Py_ssize_t n, double *out) {
+        Py_ssize_t i = 0, j;
+        int neg = 0, dot = 0, frac = 0, digits = 0;
+        unsigned long long m = 0;
+        char stack[128];
+        char *buf, *end = NULL;
+        double v;
+    #if FLT_EVAL_METHOD == 0
+        if (n > 0 && (s[0] == '+' || s[0] == '-')) { neg = s[0] == '-'; i = 1; }
+        for (j = i; j < n; j++) {
+            char c = s[j];
+            if (bz_isdigit(c)) {
+                if (++digits > 19) break;
+                m = m * 10u + (unsigned long long)(c - '0');
+                frac += dot;
+            } else if (c == '.' && !dot) {
+                dot = 1;
+            } else {
+                break;
+            }
+        }
+        if (j == n && digits > 0 && digits <= 19 && m <= (1ULL << 53) && frac <= 22) {
+            v = (double)m;
+            if (frac) v /= bz_pow10[frac];
+            *out = neg ? -v : v;
+            return 1;
+        }
+    #endif
+        if (n <= 0 || memchr(s, '_', (size_t)n) != NULL) return 0;
+        if (n < (Py_ssize_t)sizeof(stack)) {
+            buf = stack;
+        } else {
+            buf = (char *)PyMem_Malloc((size_t)n + 1);
+            if (buf == NULL) return 0;
+        }
+        memcpy(buf, s, (size_t)n);
+        buf[n] = '\\0';
+        v = PyOS_string_to_double(buf, &end, NULL);
+        if (v == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            end = NULL;
+        }
+        if (buf != stack) PyMem_Free(buf);
+        if (end != buf + n) return 0;
+        *out = v;
+        return 1;
+    }
+
+    /* Shared immutable number objects: the ints world coordinates use and
+       the two float zeros (stationary tanks report -0.0/0.0 velocities). */
+    #define BZ_INT_CACHE 1024
+    static PyObject *bz_ints[2 * BZ_INT_CACHE + 1];
+    static PyObject *bz_zero_pos = NULL, *bz_zero_neg = NULL;
+
+    static int bz_init_numbers(void) {
+        int i;
+        for (i = 0; i <= 2 * BZ_INT_CACHE; i++) {
+            bz_ints[i] = PyLong_FromLong((long)i - BZ_INT_CACHE);
+            if (bz_ints[i] == NULL) return -1;
+        }
+        bz_zero_pos = PyFloat_FromDouble(0.0);
+        bz_zero_neg = PyFloat_FromDouble(-0.0);
+        return (bz_zero_pos == NULL || bz_zero_neg == NULL) ? -1 : 0;
+    }
+
+    static PyObject *bz_int_object(long long v) {
+        if (v >= -BZ_INT_CACHE && v <= BZ_INT_CACHE) {
+            PyObject *o = bz_ints[v + BZ_INT_CACHE];
+            Py_INCREF(o);
+            return o;
+        }
+        return PyLong_FromLongLong(v);
+    }
+
+    static PyObject *bz_float_object(double v) {
+        if (v == 0.0) {
+            PyObject *o = signbit(v) ? bz_zero_neg : bz_zero_pos;
+            Py_INCREF(o);
+            return o;
+        }
+        return PyFloat_FromDouble(v);
+    }
+
+    /* The number token s[0:n] as an int or float object; NULL (no exception
+       set) when it is neither. */
+    static PyObject *bz_number(const char *s, Py_ssize_t n) {
+        Py_ssize_t i = 0;
+        int neg = 0;
+        unsigned long long v = 0;
+        double dv;
+        if (n > 0 && (s[0] == '+' || s[0] == '-')) { neg = s[0] == '-'; i = 1; }
+        if (i < n && n - i <= 18) {
+            for (; i < n; i++) {
+                unsigned int d = (unsigned int)(unsigned char)s[i] - '0';
+                if (d > 9) break;
+                v = v * 10u + d;
+            }
+            if (i == n) return bz_int_object(neg ? -(long long)v : (long long)v);
+        }
+        if (bz_is_int_token(s, n)) return NULL;  /* more than 18 digits */
+        if (!bz_parse_float(s, n, &dv)) return NULL;
+        return bz_float_object(dv);
+    }
+
+    static void from_ptr_decref(PyObject *o) { Py_DECREF(o); }
+    #define bz_steal(o) (o)
+
+    static const unsigned char bz_ws[256] = {
+        [' '] = 1, ['\\t'] = 1, ['\\n'] = 1, ['\\r'] = 1, ['\\v'] = 1, ['\\f'] = 1};
+
+    static inline int bz_space(char c) { return bz_ws[(unsigned char)c]; }
+
+    /* Token spans of b[i:le] (runs of non-whitespace): returns the count. */
+    static Py_ssize_t bz_tokenize(const char *b, Py_ssize_t i, Py_ssize_t le,
+                                  Py_ssize_t *ts, Py_ssize_t *te) {
+        Py_ssize_t nt = 0;
+        for (;;) {
+            while (i < le && bz_ws[(unsigned char)b[i]]) i++;
+            if (i >= le) break;
+            ts[nt] = i;
+            while (i < le && !bz_ws[(unsigned char)b[i]]) i++;
+            te[nt++] = i;
+        }
+        return nt;
+    }
+
+    /* One number field scanned and converted in a single pass: b[*pos:le]
+       starts at the token. Returns a new reference, or NULL (nothing set)
+       when the token is not a number. *pos ends after the token. */
+    static PyObject *bz_scan_number(const char *b, Py_ssize_t *pos, Py_ssize_t le) {
+        Py_ssize_t i = *pos, s = i;
+        int neg = 0, dot = 0, digits = 0, frac = 0;
+        unsigned long long m = 0;
+        if (i < le && (b[i] == '+' || b[i] == '-')) { neg = b[i] == '-'; i++; }
+        for (; i < le; i++) {
+            unsigned int d = (unsigned int)(unsigned char)b[i] - '0';
+            if (d <= 9) {
+                m = m * 10u + d;
+                digits++;
+                frac += dot;
+            } else if (b[i] == '.' && !dot) {
+                dot = 1;
+            } else {
+                break;
+            }
+        }
+        if (i < le && !bz_ws[(unsigned char)b[i]]) {
+            while (i < le && !bz_ws[(unsigned char)b[i]]) i++;
+            *pos = i;
+            return bz_number(b + s, i - s);
+        }
+        *pos = i;
+        if (!dot && digits >= 1 && digits <= 18)
+            return bz_int_object(neg ? -(long long)m : (long long)m);
+    #if FLT_EVAL_METHOD == 0
+        if (dot && digits >= 1 && digits <= 19 && m <= (1ULL << 53) && frac <= 22) {
+            double v = (double)m;
+            if (frac) v /= bz_pow10[frac];
+            return bz_float_object(neg ? -v : v);
+        }
+    #endif
+        return bz_number(b + s, i - s);
+    }
+
+    /* A whole well-formed mytank line in one pass: b[i:le] follows the word.
+       Fills out[0..11] with new references and returns 1, or returns 0
+       holding nothing (the general path then parses it and raises). */
+    static int bz_mytank_fast(const char *b, Py_ssize_t i, Py_ssize_t le,
+                              bz_str_entry *cache, PyObject **out) {
+        static const char kinds[13] = "ISSINSNNNNNN";
+        int k;
+        for (k = 0; k < 12; k++) {
+            Py_ssize_t s;
+            long long v;
+            while (i < le && bz_ws[(unsigned char)b[i]]) i++;
+            if (i >= le) goto fail;
+            s = i;
+            if (kinds[k] == 'N') {
+                out[k] = bz_scan_number(b, &i, le);
+            } else {
+                while (i < le && !bz_ws[(unsigned char)b[i]]) i++;
+                if (kinds[k] == 'S') {
+                    out[k] = bz_str(cache, b + s, i - s);
+                    if (out[k] == NULL) PyErr_Clear();
+                } else {
+                    out[k] = bz_parse_int(b + s, i - s, &v) ? bz_int_object(v) : NULL;
+                }
+            }
+            if (out[k] == NULL) goto fail;
+        }
+        while (i < le && bz_ws[(unsigned char)b[i]]) i++;
+        if (i == le) return 1;
+    fail:
+        while (--k >= 0) Py_DECREF(out[k]);
+        return 0;
+    }
+
+    static void bz_fill_steal(PyObject *t, PyObject **objs, int n) {
+        int i;
+        for (i = 0; i < n; i++) PyTuple_SET_ITEM(t, i, objs[i]);
+    }
+
+    /* Validate and convert one grid row of n '0'/'1' bytes: 1 if clean.
+       The loop vectorises; on x86-64 with GCC/Clang an AVX2 build of it is
+       picked at run time when the CPU has AVX2 (wheels target baseline
+       x86-64, where the compiler may only use SSE2). */
+    #define BZ_ROW_BODY                                          \
+        unsigned char acc = 0;                                   \
+        Py_ssize_t j;                                            \
+        for (j = 0; j < n; j++) {                                \
+            unsigned char c = (unsigned char)p[j];               \
+            acc |= (unsigned char)(c ^ 0x30);                    \
+            o[j] = (char)(c & 1);                                \
+        }                                                        \
+        return (acc & 0xFE) == 0;
+
+    static int bz_row_generic(const char *p, char *o, Py_ssize_t n) { BZ_ROW_BODY }
+
+    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+    __attribute__((target("avx2")))
+    static int bz_row_avx2(const char *p, char *o, Py_ssize_t n) { BZ_ROW_BODY }
+    static int bz_have_avx2 = 0;  /* set once at import (bz_init_cpu) */
+    static void bz_init_cpu(void) {
+        __builtin_cpu_init();
+        bz_have_avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
+    }
+    static int bz_row(const char *p, char *o, Py_ssize_t n) {
+        return bz_have_avx2 ? bz_row_avx2(p, o, n) : bz_row_generic(p, o, n);
+    }
+    #else
+    static void bz_init_cpu(void) {}
+    #define bz_row bz_row_generic
+    #endif
+    """
+    ctypedef struct bz_str_entry:
+        Py_ssize_t n
+        PyObject *obj
+    enum: BZ_CACHE
+    object bz_str(bz_str_entry *cache, const char *s, Py_ssize_t n)
+    void bz_cache_clear(bz_str_entry *cache) noexcept
+    int bz_parse_int(const char *s, Py_ssize_t n, long long *out) noexcept
+    PyObject *bz_number(const char *s, Py_ssize_t n) noexcept
+    int bz_init_numbers() except -1
+    object bz_int_object(long long v)
+    void from_ptr_decref(PyObject *o) noexcept
+    object bz_steal(PyObject *o)
+    bint bz_space(char c) noexcept nogil
+    Py_ssize_t bz_tokenize(const char *b, Py_ssize_t i, Py_ssize_t le, Py_ssize_t *ts,
+                           Py_ssize_t *te) noexcept
+    bint bz_row(const char *p, char *o, Py_ssize_t n) noexcept nogil
+    void bz_init_cpu() noexcept
+    bint bz_mytank_fast(const char *b, Py_ssize_t i, Py_ssize_t le, bz_str_entry *cache,
+                        PyObject **out) noexcept
+    void bz_fill_steal(object t, PyObject **objs, int n) noexcept
+
+
+bz_init_numbers()
+bz_init_cpu()
+
+
+cdef enum:
+    S_TOP = 0
+    S_AFTER_ACK = 1
+    S_LIST = 2
+    S_GRID_SIZE = 3
+    S_GRID_BODY = 4
+    S_GRID_END = 5
+    S_HELP = 6
+    S_EXTRA_FAIL = 7
+
+cdef object _MyTank = MyTank
+cdef object _OtherTank = OtherTank
+cdef object _Shot = Shot
+cdef object _Flag = Flag
+cdef object _Team = Team
+cdef object _Score = Score
+cdef object _Constant = Constant
+cdef object _Ack = Ack
+cdef object _Listing = Listing
+cdef object _Fail = Fail
+cdef object _Ok = Ok
+cdef object _EMPTY = ()
+cdef object _uint8 = np.uint8
+cdef object _frombuffer = np.frombuffer
+cdef frozenset _DOUBLE_FAIL = DOUBLE_FAIL_COMMANDS
+cdef bint _fast_tuples = True
+
+
+cdef inline void _fill(object t, Py_ssize_t i, object value) noexcept:
+    Py_INCREF(value)
+    PyTuple_SET_ITEM(t, i, value)
+
+
+cdef object _named(object cls, tuple items):
+    """cls(*items) for a NamedTuple class, without calling its __new__."""
+    cdef Py_ssize_t i, n = len(items)
+    if not _fast_tuples:
+        return tuple.__new__(cls, items)
+    obj = gamecodec_alloc_subtuple(cls, n)
+    for i in range(n):
+        _fill(obj, i, items[i])
+    return obj
+
+
+def _check_fast_tuples():
+    """Use the direct NamedTuple construction only if it is indistinguishable
+    from tuple.__new__ on this interpreter (hash cache, equality, type)."""
+    global _fast_tuples
+    items = (1, "a", "b", 2, 0.5, "-", 3, 4, 0.1, 0.2, 0.3, 0)
+    slow = tuple.__new__(MyTank, items)
+    fast = _named(MyTank, items)
+    _fast_tuples = (type(fast) is MyTank and fast == slow and hash(fast) == hash(slow)
+                    and hash(fast) == hash(items))
+
+
+_check_fast_tuples()
+
+
+def _uses_fast_tuples():
+    """Whether NamedTuples are built directly (for tests)."""
+    return _fast_tuples
+
+
+cdef object _error(str message, Py_ssize_t offset):
+    return DecodeError(message, offset, protocol=PROTOCOL)
+
+
+def parse_number(token):
+    """A wire number: ``int`` for ``[+-]?digits`` (at most 18 digits), else
+    whatever ``float()`` accepts without underscores; None if neither."""
+    cdef bytes b = bytes(token)
+    cdef PyObject *obj = bz_number(PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b))
+    if obj == NULL:
+        return None
+    result = <object>obj
+    from_ptr_decref(obj)
+    return result
+
+
+@cython.final
+cdef class ResponseParser:
+    """Bytes in any chunking -> typed responses, in order (compiled twin).
+
+    See the pure twin for the behaviour; both give the same responses, and
+    the same exception types with the same offsets.
+    """
+
+    cdef readonly Py_ssize_t max_line
+    cdef readonly Py_ssize_t max_grid_cells
+    cdef bytes _tail
+    cdef Py_ssize_t _base
+    cdef int _state
+    cdef object _ack
+    cdef list _items
+    cdef list _help
+    cdef object _fail
+    cdef object _gx
+    cdef object _gy
+    cdef Py_ssize_t _gw
+    cdef Py_ssize_t _gh
+    cdef Py_ssize_t _rows
+    cdef bytearray _cells
+    cdef object _failed
+    cdef Py_ssize_t *_ts
+    cdef Py_ssize_t *_te
+    cdef Py_ssize_t _tcap
+    cdef Py_ssize_t _nt
+    cdef bz_str_entry _cache[BZ_CACHE]
+
+    def __cinit__(self):
+        self._ts = NULL
+        self._te = NULL
+        self._tcap = 0
+        cdef int i
+        for i in range(BZ_CACHE):
+            self._cache[i].obj = NULL
+            self._cache[i].n = 0
+
+    def __init__(self, *, max_line=DEFAULT_MAX_LINE, max_grid_cells=DEFAULT_MAX_GRID_CELLS):
+        if max_line < 1 or max_grid_cells < 0:
+            raise ValueError("max_line must be >= 1 and max_grid_cells >= 0")
+        self.max_line = max_line
+        self.max_grid_cells = max_grid_cells
+        self._tail = b""
+        self._base = 0
+        self._state = S_TOP
+        self._ack = None
+        self._items = []
+        self._help = []
+        self._fail = None
+        self._gx = 0
+        self._gy = 0
+        self._gw = 0
+        self._gh = 0
+        self._rows = 0
+        self._cells = None
+        self._failed = None
+        self._grow(64)
+
+    def __dealloc__(self):
+        bz_cache_clear(self._cache)
+        PyMem_Free(self._ts)
+        PyMem_Free(self._te)
+
+    cdef int _grow(self, Py_ssize_t cap) except -1:
+        cdef Py_ssize_t *ts = <Py_ssize_t *>PyMem_Realloc(self._ts, cap * sizeof(Py_ssize_t))
+        if ts == NULL:
+            raise MemoryError()
+        self._ts = ts
+        cdef Py_ssize_t *te = <Py_ssize_t *>PyMem_Realloc(self._te, cap * sizeof(Py_ssize_t))
+        if te == NULL:
+            raise MemoryError()
+        self._te = te
+        self._tcap = cap
+        return 0
+
+    @property
+    def offset(self):
+        """Absolute stream offset of the first byte not yet consumed."""
+        return self._base
+
+    @property
+    def idle(self):
+        """True between responses with no partial line buffered."""
+        return self._state == S_TOP and not self._tail
+
+    def feed(self, data):
+        """Consume ``data``; return the responses it completed."""
+        if self._failed is not None:
+            raise self._failed.with_traceback(None)
+        cdef bytes chunk = data if PyBytes_CheckExact(data) else bytes(data)
+        cdef bytes buf = self._tail + chunk if self._tail else chunk
+        cdef const char *b = PyBytes_AS_STRING(buf)
+        cdef Py_ssize_t n = PyBytes_GET_SIZE(buf)
+        cdef Py_ssize_t pos = 0
+        cdef const char *nl
+        cdef list out = []
+        try:
+            while True:
+                if self._state == S_GRID_BODY and self._gh <= self.max_line:
+                    pos = self._grid_fast(b, pos, n)
+                    if self._state != S_GRID_BODY:
+                        continue
+                nl = <const char *>memchr(b + pos, b'\n', n - pos)
+                if nl == NULL:
+                    if n - pos > self.max_line:
+                        raise _error("line longer than max_line", self._base + pos)
+                    break
+                if (nl - b) - pos > self.max_line:
+                    raise _error("line longer than max_line", self._base + pos)
+                self._line(b, pos, nl - b, out)
+                pos = (nl - b) + 1
+        except DecodeError as exc:
+            exc.partial = out
+            self._failed = exc
+            raise
+        finally:
+            self._base += pos
+            self._tail = buf[pos:] if pos < n else b""
+        return out
+
+    def flush(self):
+        """Return what only the next line could complete: pending help output,
+        or a speed/angvel ``fail`` still waiting for its second ``fail``."""
+        if self._failed is not None:
+            raise self._failed.with_traceback(None)
+        out = []
+        if self._state == S_HELP:
+            out.append(Help(tuple(self._help)))
+            self._help = []
+            self._state = S_TOP
+        elif self._state == S_EXTRA_FAIL:
+            out.append(self._fail)
+            self._fail = None
+            self._state = S_TOP
+        return out
+
+    def close(self):
+        """End of stream: :meth:`flush`, then raise TruncatedError if a
+        response or line is incomplete."""
+        out = self.flush()
+        if self._state != S_TOP or self._tail:
+            exc = TruncatedError("stream ended inside a response",
+                                 self._base + len(self._tail))
+            exc.protocol = PROTOCOL
+            exc.partial = out
+            self._failed = exc
+            raise exc
+        return out
+
+    # -- tokens -------------------------------------------------------------
+
+    cdef Py_ssize_t _tokenize(self, const char *b, Py_ssize_t ls, Py_ssize_t le) except -1:
+        cdef Py_ssize_t need = ((le - ls) >> 1) + 1
+        if need > self._tcap:
+            self._grow(need)
+        self._nt = bz_tokenize(b, ls, le, self._ts, self._te)
+        return self._nt
+
+    cdef inline bint _is(self, const char *b, Py_ssize_t k, const char *word,
+                         Py_ssize_t n) noexcept:
+        return (self._te[k] - self._ts[k] == n
+                and memcmp(b + self._ts[k], word, n) == 0)
+
+    cdef inline object _str(self, const char *b, Py_ssize_t k):
+        return bz_str(self._cache, b + self._ts[k], self._te[k] - self._ts[k])
+
+    cdef object _rest(self, const char *b):
+        if self._nt < 2:
+            return ""
+        return b[self._ts[1]:self._te[self._nt - 1]].decode("latin-1")
+
+    cdef inline object _num(self, const char *b, Py_ssize_t k):
+        cdef PyObject *obj = bz_number(b + self._ts[k], self._te[k] - self._ts[k])
+        if obj == NULL:
+            raise _error("bad number", self._base + self._ts[k])
+        return bz_steal(obj)
+
+    cdef inline object _int(self, const char *b, Py_ssize_t k):
+        cdef long long v
+        if not bz_parse_int(b + self._ts[k], self._te[k] - self._ts[k], &v):
+            raise _error("bad integer", self._base + self._ts[k])
+        return bz_int_object(v)
+
+    cdef int _count(self, const char *b, Py_ssize_t n, Py_ssize_t ls) except -1:
+        if self._nt != n:
+            word = b[self._ts[0]:self._te[0]].decode("latin-1")
+            raise _error(f"{word} line of {self._nt} fields, expected {n}", self._base + ls)
+        return 0
+
+    # -- one line -------------------------------------------------------------
+
+    cdef int _line(self, const char *b, Py_ssize_t ls, Py_ssize_t le, list out) except -1:
+        cdef int state = self._state
+        cdef Py_ssize_t nt
+        cdef PyObject *fields[12]
+        if state == S_GRID_BODY:
+            return self._row(b, ls, le, out)
+        if (state == S_LIST and _fast_tuples and le - ls > 7 and memcmp(b + ls, b"mytank", 6) == 0
+                and bz_space(b[ls + 6])):
+            # the hot list: one pass straight into the NamedTuple
+            tank = gamecodec_alloc_subtuple(_MyTank, 12)
+            if bz_mytank_fast(b, ls + 7, le, self._cache, fields):
+                bz_fill_steal(tank, fields, 12)
+                PyList_Append(self._items, tank)
+                return 0
+        nt = self._tokenize(b, ls, le)
+        if state == S_HELP:
+            if nt == 0 or not (self._is(b, 0, b"ack", 3) or self._is(b, 0, b"fail", 4)
+                               or self._is(b, 0, b"error", 5)):
+                self._help.append(b[ls:le].decode("latin-1"))
+                return 0
+            out.append(Help(tuple(self._help)))
+            self._help = []
+            state = self._state = S_TOP
+        elif state == S_EXTRA_FAIL:
+            if nt == 0:
+                return 0
+            if nt == 1 and self._is(b, 0, b"fail", 4):
+                f = self._fail
+                out.append(_named(_Fail, (f[0], f[1], True)))
+                self._fail = None
+                self._state = S_TOP
+                return 0
+            if not self._is(b, 0, b"error", 5):
+                out.append(self._fail)
+                self._fail = None
+                state = self._state = S_TOP
+        if nt == 0:
+            return 0
+        if self._is(b, 0, b"error", 5):
+            out.append(Error(self._rest(b)))
+        elif state == S_TOP:
+            self._top(b, ls, le, out)
+        elif state == S_AFTER_ACK:
+            self._after_ack(b, ls, out)
+        elif state == S_LIST:
+            if nt == 1 and self._is(b, 0, b"end", 3):
+                out.append(_named(_Listing, (self._ack, self._items)))
+                self._items = []
+                self._state = S_TOP
+            elif self._is(b, 0, b"at", 2) and not self._items:
+                self._at(b, ls)
+            else:
+                PyList_Append(self._items, self._item(b, ls))
+        elif state == S_GRID_SIZE:
+            self._size(b, ls)
+        else:
+            if nt != 1 or not self._is(b, 0, b"end", 3):
+                raise _error("occgrid not terminated by end", self._base + ls)
+            self._finish_grid(out)
+        return 0
+
+    cdef int _top(self, const char *b, Py_ssize_t ls, Py_ssize_t le, list out) except -1:
+        cdef Py_ssize_t nt = self._nt
+        if self._is(b, 0, b"ack", 3):
+            self._ack = self._parse_ack(b, ls)
+            self._state = S_AFTER_ACK
+        elif self._is(b, 0, b"fail", 4):
+            out.append(_named(_Fail, (None, self._rest(b), False)))
+        elif nt == 1 and self._is(b, 0, b"ok", 2):
+            out.append(_named(_Ok, (None,)))
+        elif nt == 2 and self._is(b, 0, b"bzrobots", 8):
+            out.append(Greeting("bzrobots", self._int(b, 1)))
+        elif b[self._ts[0]] == b':':
+            self._help = [b[ls:le].decode("latin-1")]
+            self._state = S_HELP
+        else:
+            raise _error("unexpected line", self._base + ls)
+        return 0
+
+    cdef object _parse_ack(self, const char *b, Py_ssize_t ls):
+        cdef Py_ssize_t nt = self._nt, k
+        if nt < 2:
+            raise _error("ack without a time", self._base + ls)
+        t = self._num(b, 1)
+        command = self._str(b, 2) if nt > 2 else ""
+        if nt <= 3:
+            args = _EMPTY
+        else:
+            args = tuple([self._str(b, k) for k in range(3, nt)])
+        return _named(_Ack, (t, command, args))
+
+    cdef int _after_ack(self, const char *b, Py_ssize_t ls, list out) except -1:
+        cdef Py_ssize_t nt = self._nt
+        ack = self._ack
+        if nt == 1 and self._is(b, 0, b"ok", 2):
+            out.append(_named(_Ok, (ack,)))
+            self._state = S_TOP
+        elif self._is(b, 0, b"fail", 4):
+            comment = self._rest(b)
+            fail = _named(_Fail, (ack, comment, False))
+            if ack is not None and ack[1] in _DOUBLE_FAIL and comment == "Invalid parameter(s)":
+                self._fail = fail
+                self._state = S_EXTRA_FAIL
+            else:
+                out.append(fail)
+                self._state = S_TOP
+        elif nt == 1 and self._is(b, 0, b"begin", 5):
+            self._items = []
+            self._state = S_LIST
+        elif self._is(b, 0, b"timer", 5):
+            self._count(b, 3, ls)
+            out.append(Timer(ack, self._num(b, 1), self._num(b, 2)))
+            self._state = S_TOP
+        elif self._is(b, 0, b"at", 2):
+            self._at(b, ls)
+        else:
+            raise _error("unexpected line after ack", self._base + ls)
+        return 0
+
+    # -- list items -------------------------------------------------------------
+
+    cdef object _corners(self, const char *b, Py_ssize_t first, Py_ssize_t ls):
+        cdef Py_ssize_t n = self._nt - first, k
+        if n < 2 or n % 2:
+            word = b[self._ts[0]:self._te[0]].decode("latin-1")
+            raise _error(f"{word} line with {n} coordinates", self._base + ls)
+        values = [self._num(b, k) for k in range(first, self._nt)]
+        return tuple([(values[k], values[k + 1]) for k in range(0, n, 2)])
+
+    cdef object _item(self, const char *b, Py_ssize_t ls):
+        cdef Py_ssize_t nt = self._nt
+        cdef object obj
+        if self._is(b, 0, b"mytank", 6):
+            self._count(b, 13, ls)
+            if not _fast_tuples:
+                return tuple.__new__(_MyTank, (
+                    self._int(b, 1), self._str(b, 2), self._str(b, 3), self._int(b, 4),
+                    self._num(b, 5), self._str(b, 6), self._num(b, 7), self._num(b, 8),
+                    self._num(b, 9), self._num(b, 10), self._num(b, 11), self._num(b, 12)))
+            obj = gamecodec_alloc_subtuple(_MyTank, 12)
+            # an error leaves unset (NULL) slots, which tuple dealloc tolerates
+            _fill(obj, 0, self._int(b, 1))
+            _fill(obj, 1, self._str(b, 2))
+            _fill(obj, 2, self._str(b, 3))
+            _fill(obj, 3, self._int(b, 4))
+            _fill(obj, 4, self._num(b, 5))
+            _fill(obj, 5, self._str(b, 6))
+            _fill(obj, 6, self._num(b, 7))
+            _fill(obj, 7, self._num(b, 8))
+            _fill(obj, 8, self._num(b, 9))
+            _fill(obj, 9, self._num(b, 10))
+            _fill(obj, 10, self._num(b, 11))
+            _fill(obj, 11, self._num(b, 12))
+            return obj
+        if self._is(b, 0, b"othertank", 9):
+            self._count(b, 8, ls)
+            return _named(_OtherTank, (
+                self._str(b, 1), self._str(b, 2), self._str(b, 3), self._str(b, 4),
+                self._num(b, 5), self._num(b, 6), self._num(b, 7)))
+        if self._is(b, 0, b"shot", 4):
+            self._count(b, 5, ls)
+            return _named(_Shot, (self._num(b, 1), self._num(b, 2), self._num(b, 3),
+                                  self._num(b, 4)))
+        if self._is(b, 0, b"flag", 4):
+            self._count(b, 5, ls)
+            return _named(_Flag, (self._str(b, 1), self._str(b, 2), self._num(b, 3),
+                                  self._num(b, 4)))
+        if self._is(b, 0, b"team", 4):
+            self._count(b, 3, ls)
+            return _named(_Team, (self._str(b, 1), self._int(b, 2)))
+        if self._is(b, 0, b"obstacle", 8):
+            return Obstacle(self._corners(b, 1, ls))
+        if self._is(b, 0, b"base", 4):
+            if nt < 2:
+                raise _error("base line without a colour", self._base + ls)
+            return Base(self._str(b, 1), self._corners(b, 2, ls))
+        if self._is(b, 0, b"constant", 8):
+            self._count(b, 3, ls)
+            return _named(_Constant, (self._str(b, 1), self._str(b, 2)))
+        if self._is(b, 0, b"score", 5):
+            self._count(b, 4, ls)
+            return _named(_Score, (self._str(b, 1), self._str(b, 2), self._num(b, 3)))
+        if (self._is(b, 0, b"ack", 3) or self._is(b, 0, b"ok", 2) or self._is(b, 0, b"fail", 4)
+                or self._is(b, 0, b"begin", 5) or self._is(b, 0, b"timer", 5)
+                or self._is(b, 0, b"bzrobots", 8) or self._is(b, 0, b"at", 2)
+                or self._is(b, 0, b"size", 4)):
+            raise _error("list not terminated by end", self._base + ls)
+        raise _error("unknown list item", self._base + ls)
+
+    # -- occgrid ----------------------------------------------------------------
+
+    cdef tuple _pair(self, const char *b, Py_ssize_t k, char sep):
+        cdef Py_ssize_t s = self._ts[k], e = self._te[k], i, cut = -1, count = 0
+        cdef long long x, y
+        for i in range(s, e):
+            if b[i] == sep:
+                cut = i
+                count += 1
+        if (count != 1 or not bz_parse_int(b + s, cut - s, &x)
+                or not bz_parse_int(b + cut + 1, e - cut - 1, &y)):
+            raise _error("bad occgrid header", self._base + s)
+        return (x, y)
+
+    cdef int _at(self, const char *b, Py_ssize_t ls) except -1:
+        if self._nt != 2:
+            raise _error("bad occgrid header", self._base + ls)
+        self._gx, self._gy = self._pair(b, 1, b',')
+        self._state = S_GRID_SIZE
+        return 0
+
+    cdef int _size(self, const char *b, Py_ssize_t ls) except -1:
+        cdef long long w, h
+        if self._nt != 2 or not self._is(b, 0, b"size", 4):
+            raise _error("occgrid size line expected", self._base + ls)
+        w, h = self._pair(b, 1, b'x')
+        if w < 0 or h < 0 or (h != 0 and w > self.max_grid_cells // h):
+            raise _error("occgrid size out of range", self._base + self._ts[1])
+        self._gw = w
+        self._gh = h
+        self._rows = 0
+        # uninitialised: every cell is written before the grid is returned
+        self._cells = PyByteArray_FromStringAndSize(NULL, w * h)
+        self._state = S_GRID_END if w == 0 or h == 0 else S_GRID_BODY
+        return 0
+
+    cdef Py_ssize_t _grid_fast(self, const char *b, Py_ssize_t pos, Py_ssize_t n) except -1:
+        """Convert every complete row that is exactly H cells + ``\\n``;
+        stop at the first other line (the general path handles it)."""
+        cdef Py_ssize_t h = self._gh, w = self._gw, rows = self._rows
+        cdef char *out = PyByteArray_AS_STRING(self._cells)
+        with nogil:
+            while rows < w and pos + h < n and b[pos + h] == b'\n':
+                if not bz_row(b + pos, out + rows * h, h):
+                    break
+                rows += 1
+                pos += h + 1
+        self._rows = rows
+        if rows == w:
+            self._state = S_GRID_END
+        return pos
+
+    cdef int _row(self, const char *b, Py_ssize_t ls, Py_ssize_t le, list out) except -1:
+        cdef Py_ssize_t cs = ls, ce = le, h = self._gh, i
+        cdef char *cells = PyByteArray_AS_STRING(self._cells)
+        while cs < ce and bz_space(b[cs]):
+            cs += 1
+        while ce > cs and bz_space(b[ce - 1]):
+            ce -= 1
+        if ce - cs == h and bz_row(b + cs, cells + self._rows * h, h):
+            self._rows += 1
+            if self._rows == self._gw:
+                self._state = S_GRID_END
+            return 0
+        if cs == ce:
+            return 0
+        self._tokenize(b, ls, le)
+        if self._is(b, 0, b"error", 5):
+            out.append(Error(self._rest(b)))
+            return 0
+        if ce - cs == 3 and memcmp(b + cs, b"end", 3) == 0:
+            raise _error(f"occgrid ended after {self._rows} of {self._gw} rows", self._base + ls)
+        for i in range(cs, ce):
+            if b[i] != b'0' and b[i] != b'1':
+                raise _error("bad occgrid cell", self._base + i)
+        raise _error(f"occgrid row of {ce - cs} cells, expected {h}", self._base + ls)
+
+    cdef int _finish_grid(self, list out) except -1:
+        grid = _frombuffer(self._cells, dtype=_uint8).reshape(self._gw, self._gh)
+        self._cells = None
+        out.append(OccGrid(self._ack, self._gx, self._gy, grid))
+        self._state = S_TOP
+        return 0

@@ -1,0 +1,476 @@
+"""Pure-Python twin of the BZRC response parser (the compiled twin is
+``_codec_c.pyx``; the tests hold the two together).
+
+The parser is a line-by-line state machine over a byte stream (spec §1.12,
+decision 1). Lines end at ``\\n``; tokens are runs of anything but ASCII
+whitespace (``bytes.split()``, so ``\\r`` and the 28-space ``mytank`` gap do
+not matter). Text fields are decoded as latin-1, so every byte survives.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from gamecodec.bzrc._models import (
+    DEFAULT_MAX_GRID_CELLS,
+    DEFAULT_MAX_LINE,
+    DOUBLE_FAIL_COMMANDS,
+    Ack,
+    Base,
+    Constant,
+    Error,
+    Fail,
+    Flag,
+    Greeting,
+    Help,
+    Item,
+    Listing,
+    MyTank,
+    Number,
+    Obstacle,
+    OccGrid,
+    Ok,
+    OtherTank,
+    Response,
+    Score,
+    Shot,
+    Team,
+    Timer,
+)
+from gamecodec.errors import DecodeError, TruncatedError
+
+__all__ = ["ResponseParser", "parse_number"]
+
+PROTOCOL = "bzrc"
+MAX_INT_DIGITS = 18
+"""Integer tokens with more digits are rejected (they never occur, and Python's
+``int()`` refuses very long ones)."""
+
+_INT = re.compile(rb"[+-]?[0-9]+\Z")
+_CELLS = bytes.maketrans(b"01", b"\x00\x01")
+_HELP_END = frozenset({b"ack", b"fail", b"error"})
+_NOT_ITEMS = frozenset({b"ack", b"ok", b"fail", b"begin", b"timer", b"bzrobots", b"at", b"size"})
+
+# parser states
+_TOP = 0
+_AFTER_ACK = 1
+_LIST = 2
+_GRID_SIZE = 3
+_GRID_BODY = 4
+_GRID_END = 5
+_HELP = 6
+_EXTRA_FAIL = 7
+
+
+def _error(message: str, offset: int) -> DecodeError:
+    return DecodeError(message, offset, protocol=PROTOCOL)
+
+
+def _token_offset(line: bytes, index: int) -> int:
+    """Offset inside ``line`` of its ``index``-th whitespace-separated token."""
+    pos = 0
+    count = -1
+    n = len(line)
+    while pos < n:
+        while pos < n and line[pos] in b" \t\n\r\x0b\x0c":
+            pos += 1
+        if pos >= n:
+            break
+        count += 1
+        if count == index:
+            return pos
+        while pos < n and line[pos] not in b" \t\n\r\x0b\x0c":
+            pos += 1
+    return n
+
+
+def parse_number(token: bytes) -> Number | None:
+    """A wire number: ``int`` for ``[+-]?digits`` (at most 18 digits), else
+    whatever ``float()`` accepts without underscores; None if neither."""
+    if _INT.match(token):
+        digits = len(token) - (token[:1] in b"+-")
+        return int(token) if digits <= MAX_INT_DIGITS else None
+    if b"_" in token or token.split() != [token]:  # float() would strip whitespace
+        return None
+    try:
+        return float(token)
+    except ValueError:
+        return None
+
+
+def _num(tokens: list[bytes], index: int, line: bytes, start: int) -> Number:
+    value = parse_number(tokens[index])
+    if value is None:
+        raise _error("bad number", start + _token_offset(line, index))
+    return value
+
+
+def _int(tokens: list[bytes], index: int, line: bytes, start: int) -> int:
+    token = tokens[index]
+    if _INT.match(token) and len(token) - (token[:1] in b"+-") <= MAX_INT_DIGITS:
+        return int(token)
+    raise _error("bad integer", start + _token_offset(line, index))
+
+
+def _text(token: bytes) -> str:
+    return token.decode("latin-1")
+
+
+def _rest(line: bytes) -> str:
+    """The line after its first token, without surrounding whitespace."""
+    parts = line.split(None, 1)
+    return parts[1].rstrip().decode("latin-1") if len(parts) > 1 else ""
+
+
+def _count(tokens: list[bytes], n: int, line: bytes, start: int) -> None:
+    if len(tokens) != n:
+        word = tokens[0].decode("latin-1")
+        raise _error(f"{word} line of {len(tokens)} fields, expected {n}", start)
+
+
+def _corners(
+    tokens: list[bytes], first: int, line: bytes, start: int
+) -> tuple[tuple[Number, Number], ...]:
+    n = len(tokens) - first
+    if n < 2 or n % 2:
+        word = tokens[0].decode("latin-1")
+        raise _error(f"{word} line with {n} coordinates", start)
+    values = [_num(tokens, i, line, start) for i in range(first, len(tokens))]
+    return tuple(zip(values[0::2], values[1::2], strict=True))
+
+
+def _item(tokens: list[bytes], line: bytes, start: int) -> Item:
+    word = tokens[0]
+    if word == b"mytank":
+        _count(tokens, 13, line, start)
+        return MyTank(
+            _int(tokens, 1, line, start),
+            _text(tokens[2]),
+            _text(tokens[3]),
+            _int(tokens, 4, line, start),
+            _num(tokens, 5, line, start),
+            _text(tokens[6]),
+            _num(tokens, 7, line, start),
+            _num(tokens, 8, line, start),
+            _num(tokens, 9, line, start),
+            _num(tokens, 10, line, start),
+            _num(tokens, 11, line, start),
+            _num(tokens, 12, line, start),
+        )
+    if word == b"othertank":
+        _count(tokens, 8, line, start)
+        return OtherTank(
+            _text(tokens[1]),
+            _text(tokens[2]),
+            _text(tokens[3]),
+            _text(tokens[4]),
+            _num(tokens, 5, line, start),
+            _num(tokens, 6, line, start),
+            _num(tokens, 7, line, start),
+        )
+    if word == b"shot":
+        _count(tokens, 5, line, start)
+        return Shot(*(_num(tokens, i, line, start) for i in range(1, 5)))
+    if word == b"flag":
+        _count(tokens, 5, line, start)
+        return Flag(
+            _text(tokens[1]),
+            _text(tokens[2]),
+            _num(tokens, 3, line, start),
+            _num(tokens, 4, line, start),
+        )
+    if word == b"team":
+        _count(tokens, 3, line, start)
+        return Team(_text(tokens[1]), _int(tokens, 2, line, start))
+    if word == b"obstacle":
+        return Obstacle(_corners(tokens, 1, line, start))
+    if word == b"base":
+        if len(tokens) < 2:
+            raise _error("base line without a colour", start)
+        return Base(_text(tokens[1]), _corners(tokens, 2, line, start))
+    if word == b"constant":
+        _count(tokens, 3, line, start)
+        return Constant(_text(tokens[1]), _text(tokens[2]))
+    if word == b"score":
+        _count(tokens, 4, line, start)
+        return Score(_text(tokens[1]), _text(tokens[2]), _num(tokens, 3, line, start))
+    if word in _NOT_ITEMS:
+        raise _error("list not terminated by end", start)
+    raise _error("unknown list item", start)
+
+
+def _ack(tokens: list[bytes], line: bytes, start: int) -> Ack:
+    if len(tokens) < 2:
+        raise _error("ack without a time", start)
+    command = _text(tokens[2]) if len(tokens) > 2 else ""
+    return Ack(_num(tokens, 1, line, start), command, tuple(_text(t) for t in tokens[3:]))
+
+
+def _pair(token: bytes, sep: bytes, offset: int) -> tuple[int, int]:
+    parts = token.split(sep)
+    if len(parts) != 2 or not all(
+        _INT.match(p) and len(p) - (p[:1] in b"+-") <= MAX_INT_DIGITS for p in parts
+    ):
+        raise _error("bad occgrid header", offset)
+    return int(parts[0]), int(parts[1])
+
+
+class ResponseParser:
+    """Bytes in any chunking -> typed responses, in order.
+
+    ``feed(data)`` returns every response completed by ``data``. Help output
+    has no terminator: it is returned when the next ``ack``/``fail``/``error``
+    line arrives, or by :meth:`flush`. A decoding error is raised as
+    :class:`~gamecodec.DecodeError` with the absolute stream offset and the
+    responses completed earlier in the same call as ``partial``; the parser
+    then stays broken (every later call raises the same error). One parser
+    serves one stream; it is not meant to be shared between threads.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_line: int = DEFAULT_MAX_LINE,
+        max_grid_cells: int = DEFAULT_MAX_GRID_CELLS,
+    ) -> None:
+        if max_line < 1 or max_grid_cells < 0:
+            raise ValueError("max_line must be >= 1 and max_grid_cells >= 0")
+        self.max_line = max_line
+        self.max_grid_cells = max_grid_cells
+        self._buf = bytearray()
+        self._base = 0
+        self._state = _TOP
+        self._ack: Ack | None = None
+        self._items: list[Item] = []
+        self._help: list[str] = []
+        self._fail: Fail | None = None
+        self._gx = 0
+        self._gy = 0
+        self._gw = 0
+        self._gh = 0
+        self._rows = 0
+        self._cells = bytearray()
+        self._failed: DecodeError | None = None
+
+    @property
+    def offset(self) -> int:
+        """Absolute stream offset of the first byte not yet consumed."""
+        return self._base
+
+    @property
+    def idle(self) -> bool:
+        """True between responses with no partial line buffered."""
+        return self._state == _TOP and not self._buf
+
+    def feed(self, data: bytes | bytearray | memoryview) -> list[Response]:
+        """Consume ``data``; return the responses it completed."""
+        if self._failed is not None:
+            raise self._failed.with_traceback(None)
+        out: list[Response] = []
+        buf = self._buf
+        buf += data
+        pos = 0
+        try:
+            while True:
+                nl = buf.find(b"\n", pos)
+                if nl < 0:
+                    if len(buf) - pos > self.max_line:
+                        raise _error("line longer than max_line", self._base + pos)
+                    break
+                if nl - pos > self.max_line:
+                    raise _error("line longer than max_line", self._base + pos)
+                line = bytes(buf[pos:nl])
+                start = self._base + pos
+                pos = nl + 1
+                self._line(line, start, out)
+        except DecodeError as exc:
+            exc.partial = out
+            self._failed = exc
+            raise
+        finally:
+            if pos:
+                del buf[:pos]
+                self._base += pos
+        return out
+
+    def flush(self) -> list[Response]:
+        """Return what only the next line could complete: pending help output,
+        or a speed/angvel ``fail`` still waiting for its second ``fail``."""
+        if self._failed is not None:
+            raise self._failed.with_traceback(None)
+        out: list[Response] = []
+        if self._state == _HELP:
+            out.append(Help(tuple(self._help)))
+            self._help = []
+            self._state = _TOP
+        elif self._state == _EXTRA_FAIL:
+            assert self._fail is not None
+            out.append(self._fail)
+            self._fail = None
+            self._state = _TOP
+        return out
+
+    def close(self) -> list[Response]:
+        """End of stream: :meth:`flush`, then raise
+        :class:`~gamecodec.TruncatedError` if a response or line is incomplete."""
+        out = self.flush()
+        if self._state != _TOP or self._buf:
+            exc = TruncatedError("stream ended inside a response", self._base + len(self._buf))
+            exc.protocol = PROTOCOL
+            exc.partial = out
+            self._failed = exc
+            raise exc
+        return out
+
+    # -- one line --------------------------------------------------------
+
+    def _line(self, line: bytes, start: int, out: list[Response]) -> None:
+        state = self._state
+        if state == _GRID_BODY:
+            self._row(line, start, out)
+            return
+        tokens = line.split()
+        if state == _HELP:
+            if not tokens or tokens[0] not in _HELP_END:
+                self._help.append(line.decode("latin-1"))
+                return
+            out.append(Help(tuple(self._help)))
+            self._help = []
+            state = self._state = _TOP
+        elif state == _EXTRA_FAIL:
+            if not tokens:
+                return
+            assert self._fail is not None
+            if tokens == [b"fail"]:
+                out.append(self._fail._replace(extra=True))
+                self._fail = None
+                self._state = _TOP
+                return
+            if tokens[0] != b"error":
+                out.append(self._fail)
+                self._fail = None
+                state = self._state = _TOP
+        if not tokens:
+            return
+        word = tokens[0]
+        if word == b"error":
+            out.append(Error(_rest(line)))
+        elif state == _TOP:
+            self._top(word, tokens, line, start, out)
+        elif state == _AFTER_ACK:
+            self._after_ack(word, tokens, line, start, out)
+        elif state == _LIST:
+            if word == b"end" and len(tokens) == 1:
+                out.append(Listing(self._ack, self._items))
+                self._items = []
+                self._state = _TOP
+            elif word == b"at" and not self._items:
+                self._at(tokens, line, start)
+            else:
+                self._items.append(_item(tokens, line, start))
+        elif state == _GRID_SIZE:
+            self._size(tokens, line, start, out)
+        else:  # _GRID_END
+            if word != b"end" or len(tokens) != 1:
+                raise _error("occgrid not terminated by end", start)
+            self._finish_grid(out)
+
+    def _top(
+        self, word: bytes, tokens: list[bytes], line: bytes, start: int, out: list[Response]
+    ) -> None:
+        if word == b"ack":
+            self._ack = _ack(tokens, line, start)
+            self._state = _AFTER_ACK
+        elif word == b"fail":
+            out.append(Fail(None, _rest(line), False))
+        elif word == b"ok" and len(tokens) == 1:
+            out.append(Ok(None))
+        elif word == b"bzrobots" and len(tokens) == 2:
+            out.append(Greeting("bzrobots", _int(tokens, 1, line, start)))
+        elif word[:1] == b":":
+            self._help = [line.decode("latin-1")]
+            self._state = _HELP
+        else:
+            raise _error("unexpected line", start)
+
+    def _after_ack(
+        self, word: bytes, tokens: list[bytes], line: bytes, start: int, out: list[Response]
+    ) -> None:
+        ack = self._ack
+        if word == b"ok" and len(tokens) == 1:
+            out.append(Ok(ack))
+            self._state = _TOP
+        elif word == b"fail":
+            fail = Fail(ack, _rest(line), False)
+            if (
+                ack is not None
+                and ack.command in DOUBLE_FAIL_COMMANDS
+                and fail.comment == "Invalid parameter(s)"
+            ):
+                self._fail = fail
+                self._state = _EXTRA_FAIL
+            else:
+                out.append(fail)
+                self._state = _TOP
+        elif word == b"begin" and len(tokens) == 1:
+            self._items = []
+            self._state = _LIST
+        elif word == b"timer":
+            _count(tokens, 3, line, start)
+            out.append(Timer(ack, _num(tokens, 1, line, start), _num(tokens, 2, line, start)))
+            self._state = _TOP
+        elif word == b"at":
+            self._at(tokens, line, start)
+        else:
+            raise _error("unexpected line after ack", start)
+
+    # -- occgrid -----------------------------------------------------------
+
+    def _at(self, tokens: list[bytes], line: bytes, start: int) -> None:
+        if len(tokens) != 2:
+            raise _error("bad occgrid header", start)
+        self._gx, self._gy = _pair(tokens[1], b",", start + _token_offset(line, 1))
+        self._state = _GRID_SIZE
+
+    def _size(self, tokens: list[bytes], line: bytes, start: int, out: list[Response]) -> None:
+        if tokens[0] != b"size" or len(tokens) != 2:
+            raise _error("occgrid size line expected", start)
+        offset = start + _token_offset(line, 1)
+        w, h = _pair(tokens[1], b"x", offset)
+        if w < 0 or h < 0 or w * h > self.max_grid_cells:
+            raise _error("occgrid size out of range", offset)
+        self._gw, self._gh = w, h
+        self._rows = 0
+        self._cells = bytearray()
+        self._state = _GRID_END if w == 0 or h == 0 else _GRID_BODY
+
+    def _row(self, line: bytes, start: int, out: list[Response]) -> None:
+        cells = line.strip()
+        h = self._gh
+        if len(cells) == h and not cells.translate(None, b"01"):
+            self._cells += cells
+            self._rows += 1
+            if self._rows == self._gw:
+                self._state = _GRID_END
+            return
+        if not cells:
+            return
+        if cells.split()[0] == b"error":
+            out.append(Error(_rest(cells)))
+            return
+        if cells == b"end":
+            raise _error(f"occgrid ended after {self._rows} of {self._gw} rows", start)
+        lead = len(line) - len(line.lstrip())
+        for i, byte in enumerate(cells):
+            if byte not in b"01":
+                raise _error("bad occgrid cell", start + lead + i)
+        raise _error(f"occgrid row of {len(cells)} cells, expected {h}", start)
+
+    def _finish_grid(self, out: list[Response]) -> None:
+        data = bytearray(self._cells.translate(_CELLS))
+        grid = np.frombuffer(data, dtype=np.uint8).reshape(self._gw, self._gh)
+        self._cells = bytearray()
+        out.append(OccGrid(self._ack, self._gx, self._gy, grid))
+        self._state = _TOP

@@ -1,0 +1,275 @@
+"""BZRC result types and constants (never compiled).
+
+Every response the parser emits is one of the NamedTuples in
+:data:`Response`. Numbers keep the form they had on the wire: a token that is
+written as an integer (``0``, ``-390``) decodes to ``int``, anything else
+(``0.0``, ``-0.0``, ``1e+16``, ``nan``, ``inf``) to ``float``. Both compare
+equal (``0 == 0.0``), and keeping the distinction lets the server-side
+encoder reproduce bzrflag's bytes exactly (spec §1.4: ``reload`` and
+``angvel`` are the int ``0`` until first set, then floats).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple, TypeAlias
+
+from gamecodec.errors import GameCodecError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = [
+    "DEFAULT_MAX_GRID_CELLS",
+    "DEFAULT_MAX_LINE",
+    "DOUBLE_FAIL_COMMANDS",
+    "Ack",
+    "Base",
+    "CommandFailed",
+    "Constant",
+    "Error",
+    "Fail",
+    "Flag",
+    "Greeting",
+    "Help",
+    "Item",
+    "Listing",
+    "MyTank",
+    "Number",
+    "Obstacle",
+    "OccGrid",
+    "Ok",
+    "OtherTank",
+    "Response",
+    "Score",
+    "Shot",
+    "Team",
+    "Timer",
+]
+
+DEFAULT_MAX_LINE = 100_000
+"""The longest line (without its ``\\n``) the parser accepts: the C++ server's
+buffer (spec §1.9, decision 4)."""
+
+DEFAULT_MAX_GRID_CELLS = 1 << 24
+"""The largest ``W*H`` an ``occgrid`` ``size`` line may announce: the array is
+allocated when the ``size`` line arrives, so this caps the allocation."""
+
+DOUBLE_FAIL_COMMANDS = frozenset({"speed", "angvel", "accelx", "accely"})
+"""Commands whose argument errors bzrflag answers with ack + ``fail Invalid
+parameter(s)`` + a second bare ``fail`` (spec §1.4)."""
+
+Number: TypeAlias = "int | float"
+"""A wire number: ``int`` when it was written as an integer, else ``float``."""
+
+
+class CommandFailed(GameCodecError):
+    """A command the server answered with ``fail`` (or an ``error`` line).
+
+    Raised by the asyncio client's query methods; ``response`` is the
+    :class:`Fail` or :class:`Error` that answered.
+    """
+
+    def __init__(self, command: str, response: Fail | Error) -> None:
+        self.command = command
+        self.response = response
+        detail = response.comment if isinstance(response, Fail) else response.message
+        super().__init__(f"{command}: {detail or 'fail'}")
+
+
+# -- list items (spec §1.4) ------------------------------------------------
+
+
+class Team(NamedTuple):
+    """``team <color> <ntanks>``."""
+
+    color: str
+    ntanks: int
+
+
+class Obstacle(NamedTuple):
+    """``obstacle x1 y1 x2 y2 ...``: the corners, as (x, y) pairs."""
+
+    corners: tuple[tuple[Number, Number], ...]
+
+
+class Base(NamedTuple):
+    """``base <color> x1 y1 ...``: the team's base corners."""
+
+    color: str
+    corners: tuple[tuple[Number, Number], ...]
+
+
+class Flag(NamedTuple):
+    """``flag <color> <possessor> <x> <y>``; ``possessor`` is ``"none"`` or a colour."""
+
+    color: str
+    possessor: str
+    x: Number
+    y: Number
+
+
+class Shot(NamedTuple):
+    """``shot <x> <y> <vx> <vy>``."""
+
+    x: Number
+    y: Number
+    vx: Number
+    vy: Number
+
+
+class MyTank(NamedTuple):
+    """``mytank`` (13 fields, spec §1.4). ``flag`` is ``"-"`` when carrying none."""
+
+    idx: int
+    callsign: str
+    status: str
+    shots_avail: int
+    reload: Number
+    flag: str
+    x: Number
+    y: Number
+    angle: Number
+    vx: Number
+    vy: Number
+    angvel: Number
+
+
+class OtherTank(NamedTuple):
+    """``othertank <callsign> <color> <status> <flag> <x> <y> <angle>``."""
+
+    callsign: str
+    color: str
+    status: str
+    flag: str
+    x: Number
+    y: Number
+    angle: Number
+
+
+class Constant(NamedTuple):
+    """``constant <name> <value>``; the value is kept as text (``red``, ``0.5``)."""
+
+    name: str
+    value: str
+
+
+class Score(NamedTuple):
+    """``score <team> <other> <value>``: ``value`` is team's total minus other's."""
+
+    team: str
+    other: str
+    value: Number
+
+
+Item: TypeAlias = "Team | Obstacle | Base | Flag | Shot | MyTank | OtherTank | Constant | Score"
+"""One line of a ``begin`` .. ``end`` list."""
+
+
+# -- responses ---------------------------------------------------------------
+
+
+class Ack(NamedTuple):
+    """``ack <time> <echo...>``: seconds since the connection was accepted, and
+    the echoed command (``command`` is ``""`` when nothing was echoed)."""
+
+    time: Number
+    command: str
+    args: tuple[str, ...]
+
+
+class Greeting(NamedTuple):
+    """The server's first line, ``bzrobots 1``."""
+
+    protocol: str
+    version: int
+
+
+class Ok(NamedTuple):
+    """``ok`` (normally after an ack)."""
+
+    ack: Ack | None
+
+
+class Fail(NamedTuple):
+    """``fail [comment]``. ``ack`` is None for the ack-less fails (unknown
+    command, dead-tank or rotated-map occgrid); ``extra`` is True when the
+    second bare ``fail`` of a speed/angvel argument error was folded in."""
+
+    ack: Ack | None
+    comment: str
+    extra: bool
+
+
+class Listing(NamedTuple):
+    """``begin`` .. ``end``: the typed items, in wire order."""
+
+    ack: Ack | None
+    items: list[Item]
+
+
+class Timer(NamedTuple):
+    """The single-line ``timer <elapsed> <limit>`` reply."""
+
+    ack: Ack | None
+    elapsed: Number
+    limit: Number
+
+
+class OccGrid(NamedTuple):
+    """``occgrid``: origin ``at x,y`` and a ``uint8`` array of shape (W, H).
+
+    Row ``i`` is world x = ``x + i``, column ``j`` is world y = ``y + j``,
+    exactly as on the wire (spec §1.5). On the real server the cells of a
+    window whose origin is negative start one unit lower than ``at`` says;
+    the values here are decoded as sent.
+    """
+
+    ack: Ack | None
+    x: int
+    y: int
+    grid: npt.NDArray[np.uint8]
+
+    @property
+    def width(self) -> int:
+        """W, the number of rows (the x extent)."""
+        return int(self.grid.shape[0])
+
+    @property
+    def height(self) -> int:
+        """H, the number of cells per row (the y extent)."""
+        return int(self.grid.shape[1])
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OccGrid):
+            return NotImplemented
+        return (
+            self.ack == other.ack
+            and self.x == other.x
+            and self.y == other.y
+            and self.grid.shape == other.grid.shape
+            and bool((self.grid == other.grid).all())
+        )
+
+    def __ne__(self, other: object) -> bool:
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    def __hash__(self) -> int:
+        raise TypeError("an OccGrid (it holds an array) is unhashable")
+
+
+class Error(NamedTuple):
+    """An ``error ...`` line (BZFlag C++ dialect; may arrive at any point)."""
+
+    message: str
+
+
+class Help(NamedTuple):
+    """Ack-less ``help`` output: the raw lines (each normally starts with ``:``)."""
+
+    lines: tuple[str, ...]
+
+
+Response: TypeAlias = "Greeting | Ok | Fail | Listing | Timer | OccGrid | Error | Help"
+"""Everything :meth:`ResponseParser.feed` can return."""

@@ -1,0 +1,380 @@
+"""Thin asyncio adapters over the Sans-IO sessions.
+
+``bot = await connect(host, port)`` greets, shakes hands and returns a
+:class:`Bot` with one coroutine per command (``await bot.mytanks()``,
+``await bot.occgrid(0)``). Commands issued concurrently are pipelined; the
+answers are matched in order. ``await serve(handler, host, port)`` runs a
+bzrflag-style server on :class:`~gamecodec.bzrc.ServerSession` (a test
+double: ``handler(request)`` returns each command's answer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from typing import NamedTuple
+
+from gamecodec.bzrc._format import Dialect
+from gamecodec.bzrc._models import (
+    DEFAULT_MAX_GRID_CELLS,
+    DEFAULT_MAX_LINE,
+    Base,
+    CommandFailed,
+    Constant,
+    Error,
+    Fail,
+    Flag,
+    Help,
+    Item,
+    Listing,
+    MyTank,
+    Obstacle,
+    OccGrid,
+    Ok,
+    OtherTank,
+    Response,
+    Score,
+    Shot,
+    Team,
+    Timer,
+)
+from gamecodec.bzrc.session import (
+    Answer,
+    ClientSession,
+    Closed,
+    Connected,
+    Request,
+    ServerSession,
+    Unsolicited,
+)
+from gamecodec.errors import RemoteProtocolError
+
+__all__ = ["Bot", "Handler", "TankCommand", "TankResult", "connect", "serve"]
+
+_READ_SIZE = 1 << 16
+
+
+class TankCommand(NamedTuple):
+    """One tank's orders for a tick (the reference client's ``Command``)."""
+
+    tank: int
+    speed: float
+    angvel: float
+    shoot: bool = False
+
+
+class TankResult(NamedTuple):
+    """Whether each order was accepted; ``shoot`` is None when not given."""
+
+    speed: bool
+    angvel: bool
+    shoot: bool | None
+
+
+class Bot:
+    """A connected BZRC client. Queries return typed values and raise
+    :class:`~gamecodec.bzrc.CommandFailed` on ``fail``; actions return
+    True (``ok``) or False (``fail``). ``errors`` collects unsolicited
+    ``error`` lines."""
+
+    def __init__(
+        self, session: ClientSession, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        self.session = session
+        self.errors: list[Error] = []
+        self._reader = reader
+        self._writer = writer
+        loop = asyncio.get_running_loop()
+        self._ready: asyncio.Future[None] = loop.create_future()
+        self._waiting: dict[int, asyncio.Future[Response]] = {}
+        self._error: BaseException | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    async def _start(self) -> None:
+        self._task = asyncio.create_task(self._run())
+        await self._ready
+
+    async def _run(self) -> None:
+        try:
+            while not self.session.closed:
+                data = await self._reader.read(_READ_SIZE)
+                self._dispatch(self.session.receive_data(data))
+                self._flush()
+        except (OSError, RemoteProtocolError) as exc:
+            self._error = exc
+        finally:
+            self._finish()
+
+    def _finish(self) -> None:
+        error = self._error or ConnectionError("BZRC connection closed")
+        if not self._ready.done():
+            self._ready.set_exception(error)
+        for fut in self._waiting.values():
+            if not fut.done():
+                fut.set_exception(error)
+        self._waiting.clear()
+        self._writer.close()
+
+    def _dispatch(self, events: list[Connected | Answer | Unsolicited | Closed]) -> None:
+        for event in events:
+            if isinstance(event, Connected):
+                if not self._ready.done():
+                    self._ready.set_result(None)
+            elif isinstance(event, Answer):
+                fut = self._waiting.pop(event.request.id, None)
+                if fut is not None and not fut.done():
+                    fut.set_result(event.response)
+            elif isinstance(event, Unsolicited):
+                self.errors.append(event.response)
+
+    def _flush(self) -> None:
+        data = self.session.data_to_send()
+        if data and not self._writer.is_closing():
+            self._writer.write(data)
+
+    def _submit(self, command: str, *args: object) -> asyncio.Future[Response]:
+        if self._error is not None:
+            raise self._error
+        if self.session.closed:
+            raise ConnectionError("BZRC connection closed")
+        request = self.session.send(command, *args)
+        fut: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
+        self._waiting[request.id] = fut
+        return fut
+
+    async def _drain(self) -> None:
+        self._flush()
+        with contextlib.suppress(ConnectionError):
+            await self._writer.drain()
+
+    async def command(self, command: str, *args: object) -> Response:
+        """Send one command and return its raw response."""
+        fut = self._submit(command, *args)
+        await self._drain()
+        return await fut
+
+    async def commands(self, commands: Iterable[tuple[object, ...]]) -> list[Response]:
+        """Pipeline several commands in one write: ``[("mytanks",), ("shots",)]``."""
+        futures = [self._submit(str(c[0]), *c[1:]) for c in commands]
+        await self._drain()
+        return list(await asyncio.gather(*futures))
+
+    # -- actions ---------------------------------------------------------
+
+    async def _action(self, command: str, *args: object) -> bool:
+        return _ok(command, await self.command(command, *args))
+
+    async def shoot(self, index: int) -> bool:
+        return await self._action("shoot", index)
+
+    async def speed(self, index: int, value: float) -> bool:
+        return await self._action("speed", index, value)
+
+    async def angvel(self, index: int, value: float) -> bool:
+        return await self._action("angvel", index, value)
+
+    async def accelx(self, index: int, value: float) -> bool:
+        """Older servers and the C++ hover-bots only."""
+        return await self._action("accelx", index, value)
+
+    async def accely(self, index: int, value: float) -> bool:
+        """Older servers and the C++ hover-bots only."""
+        return await self._action("accely", index, value)
+
+    async def taunt(self, text: str) -> bool:
+        return await self._action("taunt", text)
+
+    async def do_commands(self, commands: Iterable[TankCommand]) -> list[TankResult]:
+        """The per-tick batch: speed, angvel (and shoot) for every tank, in one
+        write, answers gathered in order."""
+        plan: list[tuple[object, ...]] = []
+        orders = list(commands)
+        for order in orders:
+            plan.append(("speed", order.tank, order.speed))
+            plan.append(("angvel", order.tank, order.angvel))
+            if order.shoot:
+                plan.append(("shoot", order.tank))
+        responses = iter(await self.commands(plan))
+        results = []
+        for order in orders:
+            speed = _ok("speed", next(responses))
+            angvel = _ok("angvel", next(responses))
+            shot = _ok("shoot", next(responses)) if order.shoot else None
+            results.append(TankResult(speed, angvel, shot))
+        return results
+
+    # -- queries ---------------------------------------------------------------
+
+    async def _list(self, command: str) -> list[Item]:
+        return _items(command, await self.command(command))
+
+    async def teams(self) -> list[Team]:
+        return [i for i in await self._list("teams") if isinstance(i, Team)]
+
+    async def obstacles(self) -> list[Obstacle]:
+        return [i for i in await self._list("obstacles") if isinstance(i, Obstacle)]
+
+    async def bases(self) -> list[Base]:
+        return [i for i in await self._list("bases") if isinstance(i, Base)]
+
+    async def flags(self) -> list[Flag]:
+        return [i for i in await self._list("flags") if isinstance(i, Flag)]
+
+    async def shots(self) -> list[Shot]:
+        return [i for i in await self._list("shots") if isinstance(i, Shot)]
+
+    async def mytanks(self) -> list[MyTank]:
+        return [i for i in await self._list("mytanks") if isinstance(i, MyTank)]
+
+    async def othertanks(self) -> list[OtherTank]:
+        return [i for i in await self._list("othertanks") if isinstance(i, OtherTank)]
+
+    async def constants(self) -> dict[str, str]:
+        """name -> value text, as the reference client returns them."""
+        items = await self._list("constants")
+        return {i.name: i.value for i in items if isinstance(i, Constant)}
+
+    async def scores(self) -> list[Score]:
+        return [i for i in await self._list("scores") if isinstance(i, Score)]
+
+    async def timer(self) -> Timer:
+        response = await self.command("timer")
+        if isinstance(response, Timer):
+            return response
+        raise _failed("timer", response)
+
+    async def occgrid(self, index: int) -> OccGrid:
+        response = await self.command("occgrid", index)
+        if isinstance(response, OccGrid):
+            return response
+        raise _failed("occgrid", response)
+
+    async def help(self, topic: str | None = None, *, quiet: float = 0.2) -> Help:
+        """Help output has no terminator: it is taken as complete after
+        ``quiet`` seconds without more of it."""
+        fut = self._submit("help", *(() if topic is None else (topic,)))
+        await self._drain()
+        while True:
+            with contextlib.suppress(asyncio.TimeoutError):
+                response = await asyncio.wait_for(asyncio.shield(fut), quiet)
+                break
+            self._dispatch(self.session.end_help())
+        if isinstance(response, Help):
+            return response
+        raise _failed("help", response)
+
+    async def quit(self) -> bool:
+        """Say goodbye; the server closes the connection after ``ok``."""
+        ok = await self._action("quit")
+        await self.wait_closed()
+        return ok
+
+    async def endgame(self) -> bool:
+        """Undocumented bzrflag command: the whole server exits."""
+        return await self._action("endgame")
+
+    async def wait_closed(self) -> None:
+        if self._task is not None:
+            await asyncio.shield(self._task)
+
+    async def close(self) -> None:
+        self._writer.close()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        with contextlib.suppress(OSError):
+            await self._writer.wait_closed()
+
+    async def __aenter__(self) -> Bot:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+def _failed(command: str, response: Response) -> CommandFailed | RemoteProtocolError:
+    if isinstance(response, Fail | Error):
+        return CommandFailed(command, response)
+    return RemoteProtocolError(f"{command} answered with {response!r}")
+
+
+def _ok(command: str, response: Response) -> bool:
+    if isinstance(response, Ok):
+        return True
+    if isinstance(response, Fail | Error):
+        return False
+    raise RemoteProtocolError(f"{command} answered with {response!r}")
+
+
+def _items(command: str, response: Response) -> list[Item]:
+    if isinstance(response, Listing):
+        return response.items
+    raise _failed(command, response)
+
+
+async def connect(
+    host: str,
+    port: int,
+    *,
+    max_line: int = DEFAULT_MAX_LINE,
+    max_grid_cells: int = DEFAULT_MAX_GRID_CELLS,
+) -> Bot:
+    """Connect, wait for ``bzrobots 1``, send ``agent 1``; return the :class:`Bot`."""
+    session = ClientSession(max_line=max_line, max_grid_cells=max_grid_cells)
+    reader, writer = await asyncio.open_connection(host, port)
+    bot = Bot(session, reader, writer)
+    try:
+        await bot._start()
+    except BaseException:
+        await bot.close()
+        raise
+    return bot
+
+
+Handler = Callable[[Request], "Response | tuple[Response, bool] | Awaitable[Response]"]
+"""``handler(request)`` -> the answer (Ok/Fail/Listing/Timer/OccGrid, ack
+filled in by the session), or ``(answer, False)`` to send it without an ack."""
+
+
+async def serve(
+    handler: Callable[[Request], object],
+    host: str | None,
+    port: int,
+    *,
+    dialect: Dialect = "bzrflag",
+    mytank_gap: bool = True,
+    clock: Callable[[], float] = time.monotonic,
+) -> asyncio.Server:
+    """A bzrflag-style server: one :class:`ServerSession` per connection,
+    ``handler(request)`` (plain or async) answers every command."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        session = ServerSession(clock(), dialect=dialect, mytank_gap=mytank_gap)
+        try:
+            writer.write(session.data_to_send())
+            while not session.closed:
+                data = await reader.read(_READ_SIZE)
+                if not data:
+                    break
+                for request in session.receive_data(data, clock()):
+                    answer = handler(request)
+                    if inspect.isawaitable(answer):
+                        answer = await answer
+                    with_ack = True
+                    if type(answer) is tuple and len(answer) == 2 and answer[1] is False:
+                        answer, with_ack = answer[0], False
+                    session.respond(request, answer, clock(), ack=with_ack)  # type: ignore[arg-type]
+                writer.write(session.data_to_send())
+                await writer.drain()
+        except (OSError, RemoteProtocolError):
+            pass
+        finally:
+            writer.close()
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
+
+    return await asyncio.start_server(handle, host, port)

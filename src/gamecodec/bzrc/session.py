@@ -1,0 +1,435 @@
+"""Sans-IO BZRC sessions: a client and a server-side connection.
+
+Neither does I/O or reads a clock: bytes go in with ``receive_data``, bytes
+to send come out of ``data_to_send``, and the server takes the time as an
+argument. BZRC replies carry no id: the n-th response answers the n-th
+command still pending (spec §1.1), so both sides keep order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from typing import Any, NamedTuple
+
+from gamecodec import _accel
+from gamecodec.bzrc._encode import encode_command, encode_response
+from gamecodec.bzrc._format import Dialect, format_number
+from gamecodec.bzrc._models import (
+    DEFAULT_MAX_GRID_CELLS,
+    DEFAULT_MAX_LINE,
+    Ack,
+    Error,
+    Fail,
+    Greeting,
+    Listing,
+    Number,
+    OccGrid,
+    Ok,
+    Response,
+    Timer,
+)
+from gamecodec.errors import DecodeError, LocalProtocolError, RemoteProtocolError
+
+__all__ = [
+    "HELP",
+    "Answer",
+    "ClientSession",
+    "Closed",
+    "Connected",
+    "Request",
+    "ServerSession",
+    "Unsolicited",
+]
+
+_codec = _accel.load("gamecodec.bzrc", "_codec", "bzrc")
+
+
+class Request(NamedTuple):
+    """One command: ``id`` counts from 0 per connection. On the server side
+    ``args`` are the parsed values (ints, floats, words)."""
+
+    id: int
+    command: str
+    args: tuple[Any, ...]
+
+
+class Connected(NamedTuple):
+    """The server's greeting arrived; ``agent 1`` has been queued."""
+
+    greeting: Greeting
+
+
+class Answer(NamedTuple):
+    """The response to ``request``."""
+
+    request: Request
+    response: Response
+
+
+class Unsolicited(NamedTuple):
+    """An ``error`` line that answers no command (C++ dialect, §1.9)."""
+
+    response: Error
+
+
+class Closed(NamedTuple):
+    """The server closed the stream; ``pending`` never got an answer."""
+
+    pending: tuple[Request, ...]
+
+
+ClientEvent = Connected | Answer | Unsolicited | Closed
+
+
+class ClientSession:
+    """The client end: greeting, handshake, pipelined commands answered in order.
+
+    Commands may be sent before the greeting arrives; they are written right
+    after the handshake. ``help`` output has no terminator: it is answered
+    when the next response starts, or when you call :meth:`end_help`.
+    A broken stream raises :class:`~gamecodec.RemoteProtocolError`.
+    """
+
+    def __init__(
+        self, *, max_line: int = DEFAULT_MAX_LINE, max_grid_cells: int = DEFAULT_MAX_GRID_CELLS
+    ) -> None:
+        self._parser = _codec.ResponseParser(max_line=max_line, max_grid_cells=max_grid_cells)
+        self._out = bytearray()
+        self._held = bytearray()
+        self._pending: deque[Request] = deque()
+        self._next_id = 0
+        self.greeting: Greeting | None = None
+        self.closed = False
+
+    @property
+    def pending(self) -> tuple[Request, ...]:
+        """Commands still waiting for their response, oldest first."""
+        return tuple(self._pending)
+
+    def send(self, command: str, *args: object) -> Request:
+        """Queue one command; returns the :class:`Request` its answer will name."""
+        if self.closed:
+            raise LocalProtocolError("the session is closed")
+        data = encode_command(command, *args)
+        request = Request(self._next_id, command, tuple(args))
+        self._next_id += 1
+        self._pending.append(request)
+        (self._out if self.greeting is not None else self._held).extend(data)
+        return request
+
+    def data_to_send(self) -> bytes:
+        """Bytes to write to the server (and forget)."""
+        data = bytes(self._out)
+        self._out.clear()
+        return data
+
+    def receive_data(self, data: bytes) -> list[ClientEvent]:
+        """Take bytes from the server; ``b""`` means end of stream."""
+        if self.closed:
+            return []
+        try:
+            responses = self._parser.feed(data) if data else self._parser.close()
+        except DecodeError as exc:
+            self.closed = True
+            raise RemoteProtocolError(f"bad BZRC stream: {exc}") from exc
+        events = self._dispatch(responses)
+        if not data:
+            self.closed = True
+            events.append(Closed(tuple(self._pending)))
+            self._pending.clear()
+        return events
+
+    def end_help(self) -> list[ClientEvent]:
+        """Treat buffered help output as complete (it has no terminator)."""
+        return self._dispatch(self._parser.flush())
+
+    def _dispatch(self, responses: list[Response]) -> list[ClientEvent]:
+        events: list[ClientEvent] = []
+        for response in responses:
+            if isinstance(response, Greeting):
+                if self.greeting is not None or response.protocol != "bzrobots":
+                    self.closed = True
+                    raise RemoteProtocolError(f"unexpected greeting {response!r}")
+                self.greeting = response
+                self._out += b"agent 1\n" + self._held
+                self._held.clear()
+                events.append(Connected(response))
+                continue
+            if self.greeting is None:
+                self.closed = True
+                raise RemoteProtocolError(f"{response!r} before the greeting")
+            if (
+                isinstance(response, Fail)
+                and response.ack is None
+                and response.comment == ("Unrecognized handshake")
+            ) or (isinstance(response, Error) and response.message == "agent expected"):
+                self.closed = True
+                raise RemoteProtocolError(f"handshake refused: {response!r}")
+            if isinstance(response, Error) and not (
+                self._pending and response.message.startswith("Invalid request")
+            ):
+                events.append(Unsolicited(response))
+                continue
+            if not self._pending:
+                self.closed = True
+                raise RemoteProtocolError(f"{response!r} answers no command")
+            request = self._pending.popleft()
+            ack = getattr(response, "ack", None)
+            if ack is not None and ack.command != request.command:
+                self.closed = True
+                raise RemoteProtocolError(f"ack for {ack.command!r} answers {request.command!r}")
+            events.append(Answer(request, response))
+        return events
+
+
+# -- server side -----------------------------------------------------------------
+
+HELP: dict[str, str] = {
+    "angvel": "angvel <tankid> <value>: set the angular velocity, -1..1",
+    "bases": "bases: list every team's base corners",
+    "constants": "constants: list the game constants",
+    "flags": "flags: list every flag and who carries it",
+    "help": "help [command]: describe the commands",
+    "mytanks": "mytanks: list your tanks",
+    "obstacles": "obstacles: list the obstacles' corners",
+    "occgrid": "occgrid <tankid>: the occupancy grid around a tank",
+    "othertanks": "othertanks: list the other teams' tanks",
+    "quit": "quit: close the connection",
+    "scores": "scores: list the score difference of every pair of teams",
+    "shoot": "shoot <tankid>: fire, if the tank has reloaded",
+    "shots": "shots: list the shots in flight",
+    "speed": "speed <tankid> <value>: set the speed, -1..1",
+    "teams": "teams: list the teams and their tank counts",
+    "timer": "timer: elapsed game time and the time limit",
+}
+"""One line per documented command (written for gamecodec, same shape as
+bzrflag's ``:<docstring>`` lines)."""
+
+_NO_ARGS = frozenset(
+    {
+        "teams",
+        "obstacles",
+        "bases",
+        "flags",
+        "shots",
+        "mytanks",
+        "othertanks",
+        "constants",
+        "scores",
+        "timer",
+        "quit",
+        "endgame",
+    }
+)
+_TANK_VALUE = frozenset({"speed", "angvel"})
+_LEGACY = frozenset({"accelx", "accely"})
+
+
+def _py_int(token: str) -> int | None:
+    """Python 2's ``int()`` of a byte-string token: no underscores, and only
+    ASCII whitespace is whitespace (``1\x85`` is not a number)."""
+    if "_" in token:
+        return None
+    try:
+        return int(token.encode("latin-1"))
+    except ValueError:
+        return None
+
+
+def _py_float(token: str) -> float | None:
+    """Python 2's ``float()`` of a byte-string token (see :func:`_py_int`)."""
+    if "_" in token:
+        return None
+    try:
+        return float(token.encode("latin-1"))
+    except ValueError:
+        return None
+
+
+class ServerSession:
+    """A bzrflag-style server-side connection.
+
+    The greeting is queued at once. ``receive_data(data)`` returns the valid
+    commands as :class:`Request` objects (args parsed); everything the server
+    answers by itself is answered here, in sequence: blank lines (ignored),
+    the handshake, unknown verbs, wrong arguments (with the double ``fail``
+    of speed/angvel), ``nan`` speeds, ``help`` and ``quit``. Answer each
+    request with :meth:`respond`; output leaves in request order.
+    """
+
+    def __init__(
+        self,
+        now: float = 0.0,
+        *,
+        dialect: Dialect = "bzrflag",
+        mytank_gap: bool = True,
+        legacy_accel: bool = False,
+        max_line: int = DEFAULT_MAX_LINE,
+    ) -> None:
+        self._start = now
+        self._now = now
+        self.dialect: Dialect = dialect
+        self.mytank_gap = mytank_gap
+        self.legacy_accel = legacy_accel
+        self.max_line = max_line
+        self._in = bytearray()
+        self._out = bytearray(b"bzrobots 1\n")
+        self._slots: dict[int, bytes | None] = {}
+        self._echo: dict[int, tuple[str, ...]] = {}
+        self._next_id = 0
+        self._next_out = 0
+        self.established = False
+        self.closing = False
+
+    @property
+    def closed(self) -> bool:
+        """True once the connection should be closed after flushing output."""
+        return self.closing and not self._slots
+
+    @property
+    def unanswered(self) -> tuple[int, ...]:
+        """Ids of requests still waiting for :meth:`respond`."""
+        return tuple(i for i, data in self._slots.items() if data is None)
+
+    def data_to_send(self) -> bytes:
+        data = bytes(self._out)
+        self._out.clear()
+        return data
+
+    def receive_data(self, data: bytes, now: float) -> list[Request]:
+        """Take bytes from the client at time ``now``; return the commands the
+        caller answers."""
+        if self.closing:
+            return []
+        self._now = now
+        self._in += data
+        requests: list[Request] = []
+        while not self.closing:
+            nl = self._in.find(b"\n")
+            if nl < 0:
+                if len(self._in) > self.max_line:
+                    self.closing = True
+                    raise RemoteProtocolError("command line longer than max_line")
+                break
+            line = bytes(self._in[:nl])
+            del self._in[: nl + 1]
+            request = self._line(line)
+            if request is not None:
+                requests.append(request)
+        return requests
+
+    def respond(
+        self, request: Request, response: Response, now: float, *, ack: bool = True
+    ) -> None:
+        """Answer ``request`` with an Ok/Fail/Listing/Timer/OccGrid whose ack
+        the session fills in (seconds since accept, the echo); ``ack=False``
+        sends it without one (bzrflag's dead-tank occgrid ``fail``)."""
+        if self._slots.get(request.id, b"") is not None:
+            raise LocalProtocolError(f"request {request.id} is not waiting for an answer")
+        if not isinstance(response, Ok | Fail | Listing | Timer | OccGrid):
+            raise LocalProtocolError(f"{type(response).__name__} is not a command answer")
+        echo = self._echo.pop(request.id)
+        if echo[0] == "occgrid" and isinstance(response, OccGrid):
+            echo = ("occgrid",)  # bzrflag acks a served grid without the tank id
+        head = Ack(now - self._start, echo[0], echo[1:]) if ack else None
+        data = encode_response(
+            response._replace(ack=head), dialect=self.dialect, mytank_gap=self.mytank_gap
+        )
+        self._fill(request.id, data)
+
+    def ok(self, request: Request, now: float) -> None:
+        self.respond(request, Ok(None), now)
+
+    def fail(self, request: Request, now: float, comment: str = "") -> None:
+        self.respond(request, Fail(None, comment, False), now)
+
+    # -- internals -----------------------------------------------------------
+
+    def _slot(self) -> int:
+        slot = self._next_id
+        self._next_id += 1
+        self._slots[slot] = None
+        return slot
+
+    def _fill(self, slot: int, data: bytes) -> None:
+        self._slots[slot] = data
+        while self._slots.get(self._next_out) is not None:
+            self._out += self._slots.pop(self._next_out) or b""
+            self._next_out += 1
+
+    def _auto(self, data: bytes) -> None:
+        self._fill(self._slot(), data)
+
+    def _ack_line(self, words: list[str]) -> bytes:
+        time = format_number(self._now - self._start, self.dialect)
+        return (" ".join(["ack", time, *words]) + "\n").encode("latin-1")
+
+    def _line(self, line: bytes) -> Request | None:
+        tokens = [t.decode("latin-1") for t in line.split()]
+        if not tokens:
+            return None
+        if not self.established:
+            if tokens == ["agent", "1"]:
+                self.established = True
+                return None
+            self._out += b"fail Unrecognized handshake\n"
+            self.closing = True
+            return None
+        verb, args = tokens[0], tokens[1:]
+        known = verb in _NO_ARGS or verb in _TANK_VALUE or verb in {"shoot", "occgrid", "taunt"}
+        if self.legacy_accel and verb in _LEGACY:
+            known = True
+        if verb == "help":
+            self._auto(self._help(args))
+            return None
+        if not known:
+            self._auto(b"fail invalid command\n")
+            return None
+        parsed = self._parse_args(verb, args)
+        if parsed is None:
+            extra = b"fail\n" if verb in _TANK_VALUE or verb in _LEGACY else b""
+            self._auto(self._ack_line([verb, *args]) + b"fail Invalid parameter(s)\n" + extra)
+            return None
+        echo = tuple(
+            format_number(v, self.dialect) if isinstance(v, int | float) else v for v in parsed
+        )
+        if verb == "occgrid":
+            echo = tuple(args)  # rejected grids echo the raw id (spec §1.4)
+        if verb in _TANK_VALUE and math.isnan(parsed[1]):
+            self._auto(self._ack_line([verb, *echo]) + b"fail not a number\n")
+            return None
+        slot = self._slot()
+        self._echo[slot] = (verb, *echo)
+        request = Request(slot, verb, parsed)
+        if verb == "quit":
+            self.respond(request, Ok(None), self._now)
+            self.closing = True
+            return None
+        return request
+
+    def _parse_args(self, verb: str, args: list[str]) -> tuple[Any, ...] | None:
+        if verb in _NO_ARGS:
+            return () if not args else None
+        if verb == "taunt":
+            return tuple(args)
+        if verb in {"shoot", "occgrid"}:
+            if len(args) != 1:
+                return None
+            tank = _py_int(args[0])
+            return None if tank is None else (tank,)
+        if len(args) != 2:
+            return None
+        tank = _py_int(args[0])
+        value = _py_float(args[1])
+        if tank is None or value is None:
+            return None
+        number: Number = value
+        return (tank, number)
+
+    def _help(self, args: list[str]) -> bytes:
+        if not args:
+            return "".join(f":{HELP[name]}\n" for name in sorted(HELP)).encode("latin-1")
+        if len(args) == 1 and args[0] in HELP:
+            return f":{HELP[args[0]]}\n".encode("latin-1")
+        return f'fail invalid command "{" ".join(args)}"\n'.encode("latin-1")

@@ -1,0 +1,191 @@
+"""Loopback TCP: our asyncio client plays against a server built on ServerSession."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+
+from gamecodec.bzrc import (
+    Base,
+    CommandFailed,
+    Constant,
+    Fail,
+    Flag,
+    Listing,
+    MyTank,
+    Obstacle,
+    OccGrid,
+    Ok,
+    OtherTank,
+    Score,
+    Shot,
+    Team,
+    Timer,
+    aio,
+)
+from gamecodec.bzrc.session import Request
+from gamecodec.errors import RemoteProtocolError
+
+TANKS = [
+    MyTank(
+        i, f"red{i}", "alive" if i != 2 else "dead", 10, 0, "-", -390 + i, 5, 0.5 * i, -0.0, 0.0, 0
+    )
+    for i in range(4)
+]
+GRID = (np.arange(12 * 7).reshape(12, 7) % 3 == 0).astype(np.uint8)
+
+
+class Game:
+    """A tiny bzrflag stand-in: answers every command of the final server."""
+
+    def __init__(self) -> None:
+        self.speeds: dict[int, float] = {}
+        self.shots: list[int] = []
+        self.taunted = False
+        self.seen: list[str] = []
+
+    async def handle(self, request: Request) -> object:
+        self.seen.append(request.command)
+        name, args = request.command, request.args
+        if name in ("speed", "angvel"):
+            if not 0 <= args[0] < len(TANKS):
+                return Fail(None, f"Invalid tank ID: {args[0]}", False)
+            self.speeds[args[0]] = args[1]
+            return Ok(None)
+        if name == "shoot":
+            if args[0] in self.shots:
+                return Fail(None, "", False)  # reloading
+            self.shots.append(args[0])
+            return Ok(None)
+        if name == "taunt":
+            if self.taunted:
+                return Fail(None, "", False)
+            self.taunted = True
+            return Ok(None)
+        if name == "occgrid":
+            if args[0] == 2:
+                return (Fail(None, "", False), False)  # dead tank: no ack
+            if not 0 <= args[0] < len(TANKS):
+                return Fail(None, "Invalid parameter(s)", False)
+            await asyncio.sleep(0.01)
+            return OccGrid(None, -6, -3, GRID)
+        if name == "timer":
+            return Timer(None, 5.264403, 300000)
+        lists: dict[str, list[object]] = {
+            "teams": [Team("blue", 4), Team("red", 4)],
+            "obstacles": [Obstacle(((10.0, 60.0), (10.0, -60.0), (-10.0, -60.0), (-10.0, 60.0)))],
+            "bases": [Base("red", ((-340.0, 30.0), (-340.0, -30.0), (-400.0, -30.0)))],
+            "flags": [Flag("red", "none", -370.0, 0.0)],
+            "shots": [Shot(-393.892691057, -9.84966271376, -23.9, -97.1)],
+            "mytanks": list(TANKS),
+            "othertanks": [OtherTank("blue0", "blue", "alive", "-", 28.44, 329.49, 0.84)],
+            "constants": [Constant("team", "red"), Constant("worldsize", "800")],
+            "scores": [Score("red", "blue", -1.97), Score("blue", "red", 1.97)],
+        }
+        if name in lists:
+            return Listing(None, lists[name])  # type: ignore[arg-type]
+        return Fail(None, "not implemented", False)
+
+
+async def play() -> None:
+    game = Game()
+    server = await aio.serve(game.handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        bot = await aio.connect("127.0.0.1", port)
+        assert bot.session.greeting is not None
+        assert await bot.teams() == [Team("blue", 4), Team("red", 4)]
+        assert (await bot.obstacles())[0].corners[0] == (10.0, 60.0)
+        assert (await bot.bases())[0].color == "red"
+        assert await bot.flags() == [Flag("red", "none", -370.0, 0.0)]
+        assert (await bot.shots())[0].x == -393.892691057
+        assert await bot.mytanks() == TANKS
+        assert (await bot.othertanks())[0].callsign == "blue0"
+        assert await bot.constants() == {"team": "red", "worldsize": "800"}
+        assert (await bot.scores())[0].value == -1.97
+        timer = await bot.timer()
+        assert (timer.elapsed, timer.limit) == (5.264403, 300000)
+        grid = await bot.occgrid(0)
+        assert (grid.x, grid.y) == (-6, -3) and np.array_equal(grid.grid, GRID)
+        assert grid.ack is not None and grid.ack.args == ()
+        # actions
+        assert await bot.shoot(0) is True
+        assert await bot.shoot(0) is False
+        assert await bot.speed(1, 0.5) is True and game.speeds[1] == 0.5
+        assert await bot.angvel(1, -0.25) is True
+        assert await bot.taunt("hello world") is True
+        assert await bot.taunt("again") is False
+        assert await bot.speed(99, 1.0) is False
+        # pipelining: concurrent calls share writes, answers stay in order
+        tanks, others, flags, shots = await asyncio.gather(
+            bot.mytanks(), bot.othertanks(), bot.flags(), bot.shots()
+        )
+        assert tanks == TANKS and len(others) == 1 and len(flags) == 1 and len(shots) == 1
+        results = await bot.do_commands(
+            [aio.TankCommand(i, 1.0, -1.0, shoot=i % 2 == 1) for i in range(4)]
+        )
+        assert results == [
+            aio.TankResult(True, True, None),
+            aio.TankResult(True, True, True),
+            aio.TankResult(True, True, None),
+            aio.TankResult(True, True, True),
+        ]
+        assert await bot.do_commands([aio.TankCommand(3, 0, 0, shoot=True)]) == [
+            aio.TankResult(True, True, False)
+        ]
+        raw = await bot.commands([("mytanks",), ("occgrid", 1), ("timer",)])
+        assert [type(r) for r in raw] == [Listing, OccGrid, Timer]
+        # errors
+        with pytest.raises(CommandFailed) as info:
+            await bot.occgrid(2)  # dead tank: ack-less fail
+        assert info.value.response == Fail(None, "", False)
+        with pytest.raises(CommandFailed):
+            await bot.occgrid(9)
+        assert await bot.accelx(0, 1.0) is False  # not a command of the final server
+        bad = await bot.command("speed", 0, float("nan"))
+        assert isinstance(bad, Fail) and bad.comment == "not a number"
+        help_all = await bot.help(quiet=0.05)
+        assert len(help_all.lines) == 16 and help_all.lines[0].startswith(":angvel")
+        assert (await bot.help("shoot", quiet=0.05)).lines[0].startswith(":shoot")
+        with pytest.raises(CommandFailed):
+            await bot.help("nope", quiet=0.05)
+        assert await bot.timer()  # still in sync after help
+        assert await bot.quit() is True
+        assert bot.session.closed
+        with pytest.raises(ConnectionError):
+            await bot.teams()
+        await bot.close()
+        assert "accelx" not in game.seen and "quit" not in game.seen
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+def test_loopback_game() -> None:
+    asyncio.run(asyncio.wait_for(play(), 30))
+
+
+async def refused() -> None:
+    async def greet_then_refuse(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"bzrobots 1\n")
+        await reader.readline()
+        writer.write(b"fail Unrecognized handshake\n")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(greet_then_refuse, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        bot = await aio.connect("127.0.0.1", port)
+        with pytest.raises(RemoteProtocolError, match="handshake refused"):
+            await bot.teams()
+        await bot.close()
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+def test_refused_handshake() -> None:
+    asyncio.run(asyncio.wait_for(refused(), 30))

@@ -1,0 +1,156 @@
+"""Sans-IO sessions: the client against canned bytes, the server against commands."""
+
+from __future__ import annotations
+
+import pytest
+
+from gamecodec import bzrc
+from gamecodec.bzrc import Ack, Error, Fail, Greeting, Listing, Ok, Team, Timer
+from gamecodec.bzrc.session import Answer, Closed, Connected, Request, Unsolicited
+from gamecodec.errors import LocalProtocolError, RemoteProtocolError
+
+
+def test_client_handshake_and_pipelining() -> None:
+    client = bzrc.ClientSession()
+    r1 = client.send("teams")
+    r2 = client.send("shoot", 0)
+    assert client.data_to_send() == b""  # held until the greeting
+    events = client.receive_data(b"bzrobots 1\n")
+    assert events == [Connected(Greeting("bzrobots", 1))]
+    assert client.data_to_send() == b"agent 1\nteams\nshoot 0\n"
+    events = client.receive_data(b"ack 0.1 teams\nbegin\nteam red 1\nend\nack 0.2 sho")
+    assert events == [Answer(r1, Listing(Ack(0.1, "teams", ()), [Team("red", 1)]))]
+    assert client.pending == (r2,)
+    events = client.receive_data(b"ot 0\nok\n")
+    assert events == [Answer(r2, Ok(Ack(0.2, "shoot", ("0",))))]
+    r3 = client.send("speed", 0, 2)
+    assert client.data_to_send() == b"speed 0 2\n"
+    assert client.receive_data(b"ack 1 speed 0\nfail Invalid parameter(s)\nfail\n") == [
+        Answer(r3, Fail(Ack(1, "speed", ("0",)), "Invalid parameter(s)", True))
+    ]
+
+
+def test_client_errors_and_ackless_fails() -> None:
+    client = bzrc.ClientSession()
+    client.receive_data(b"bzrobots 1\n")
+    r1 = client.send("teams")
+    r2 = client.send("occgrid", 1)
+    events = client.receive_data(
+        b"error Connection Stalled.  RC stopped reading data!\nerror Invalid request teams\nfail\n"
+    )
+    assert events == [
+        Unsolicited(Error("Connection Stalled.  RC stopped reading data!")),
+        Answer(r1, Error("Invalid request teams")),
+        Answer(r2, Fail(None, "", False)),
+    ]
+    assert client.receive_data(b"error late\n") == [Unsolicited(Error("late"))]
+
+
+def test_client_help_and_close() -> None:
+    client = bzrc.ClientSession()
+    client.receive_data(b"bzrobots 1\n")
+    r1 = client.send("help")
+    assert client.receive_data(b":a\n:b\n") == []
+    assert client.end_help() == [Answer(r1, bzrc.Help((":a", ":b")))]
+    r2 = client.send("quit")
+    r3 = client.send("timer")
+    assert client.receive_data(b"ack 1 quit\nok\n") == [Answer(r2, Ok(Ack(1, "quit", ())))]
+    assert client.receive_data(b"") == [Closed((r3,))]
+    assert client.closed
+    with pytest.raises(LocalProtocolError):
+        client.send("teams")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"ok\n",  # before the greeting
+        b"bzrobots 1\nok\n",  # answers nothing
+        b"bzrobots 1\nbzrobots 1\n",
+        b"bzrobots 1\nfail Unrecognized handshake\n",
+        b"bzrobots 1\nerror agent expected\n",
+        b"bzrobots 1\nack 1 teams\nbegin\nnonsense\n",
+    ],
+)
+def test_client_remote_errors(data: bytes) -> None:
+    client = bzrc.ClientSession()
+    with pytest.raises(RemoteProtocolError):
+        client.receive_data(data)
+    assert client.closed
+
+
+def test_client_ack_mismatch() -> None:
+    client = bzrc.ClientSession()
+    client.receive_data(b"bzrobots 1\n")
+    client.send("teams")
+    with pytest.raises(RemoteProtocolError):
+        client.receive_data(b"ack 1 shots\nbegin\nend\n")
+
+
+def test_server_handshake_refused() -> None:
+    server = bzrc.ServerSession(0.0)
+    assert server.data_to_send() == b"bzrobots 1\n"
+    assert server.receive_data(b"\n  \nAGENT 1\n", 1.0) == []
+    assert server.data_to_send() == b"fail Unrecognized handshake\n"
+    assert server.closed
+
+
+def test_server_in_order_answers() -> None:
+    server = bzrc.ServerSession(10.0)
+    server.data_to_send()
+    reqs = server.receive_data(b"agent 1\nteams\ntimer\nshoot +2\nangvel 0 1e0\n", 11.0)
+    assert reqs == [
+        Request(0, "teams", ()),
+        Request(1, "timer", ()),
+        Request(2, "shoot", (2,)),
+        Request(3, "angvel", (0, 1.0)),
+    ]
+    server.respond(reqs[1], Timer(None, 1.5, 300000), 12.0)
+    assert server.data_to_send() == b""  # teams comes first
+    server.respond(reqs[0], Listing(None, [Team("red", 1)]), 12.5)
+    server.ok(reqs[2], 13.0)
+    server.fail(reqs[3], 13.0, "nope")
+    assert server.data_to_send() == (
+        b"ack 2.5 teams\nbegin\nteam red 1\nend\nack 2.0 timer\ntimer 1.5 300000\n"
+        b"ack 3.0 shoot 2\nok\nack 3.0 angvel 0 1.0\nfail nope\n"
+    )
+    with pytest.raises(LocalProtocolError):
+        server.ok(reqs[0], 14.0)
+    assert server.unanswered == ()
+
+
+def test_server_automatic_answers() -> None:
+    server = bzrc.ServerSession(0.0, dialect="cpp")
+    server.data_to_send()
+    server.receive_data(b"agent 1\r\n", 0.0)
+    reqs = server.receive_data(
+        b"foo\nteams extra\nspeed 0 x\nspeed 0 nan\nhelp speed\nhelp nope\naccelx 0 1\n"
+        b"occgrid 00\n",
+        1.0,
+    )
+    assert reqs == [Request(7, "occgrid", (0,))]
+    server.respond(reqs[0], Fail(None, "", False), 2.0, ack=False)
+    assert server.data_to_send() == (
+        b"fail invalid command\n"
+        b"ack 1.000000 teams extra\nfail Invalid parameter(s)\n"
+        b"ack 1.000000 speed 0 x\nfail Invalid parameter(s)\nfail\n"
+        b"ack 1.000000 speed 0 nan\nfail not a number\n"
+        b":speed <tankid> <value>: set the speed, -1..1\n"
+        b'fail invalid command "nope"\n'
+        b"fail invalid command\n"
+        b"fail\n"
+    )
+    legacy = bzrc.ServerSession(0.0, legacy_accel=True)
+    legacy.receive_data(b"agent 1\n", 0.0)
+    assert legacy.receive_data(b"accelx 0 1\n", 0.0) == [Request(0, "accelx", (0, 1.0))]
+
+
+def test_server_line_cap_and_respond_checks() -> None:
+    server = bzrc.ServerSession(0.0, max_line=10)
+    with pytest.raises(RemoteProtocolError):
+        server.receive_data(b"x" * 11, 0.0)
+    server = bzrc.ServerSession(0.0)
+    server.receive_data(b"agent 1\n", 0.0)
+    (req,) = server.receive_data(b"teams\n", 0.0)
+    with pytest.raises(LocalProtocolError):
+        server.respond(req, Error("x"), 0.0)  # type: ignore[arg-type]
