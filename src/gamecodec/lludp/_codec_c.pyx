@@ -59,6 +59,7 @@ cdef extern from "Python.h":
     bint PyBytes_CheckExact(object o)
     bint PyTuple_CheckExact(object o)
     bint PyList_CheckExact(object o)
+    bint PyDict_CheckExact(object o)
     bint PyTuple_Check(object o)
     PyObject *Py_True
     PyObject *Py_False
@@ -502,11 +503,26 @@ cdef object _decode_region(const uint8_t *r, Py_ssize_t rn, uint8_t flags, uint3
         if strict:
             raise M.excess_bytes(6 + pos, (<tuple>plan)[1], rn - pos)
         excess = PyBytes_FromStringAndSize(<const char *>r + pos, rn - pos)
-    return _message((
-        (<tuple>plan)[1], blocks, flags, PyLong_FromUnsignedLong(seq), acks, extra,
-        (<tuple>plan)[2], (<tuple>plan)[3], excess,
-        tuple(absent) if absent else _EMPTY, truncated, None,
-    ))
+    if not _fast_tuples:
+        return _message((
+            (<tuple>plan)[1], blocks, flags, PyLong_FromUnsignedLong(seq), acks, extra,
+            (<tuple>plan)[2], (<tuple>plan)[3], excess,
+            tuple(absent) if absent else _EMPTY, truncated, None,
+        ))
+    obj = gamecodec_alloc_subtuple(Message, 12)
+    _set(obj, 0, (<tuple>plan)[1])
+    _set(obj, 1, blocks)
+    _set(obj, 2, PyLong_FromLong(flags))
+    _set(obj, 3, PyLong_FromUnsignedLong(seq))
+    _set(obj, 4, acks)
+    _set(obj, 5, extra)
+    _set(obj, 6, (<tuple>plan)[2])
+    _set(obj, 7, (<tuple>plan)[3])
+    _set(obj, 8, excess)
+    _set(obj, 9, tuple(absent) if absent else _EMPTY)
+    _set(obj, 10, True if truncated else False)
+    _set(obj, 11, None)
+    return obj
 
 
 cdef object _decode(bytes src, object template, bint strict, Py_ssize_t cap):
@@ -630,6 +646,44 @@ cdef int _slow(Buf *b, int ftype, Py_ssize_t size, object value, str where, str 
     return _put(b, PyBytes_AS_STRING(raw), PyBytes_GET_SIZE(raw))
 
 
+cdef inline object _seq_item(object seq, Py_ssize_t k):
+    """Item k of an exact tuple or list (the caller checked the type and size)."""
+    if PyTuple_CheckExact(seq):
+        return <object>PyTuple_GET_ITEM(seq, k)
+    return <object>PyList_GET_ITEM(seq, k)
+
+
+cdef inline Py_ssize_t _seq_len(object seq) noexcept:
+    if PyTuple_CheckExact(seq):
+        return PyTuple_GET_SIZE(seq)
+    return PyList_GET_SIZE(seq)
+
+
+cdef int _number_out(Buf *b, object frequency, object number) except -1:
+    """The message number bytes (as the pure twin's _number_bytes, which handles the rest)."""
+    cdef uint8_t raw[4]
+    cdef int f
+    cdef unsigned long n
+    if isinstance(frequency, int) and PyLong_CheckExact(number) and 0 <= number <= 0xFFFFFFFF:
+        f = frequency
+        n = number
+        if (f == 1 or f == 2) and n <= 0xFF:
+            if f == 1:
+                raw[0] = n
+                return _put(b, raw, 1)
+            raw[0] = 0xFF
+            raw[1] = n
+            return _put(b, raw, 2)
+        if (f == 4 and n <= 0xFFFF) or f == 5:
+            raw[0] = 0xFF if f == 4 else (n >> 24) & 0xFF
+            raw[1] = 0xFF if f == 4 else (n >> 16) & 0xFF
+            raw[2] = (n >> 8) & 0xFF
+            raw[3] = n & 0xFF
+            return _put(b, raw, 4)
+    nb = _py._number_bytes(frequency, number)
+    return _put(b, PyBytes_AS_STRING(nb), PyBytes_GET_SIZE(nb))
+
+
 cdef inline bint _num(object v) noexcept:
     return PyFloat_CheckExact(v) or PyLong_CheckExact(v)
 
@@ -639,10 +693,10 @@ cdef int _floats_out(Buf *b, object value, int count, bint wide) except 1:
     cdef Py_ssize_t k
     cdef double d
     cdef float f
-    if not (PyTuple_CheckExact(value) or PyList_CheckExact(value)) or len(value) != count:
+    if not (PyTuple_CheckExact(value) or PyList_CheckExact(value)) or _seq_len(value) != count:
         return 2
     for k in range(count):
-        item = value[k]
+        item = _seq_item(value, k)
         if PyFloat_CheckExact(item):
             d = PyFloat_AS_DOUBLE(item)
         else:
@@ -652,7 +706,7 @@ cdef int _floats_out(Buf *b, object value, int count, bint wide) except 1:
             if isinf(f) and not isinf(d):
                 return 2
     for k in range(count):
-        d = PyFloat_AS_DOUBLE(value[k])
+        d = PyFloat_AS_DOUBLE(_seq_item(value, k))
         if wide:
             _put_f64(b, d)
         else:
@@ -668,11 +722,11 @@ cdef int _quat_out(Buf *b, object value) except 1:
     cdef Py_ssize_t k, n
     if not (PyTuple_CheckExact(value) or PyList_CheckExact(value)):
         return 2
-    n = len(value)
+    n = _seq_len(value)
     if n != 3 and n != 4:
         return 2
     for k in range(n):
-        item = value[k]
+        item = _seq_item(value, k)
         if not PyFloat_CheckExact(item):
             return 2
         q[k] = PyFloat_AS_DOUBLE(item)
@@ -793,6 +847,7 @@ cdef int _body(Buf *b, object message, tuple plan) except -1:
     cdef int kind, ftype
     cdef const uint8_t *layout
     cdef uint8_t one
+    cdef PyObject *found
     given = _item(message, 1)
     absent = _item(message, 9)
     for bi in range(nb):
@@ -804,10 +859,14 @@ cdef int _body(Buf *b, object message, tuple plan) except -1:
         lay = <object>PyTuple_GET_ITEM(block, 4)
         layout = <const uint8_t *>PyBytes_AS_STRING(lay)
         nfields = PyBytes_GET_SIZE(lay) // 3
-        items = given.get(bname, _EMPTY)
+        if PyDict_CheckExact(given):
+            found = PyDict_GetItem(given, bname)
+            items = _EMPTY if found == NULL else <object>found
+        else:
+            items = given.get(bname, _EMPTY)
         if not (PyList_CheckExact(items) or PyTuple_CheckExact(items)):
             items = list(items)
-        nitems = len(items)
+        nitems = _seq_len(items)
         if kind == KIND_VARIABLE:
             if nitems == 0 and bname in absent:
                 continue
@@ -818,7 +877,7 @@ cdef int _body(Buf *b, object message, tuple plan) except -1:
         elif nitems != count:
             raise M.encode_error(name, bname, f"expected {count} block(s), got {nitems}")
         for k in range(nitems):
-            item = items[k]
+            item = _seq_item(items, k)
             if not PyTuple_Check(item):
                 raise M.encode_error(name, bname, f"expected a Block, got {type(item).__name__}")
             if PyTuple_GET_SIZE(item) != nfields:
@@ -844,6 +903,7 @@ cdef bytes _encode(object message, object template, bint smaller):
     cdef uint8_t *o
     cdef uint8_t flags
     cdef unsigned long long v
+    cdef PyObject *found
     if type(message) is not Message:
         if not isinstance(message, Message):
             raise TypeError(f"expected a Message, got {type(message).__name__}")
@@ -858,20 +918,20 @@ cdef bytes _encode(object message, object template, bint smaller):
             extra = _py._bytes(extra, "extra", name)
         body_raw = _item(message, 11)
         if body_raw is not None:
-            nb = _py._number_bytes(_item(message, 6), _item(message, 7))
-            _put(&b, PyBytes_AS_STRING(nb), PyBytes_GET_SIZE(nb))
+            _number_out(&b, _item(message, 6), _item(message, 7))
             _put(&b, PyBytes_AS_STRING(extra), PyBytes_GET_SIZE(extra))
             body_raw = _py._bytes(body_raw, "body", name)
             _put(&b, PyBytes_AS_STRING(body_raw), PyBytes_GET_SIZE(body_raw))
         else:
-            plan = template._name_plans.get(name) if type(name) is str else None
+            plans = template._name_plans
+            found = PyDict_GetItem(plans, name) if type(name) is str else NULL
+            plan = None if found == NULL else <object>found
             if plan is None:
                 try:
                     plan = template.plan_by_name(name)
                 except KeyError:
                     raise M.encode_error(name, "name", "not in the template") from None
-            nb = _py._number_bytes((<tuple>plan)[2], (<tuple>plan)[3])
-            _put(&b, PyBytes_AS_STRING(nb), PyBytes_GET_SIZE(nb))
+            _number_out(&b, (<tuple>plan)[2], (<tuple>plan)[3])
             _put(&b, PyBytes_AS_STRING(extra), PyBytes_GET_SIZE(extra))
             _body(&b, message, <tuple>plan)
             excess = _item(message, 8)
