@@ -475,7 +475,7 @@ ROTATIONS = [
     (0.0, 0.0, 0.5, -0.8660254037844386),  # unit, w < 0 (spec §2's example)
     (0.5, -0.5, 0.5, -0.5),
     (0.0, 0.0, 1.0, 1.0),  # not unit, w > 0
-    (2.0, 0.0, 0.0, 0.0),  # not unit, x > 1
+    (2.0, 0.0, 0.0, 0.5),  # not unit, x > 1 (w = 0 would read as a decoded value: sent as is)
     (0.3, 0.1, -0.2, -3.0),  # not unit, w < 0
 ]
 

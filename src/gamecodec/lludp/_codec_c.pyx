@@ -45,6 +45,7 @@ cdef extern from "_tuples.h":
     object gamecodec_alloc_subtuple(object cls, Py_ssize_t n)
 
 cdef extern from "Python.h":
+    const Py_ssize_t PY_SSIZE_T_MAX
     int _PyBytes_Resize(PyObject **bytes, Py_ssize_t newsize) except -1
     object PyUnicode_FromFormat(const char *fmt, ...)
     object PyLong_FromUnsignedLong(unsigned long v)
@@ -246,7 +247,7 @@ cdef object _named(object cls, tuple items):
 cdef Py_ssize_t _cap(object max_size) except -1:
     if type(max_size) is not int or max_size < 0:
         raise M.bad_max_size(max_size)
-    return max_size
+    return max_size if max_size <= PY_SSIZE_T_MAX else PY_SSIZE_T_MAX
 
 
 def zero_decode(data, max_size=8192):
@@ -659,7 +660,7 @@ cdef inline Py_ssize_t _seq_len(object seq) noexcept:
     return PyList_GET_SIZE(seq)
 
 
-cdef int _number_out(Buf *b, object frequency, object number) except -1:
+cdef int _number_out(Buf *b, object frequency, object number, object name) except -1:
     """The message number bytes (as the pure twin's _number_bytes, which handles the rest)."""
     cdef uint8_t raw[4]
     cdef int f
@@ -667,7 +668,7 @@ cdef int _number_out(Buf *b, object frequency, object number) except -1:
     if isinstance(frequency, int) and PyLong_CheckExact(number) and 0 <= number <= 0xFFFFFFFF:
         f = frequency
         n = number
-        if (f == 1 or f == 2) and n <= 0xFF:
+        if (f == 1 or f == 2) and n <= 0xFE:
             if f == 1:
                 raw[0] = n
                 return _put(b, raw, 1)
@@ -680,7 +681,7 @@ cdef int _number_out(Buf *b, object frequency, object number) except -1:
             raw[2] = (n >> 8) & 0xFF
             raw[3] = n & 0xFF
             return _put(b, raw, 4)
-    nb = _py._number_bytes(frequency, number)
+    nb = _py._number_bytes(frequency, number, name)
     return _put(b, PyBytes_AS_STRING(nb), PyBytes_GET_SIZE(nb))
 
 
@@ -735,6 +736,10 @@ cdef int _quat_out(Buf *b, object value) except 1:
         y = q[1]
         z = q[2]
         w = q[3]
+        mag = 1.0 - (x * x + y * y + z * z)
+        if w == (sqrt(mag) if mag > 0 else 0.0):
+            n = 3  # the w that decoding rebuilds: send x, y, z back as they came
+    if n == 4:
         mag = sqrt(x * x + y * y + z * z + w * w)
         if not isfinite(mag):
             return 2
@@ -918,7 +923,7 @@ cdef bytes _encode(object message, object template, bint smaller):
             extra = _py._bytes(extra, "extra", name)
         body_raw = _item(message, 11)
         if body_raw is not None:
-            _number_out(&b, _item(message, 6), _item(message, 7))
+            _number_out(&b, _item(message, 6), _item(message, 7), name)
             _put(&b, PyBytes_AS_STRING(extra), PyBytes_GET_SIZE(extra))
             body_raw = _py._bytes(body_raw, "body", name)
             _put(&b, PyBytes_AS_STRING(body_raw), PyBytes_GET_SIZE(body_raw))
@@ -931,7 +936,7 @@ cdef bytes _encode(object message, object template, bint smaller):
                     plan = template.plan_by_name(name)
                 except KeyError:
                     raise M.encode_error(name, "name", "not in the template") from None
-            _number_out(&b, (<tuple>plan)[2], (<tuple>plan)[3])
+            _number_out(&b, (<tuple>plan)[2], (<tuple>plan)[3], name)
             _put(&b, PyBytes_AS_STRING(extra), PyBytes_GET_SIZE(extra))
             _body(&b, message, <tuple>plan)
             excess = _item(message, 8)

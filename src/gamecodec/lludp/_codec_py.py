@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import struct
+import sys
 import uuid
 from collections.abc import Iterable
 from typing import Any
@@ -66,7 +67,7 @@ def _uuid(raw: bytes) -> uuid.UUID:
 def _check_max_size(max_size: object) -> int:
     if type(max_size) is not int or max_size < 0:
         raise M.bad_max_size(max_size)
-    return max_size
+    return min(max_size, sys.maxsize)
 
 
 def zero_decode(data: bytes, max_size: int = 8192) -> bytes:
@@ -358,13 +359,18 @@ def decode_many(
 # ---------------------------------------------------------------- encode
 
 
-def _number_bytes(frequency: int, number: int) -> bytes:
+_NUMBER_LIMITS = {Frequency.HIGH: 0xFE, Frequency.MEDIUM: 0xFE, Frequency.LOW: 0xFFFF}
+
+
+def _number_bytes(frequency: int, number: int, name: str = "message") -> bytes:
+    hi = _NUMBER_LIMITS.get(frequency, 0xFFFFFFFF)  # type: ignore[call-overload]
+    number = _int(number, 0, hi, "number", name)
     if frequency == Frequency.HIGH:
         return bytes((number,))
     if frequency == Frequency.MEDIUM:
         return bytes((0xFF, number))
     if frequency == Frequency.LOW:
-        return bytes((0xFF, 0xFF, number >> 8 & 0xFF, number & 0xFF))
+        return bytes((0xFF, 0xFF, number >> 8, number & 0xFF))
     return number.to_bytes(4, "big")
 
 
@@ -412,6 +418,10 @@ def _quaternion(value: Any, where: str, name: str) -> bytes:
     if len(items) != 4:
         raise M.encode_error(name, where, f"expected 3 or 4 numbers, got {len(items)}")
     x, y, z, w = (_float(v, where, name) for v in items)
+    t = 1.0 - (x * x + y * y + z * z)
+    if w == (math.sqrt(t) if t > 0 else 0.0):
+        # the w that decoding rebuilds: a decoded value, sent back as it came
+        return _f32([x, y, z], where, name)
     mag = math.sqrt(x * x + y * y + z * z + w * w)
     if not math.isfinite(mag):
         raise M.encode_error(name, where, f"{value!r} is not a finite quaternion")
@@ -527,7 +537,7 @@ def encode(message: Message, template: Template, zero_coding: str = "flag") -> b
     name = message.name
     if message.body is not None:
         body = (
-            _number_bytes(message.frequency, message.number)
+            _number_bytes(message.frequency, message.number, name)
             + _bytes(message.extra, "extra", name)
             + _bytes(message.body, "body", name)
         )
