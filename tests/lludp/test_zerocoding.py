@@ -1,0 +1,356 @@
+"""Zero-coding (spec §1.2, §4, §9.1-9.2): LL's rules, the cap, and the coded region; both twins."""
+
+from __future__ import annotations
+
+import tracemalloc
+import uuid
+from types import ModuleType
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gamecodec.errors import DecodeError
+from gamecodec.lludp import Template, build
+
+SETTINGS = settings(
+    max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+zero_heavy = st.lists(
+    st.one_of(st.just(b"\x00" * 255), st.binary(max_size=3), st.integers(0, 700).map(bytes)),
+    max_size=12,
+).map(b"".join)
+
+AGENT = uuid.UUID("5801511b-c0a5-4f2d-281f-98f1b92abc6a")
+SESSION = uuid.UUID("299a2f94-28f0-2ffc-4a4a-36685e8009fe")
+
+
+def header(flags: int, sequence: int = 0x01020304, extra: int = 0) -> bytes:
+    return bytes((flags,)) + sequence.to_bytes(4, "big") + bytes((extra,))
+
+
+# --- decoding --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("count", [1, 2, 5, 127, 254, 255])
+def test_pair_gives_count_zeros(codec: ModuleType, count: int) -> None:
+    assert codec.zero_decode(bytes((0, count)), 8192) == bytes(count)
+    assert (
+        codec.zero_decode(b"ab" + bytes((0, count)) + b"cd", 8192) == b"ab" + bytes(count) + b"cd"
+    )
+
+
+@pytest.mark.parametrize("count", [1, 5, 255])
+def test_wrap_form_adds_256(codec: ModuleType, count: int) -> None:
+    """``00 00 c`` is 256 + c zeros (LL, Hippolyzer; LibreMetaverse reads 0)."""
+    assert codec.zero_decode(bytes((0, 0, count)), 8192) == bytes(256 + count)
+    assert codec.zero_decode(b"\x07" + bytes((0, 0, count)) + b"\x09", 8192) == (
+        b"\x07" + bytes(256 + count) + b"\x09"
+    )
+
+
+@pytest.mark.parametrize("count", [1, 5, 255])
+def test_double_wrap_form_adds_512(codec: ModuleType, count: int) -> None:
+    assert codec.zero_decode(bytes((0, 0, 0, count)), 8192) == bytes(512 + count)
+
+
+def test_trailing_lone_zero_is_one_zero(codec: ModuleType) -> None:
+    assert codec.zero_decode(b"\x00", 8192) == b"\x00"
+    assert codec.zero_decode(b"ab\x00", 8192) == b"ab\x00"
+    assert codec.zero_decode(b"\x00\x03\x00", 8192) == bytes(4)
+
+
+def test_trailing_double_zero_is_257(codec: ModuleType) -> None:
+    assert codec.zero_decode(b"\x00\x00", 8192) == bytes(257)
+    assert codec.zero_decode(b"z\x00\x00\x00", 8192) == b"z" + bytes(513)
+
+
+def test_literals_and_empty(codec: ModuleType) -> None:
+    assert codec.zero_decode(b"", 8192) == b""
+    assert codec.zero_decode(bytes(range(1, 256)), 8192) == bytes(range(1, 256))
+    assert codec.zero_decode(bytearray(b"\x01\x00\x02\x03"), 8192) == b"\x01\x00\x00\x03"
+
+
+# --- encoding --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("run", "coded"),
+    [
+        (1, "0001"),
+        (2, "0002"),
+        (255, "00ff"),
+        (256, "00ff0001"),
+        (510, "00ff00ff"),
+        (511, "00ff00ff0001"),
+        (600, "00ff00ff005a"),
+    ],
+)
+def test_encode_runs(codec: ModuleType, run: int, coded: str) -> None:
+    assert codec.zero_encode(bytes(run)).hex() == coded
+    assert codec.zero_encode(b"\x01" + bytes(run) + b"\x02").hex() == "01" + coded + "02"
+    assert codec.zero_decode(bytes.fromhex(coded), 8192) == bytes(run)
+
+
+def test_encode_literals_and_empty(codec: ModuleType) -> None:
+    assert codec.zero_encode(b"") == b""
+    assert codec.zero_encode(b"\x01\x02\xff") == b"\x01\x02\xff"
+    assert codec.zero_encode(b"\xff\xff\x00\x95") == b"\xff\xff\x00\x01\x95"
+
+
+@SETTINGS
+@given(data=zero_heavy)
+def test_encoder_never_emits_the_wrap_form(codec: ModuleType, data: bytes) -> None:
+    coded = codec.zero_encode(data)
+    pairs = [coded[i + 1] for i, b in enumerate(coded) if b == 0]
+    assert all(pairs)  # every 00 is followed by a non-zero count: no 00 00, no trailing 00
+    assert b"\x00\x00" not in coded
+
+
+@SETTINGS
+@given(data=zero_heavy | st.binary(max_size=300))
+def test_round_trip(codec: ModuleType, data: bytes) -> None:
+    assert codec.zero_decode(codec.zero_encode(data), len(data)) == data
+    assert len(codec.zero_encode(data)) <= 2 * len(data)
+
+
+def test_large_round_trip(codec: ModuleType) -> None:
+    """Past the compiled twin's stack buffers (8 KiB)."""
+    data = (b"\x00" * 3000 + bytes(range(256)) + b"\x05" * 5000) * 3
+    coded = codec.zero_encode(data)
+    assert codec.zero_decode(coded, len(data)) == data
+    with pytest.raises(DecodeError):
+        codec.zero_decode(coded, len(data) - 1)
+
+
+# --- the cap -----------------------------------------------------------------------------------
+
+
+def test_zero_run_bomb(codec: ModuleType) -> None:
+    """Runs of ``00 00`` would expand to megabytes: DecodeError at the run, nothing allocated."""
+    bomb = b"\x01" * 10 + b"\x00\x00" * 5000
+    with pytest.raises(DecodeError) as info:
+        codec.zero_decode(bomb, 8192)
+    assert info.value.offset == 10
+    assert "8192" in str(info.value)
+
+
+def test_zero_run_bomb_in_a_packet(codec: ModuleType, template: Template) -> None:
+    packet = header(0x80) + b"\x04" + b"\x00\x00" * 2000
+    with pytest.raises(DecodeError) as info:
+        codec.decode(packet, template, False, 8192)
+    assert info.value.offset == 7  # the first 00 of the body (absolute)
+    (got,) = codec.decode_many([packet], template, False, 8192)
+    assert isinstance(got, DecodeError)
+    assert got.offset == 7
+
+
+def test_bomb_allocates_no_more_than_the_cap(codec: ModuleType, template: Template) -> None:
+    """A 20-KB input that would expand to ~2.5 GB, with a 1 MB cap: memory stays near the cap."""
+    bomb = b"\x00" * 10_000 + b"\x01"
+    packet = header(0x80) + b"\x04" + bomb
+    tracemalloc.start()
+    try:
+        for call in (
+            lambda: codec.zero_decode(bomb, 1 << 20),
+            lambda: codec.decode(packet, template, False, 1 << 20),
+        ):
+            with pytest.raises(DecodeError):
+                call()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < (1 << 20) + (1 << 18)
+
+
+@pytest.mark.parametrize("k", [1, 2, 31, 32])
+def test_cap_is_inclusive(codec: ModuleType, k: int) -> None:
+    """``00 FF`` x k is 255 k zeros: fine at max_size 255 k, an error one below at the last run."""
+    data = b"\x00\xff" * k
+    assert codec.zero_decode(data, 255 * k) == bytes(255 * k)
+    with pytest.raises(DecodeError) as info:
+        codec.zero_decode(data, 255 * k - 1)
+    assert info.value.offset == 2 * (k - 1)
+
+
+@pytest.mark.parametrize(
+    ("data", "max_size", "offset"),
+    [
+        (b"\x01" * 100, 60, 60),  # a literal run crossing the cap: the first byte past it
+        (b"\x00\x0a" + b"\x01" * 100, 50, 42),
+        (b"\x02" * 9000, 8192, 8192),  # past the compiled twin's stack buffer
+        (b"\x00\xff" * 40 + b"\x03" * 10, 40 * 255, 80),  # the cap reached by runs, then a literal
+    ],
+)
+def test_literal_run_crossing_the_cap(
+    codec: ModuleType, data: bytes, max_size: int, offset: int
+) -> None:
+    with pytest.raises(DecodeError) as info:
+        codec.zero_decode(data, max_size)
+    assert info.value.offset == offset
+
+
+def test_max_size_zero(codec: ModuleType, template: Template) -> None:
+    assert codec.zero_decode(b"", 0) == b""
+    for data in (b"\x01", b"\x00\x01", b"\x00"):
+        with pytest.raises(DecodeError) as info:
+            codec.zero_decode(data, 0)
+        assert info.value.offset == 0
+    ping = header(0x80) + b"\x01\x07\x00\x04"
+    with pytest.raises(DecodeError) as info:
+        codec.decode(ping, template, False, 0)
+    assert info.value.offset == 6
+    # the cap is about zero-decoding: a plain packet does not use it
+    assert codec.decode(header(0) + b"\x01\x07" + bytes(4), template, False, 0).name == (
+        "StartPingCheck"
+    )
+
+
+@pytest.mark.parametrize("bad", [-1, -8192, 1.5, "8192", None, True, 2**70 * -1])
+def test_invalid_max_size(codec: ModuleType, template: Template, bad: object) -> None:
+    ping = header(0x80) + b"\x01\x07\x00\x04"
+    for call in (
+        lambda: codec.zero_decode(b"\x00\x01", bad),
+        lambda: codec.decode(ping, template, False, bad),
+        lambda: codec.decode_many([ping], template, False, bad),
+    ):
+        with pytest.raises(ValueError, match="max_size") as info:
+            call()
+        assert not isinstance(info.value, DecodeError)
+
+
+# --- the coded region of a packet ------------------------------------------------------------
+
+
+def test_zero_coded_low_number(codec: ModuleType, template: Template) -> None:
+    """Low 149 (RegionHandshakeReply) zero-coded: ``FF FF 00 01 95`` (spec §1.2)."""
+    body = AGENT.bytes + SESSION.bytes + (7).to_bytes(4, "little")
+    packet = header(0x80) + b"\xff\xff\x00\x01\x95" + codec.zero_encode(body)
+    msg = codec.decode(packet, template, True, 8192)
+    assert (msg.name, msg.number) == ("RegionHandshakeReply", 149)
+    assert msg.AgentData[0].AgentID == AGENT
+    assert msg.AgentData[0].SessionID == SESSION
+    assert msg.RegionInfo[0].Flags == 7
+    head = codec.peek(packet, template)
+    assert (head.name, head.number, head.body_end) == ("RegionHandshakeReply", 149, len(packet))
+    built = build("RegionHandshakeReply", sequence=0x01020304, **msg.to_dict())
+    assert built.flags == 0x80
+    assert codec.encode(built, template, "flag") == packet
+
+
+def test_zero_coded_number_with_larger_low_numbers(codec: ModuleType, template: Template) -> None:
+    """Low 387 (AgentDataUpdate) has a non-zero high byte: ``FF FF 01 83`` as is."""
+    spec = template["AgentDataUpdate"]
+    assert spec.number == 387
+    values = {
+        f.name: (AGENT if f.type == 15 else b"x\x00" if f.type == 20 else 0)
+        for f in spec.blocks[0].fields
+    }
+    msg = build("AgentDataUpdate", AgentData=values)
+    wire = codec.encode(msg, template, "flag")
+    assert wire[6:10] == b"\xff\xff\x01\x83"
+    assert codec.decode(wire, template, True, 8192) == msg
+
+
+def test_zero_coding_follows_the_flag_not_the_template(
+    codec: ModuleType, template: Template
+) -> None:
+    # RegionHandshakeReply is Zerocoded in the template; sent plain with the flag clear
+    msg = build("RegionHandshakeReply", AgentData={"AgentID": AGENT, "SessionID": SESSION},
+                RegionInfo={"Flags": 0})  # fmt: skip
+    plain = codec.encode(msg._replace(flags=0), template, "flag")
+    assert plain[6:] == b"\xff\xff\x00\x95" + AGENT.bytes + SESSION.bytes + bytes(4)
+    assert codec.decode(plain, template, True, 8192)._replace(flags=0x80) == msg
+    # StartPingCheck is Unencoded; with the flag set it is zero-coded anyway
+    ping = build("StartPingCheck", PingID={"PingID": 0, "OldestUnacked": 0})
+    assert ping.flags == 0
+    assert codec.encode(ping, template, "flag") == header(0, 0) + b"\x01" + bytes(5)
+    coded = codec.encode(ping._replace(flags=0x80), template, "flag")
+    assert coded == header(0x80, 0) + b"\x01\x00\x05"
+    assert codec.decode(coded, template, True, 8192) == ping._replace(flags=0x80)
+
+
+def test_flag_mode_codes_even_when_larger(codec: ModuleType, template: Template) -> None:
+    ping = build("StartPingCheck", flags=0x80, PingID={"PingID": 0, "OldestUnacked": 0x01010101})
+    wire = codec.encode(ping, template, "flag")
+    assert wire == header(0x80, 0) + b"\x01\x00\x01\x01\x01\x01\x01"  # one byte longer than plain
+
+
+@pytest.mark.parametrize(
+    ("ping_id", "oldest", "coded"),
+    [
+        (7, 0x01010101, False),  # no zeros: same length, not smaller
+        (7, 0x01010000, False),  # one run of 2 becomes 00 02: same length
+        (7, 0x01010100, False),  # a lone zero becomes 00 01: larger
+        (0, 0x01000000, True),  # a run of 4 becomes 00 04: smaller
+    ],
+)
+def test_smaller_mode(
+    codec: ModuleType, template: Template, ping_id: int, oldest: int, coded: bool
+) -> None:
+    """LL's rule: zero-code only when strictly smaller, else plain with the flag cleared."""
+    ping = build("StartPingCheck", flags=0xC0, PingID={"PingID": ping_id, "OldestUnacked": oldest})
+    wire = codec.encode(ping, template, "smaller")
+    flag_wire = codec.encode(ping, template, "flag")
+    plain = codec.encode(ping._replace(flags=0x40), template, "flag")
+    if coded:
+        assert wire == flag_wire
+        assert len(wire) < len(plain)
+        assert wire[0] == 0xC0
+    else:
+        assert wire == plain
+        assert wire[0] == 0x40
+    assert codec.decode(wire, template, True, 8192).blocks == ping.blocks
+
+
+def test_bad_zero_coding_mode(codec: ModuleType, template: Template) -> None:
+    ping = build("StartPingCheck", PingID={"PingID": 7, "OldestUnacked": 0})
+    with pytest.raises(ValueError, match="zero_coding"):
+        codec.encode(ping, template, "always")
+
+
+def test_appended_acks_are_never_zero_coded(codec: ModuleType, template: Template) -> None:
+    acks = (0x00000100, 0, 0xFF000000)
+    ping = build("StartPingCheck", flags=0x80, sequence=0, acks=acks,
+                 PingID={"PingID": 0, "OldestUnacked": 0})  # fmt: skip
+    wire = codec.encode(ping, template, "flag")
+    tail = b"".join(a.to_bytes(4, "big") for a in reversed(acks)) + b"\x03"
+    # the header (sequence 0) and the acks are raw; only the message is zero-coded
+    assert wire == header(0x90, 0) + b"\x01\x00\x05" + tail
+    got = codec.decode(wire, template, True, 8192)
+    assert got.acks == acks
+    assert got == ping._replace(flags=0x90)
+
+
+def test_acks_are_stripped_before_expansion(codec: ModuleType, template: Template) -> None:
+    """A hand-made zero-coded packet whose ack bytes hold 00 and 00 00 sequences."""
+    body = codec.zero_encode(b"\x01\x09" + (5).to_bytes(4, "little"))  # StartPingCheck
+    acks_wire = bytes.fromhex("000001000000ff0000000000") + b"\x03"
+    packet = header(0x90, 0) + body + acks_wire
+    msg = codec.decode(packet, template, True, 8192)
+    assert msg.name == "StartPingCheck"
+    assert msg.PingID[0].PingID == 9
+    assert msg.PingID[0].OldestUnacked == 5
+    assert msg.acks == (0, 0xFF00, 0x100)  # acks[0] nearest the count byte
+    assert (msg.excess, msg.truncated) == (b"", False)
+    assert codec.peek(packet, template).body_end == len(packet) - 13
+    assert codec.encode(msg, template, "flag") == packet
+
+
+def test_extra_header_bytes_are_inside_the_coded_region(
+    codec: ModuleType, template: Template
+) -> None:
+    """Extra bytes follow the message number and are zero-coded with it (spec §9.3)."""
+    packet = header(0x80, 0, extra=3) + b"\x01\x00\x02\x05\x07\x00\x04"
+    msg = codec.decode(packet, template, True, 8192)
+    assert msg.extra == b"\x00\x00\x05"
+    assert (msg.PingID[0].PingID, msg.PingID[0].OldestUnacked) == (7, 0)
+    assert codec.encode(msg, template, "flag") == packet
+
+
+@pytest.mark.parametrize("huge", [2**63, 2**100])
+def test_huge_max_size(codec: ModuleType, template: Template, huge: int) -> None:
+    """Any non-negative int is a valid cap (regression: lludp_bugs.md BUG 1)."""
+    assert codec.zero_decode(b"\x01\x00\x03", huge) == b"\x01\x00\x00\x00"
+    ping = header(0x80) + b"\x01\x07\x00\x04"
+    assert codec.decode(ping, template, True, huge).PingID[0] == (7, 0)
