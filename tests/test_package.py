@@ -85,3 +85,10 @@ def test_cli_bench_json(capsys: pytest.CaptureFixture[str]) -> None:
 def test_license_and_typing_marker() -> None:
     assert (ROOT / "LICENSE").read_text().startswith("MIT License")
     assert (Path(gamecodec.__file__).parent / "py.typed").exists()
+
+
+def test_readme_avara_connection_example_runs() -> None:
+    text = (ROOT / "README.md").read_text()
+    match = re.search(r"### Avara reliable connection.*?```python\n(.*?)```", text, re.S)
+    assert match, "README has the Avara Connection example"
+    exec(compile(match.group(1), "README.md", "exec"), {})

@@ -30,6 +30,7 @@ from gamecodec.avara._models import (
     Status,
 )
 from gamecodec.avara.punch import decode_punch, encode_punch
+from gamecodec.avara.session import Connection, ConnectionEvent, PeerLost, SerialSkipped
 
 _codec = _accel.load("gamecodec.avara", "_codec", "avara")
 
@@ -53,11 +54,15 @@ __all__ = [
     "Batch",
     "Command",
     "CommandId",
+    "Connection",
+    "ConnectionEvent",
     "Datagram",
     "Flag",
     "HolePunch",
     "Layout",
+    "PeerLost",
     "PunchCommand",
+    "SerialSkipped",
     "Status",
     "canonical_flags",
     "crc16_kermit",

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from types import ModuleType
 
 from gamecodec._bench import Case, Target, measure
-from gamecodec.avara import _codec_py
+from gamecodec.avara import _bench_session, _codec_py
 from gamecodec.avara.sample import key_and_mouse_datagram, sample_traffic
 
 __all__ = ["cases", "targets"]
@@ -34,6 +34,10 @@ def _each(decode: Callable[[bytes], object], traffic: list[bytes]) -> Callable[[
 
 
 def cases(count: int = 5000) -> list[Case]:
+    return _codec_cases(count) + _bench_session.cases()
+
+
+def _codec_cases(count: int) -> list[Case]:
     traffic = sample_traffic(count)
     nbytes = sum(map(len, traffic))
     c = _compiled()
@@ -81,6 +85,13 @@ def cases(count: int = 5000) -> list[Case]:
 
 
 def targets(*, rounds: int = 7, min_time: float = 0.05) -> list[Target]:
+    """The codec's ratios and the session's (see ``_bench_session``)."""
+    return _codec_targets(rounds, min_time) + _bench_session.targets(
+        rounds=rounds, min_time=min_time
+    )
+
+
+def _codec_targets(rounds: int, min_time: float) -> list[Target]:
     """The issue's ratios, measured together: single decode against one
     ``unpack_from``, compiled against pure, and decode_many per command."""
     c = _compiled()

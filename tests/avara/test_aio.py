@@ -1,0 +1,93 @@
+"""gamecodec.avara.aio over real loopback UDP sockets."""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+import time
+
+import pytest
+
+from gamecodec.avara import aio
+
+MESSAGES = 10_000
+
+
+async def _pump(p: aio.AvaraProtocol, count: int) -> list[int]:
+    async def sender() -> None:
+        for i in range(count):
+            await p.drain()
+            p.send(17, p1=-8, p3=i)
+
+    task = asyncio.create_task(sender())
+    got = [(await p.recv()).p3 for _ in range(count)]
+    await task
+    return got
+
+
+async def _loopback(count: int) -> tuple[list[int], list[int], aio.AvaraProtocol]:
+    a = await aio.open_connection(("127.0.0.1", 0), my_id=1, peer_id=2)
+    b = await aio.open_connection(("127.0.0.1", 0), my_id=2, peer_id=1)
+    a.peer, b.peer = b.local_address, a.local_address
+    try:
+        got_a, got_b = await asyncio.wait_for(asyncio.gather(_pump(a, count), _pump(b, count)), 60)
+        assert a.skipped == [] and b.skipped == []
+        return got_a, got_b, a
+    finally:
+        a.close()
+        b.close()
+
+
+def test_loopback_10000_reliable_messages_each_way() -> None:
+    start = time.perf_counter()
+    got_a, got_b, a = asyncio.run(_loopback(MESSAGES))
+    assert got_a == list(range(MESSAGES))
+    assert got_b == list(range(MESSAGES))
+    assert a.lost is None
+    assert time.perf_counter() - start < 60
+
+
+def test_docstring_example_runs() -> None:
+    """The module docstring's loopback example, executed as written."""
+    assert aio.__doc__ is not None
+    code = textwrap.dedent(aio.__doc__.split("::\n", 1)[1])
+    exec(compile(code, "aio-example", "exec"), {"__name__": "example"})
+
+
+async def _server_learns_peer() -> list[int]:
+    server = await aio.open_connection(("127.0.0.1", 0), my_id=0, peer_id=1)
+    client = await aio.open_connection(("127.0.0.1", 0), server.local_address, my_id=1, peer_id=0)
+    try:
+        for i in range(30):
+            await client.drain()
+            client.send(6, data=b"hello %d" % i)
+        got = [int((await asyncio.wait_for(server.recv(), 10)).data.split()[1]) for _ in range(30)]
+        assert server.peer == client.local_address
+        return got
+    finally:
+        client.close()
+        server.close()
+
+
+def test_server_learns_its_peer_from_the_first_datagram() -> None:
+    assert asyncio.run(_server_learns_peer()) == list(range(30))
+
+
+async def _lost_peer() -> aio.AvaraProtocol:
+    a = await aio.open_connection(("127.0.0.1", 0), my_id=1, peer_id=2)
+    b = await aio.open_connection(("127.0.0.1", 0), my_id=2, peer_id=1)
+    a.peer = b.local_address
+    b.close()  # nobody answers: the transmit queue overflows
+    try:
+        for i in range(1025):  # MAX_TRANSMIT_QUEUE + 1
+            a.send(17, p1=-8, p3=i)
+        with pytest.raises(ConnectionError, match="transmit queue overflow"):
+            await asyncio.wait_for(a.recv(), 5)
+        return a
+    finally:
+        a.close()
+
+
+def test_lost_peer_wakes_recv() -> None:
+    a = asyncio.run(_lost_peer())
+    assert a.lost is not None

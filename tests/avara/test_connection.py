@@ -1,0 +1,394 @@
+"""Connection (spec §4): serials, the ack block bytes, delivery, resends, limits."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+import pytest
+
+from gamecodec.avara import Command, CommandId
+from gamecodec.avara.session import (
+    ACK_DELAY,
+    INITIAL_RETRANSMIT_TIME,
+    MAX_TRANSMIT_QUEUE,
+    ULP_TIMEOUT,
+    Connection,
+    PeerLost,
+    SerialSkipped,
+    serial_diff,
+)
+from gamecodec.errors import EncodeError
+from tests.avara.helpers import sign
+
+KM = int(CommandId.kpKeyAndMouse)
+
+
+def cmd_bytes(serial: int, p3: int, *, send_count: int = 0) -> bytes:
+    """A kpKeyAndMouse-like command with p1 = -8 and a u16 p3 (hand-built)."""
+    flags = 0x21 | (0x80 if (100 - serial) & 0xFFFF <= 0x7FFF else 0)
+    out = serial.to_bytes(2, "little") + bytes([send_count, flags, KM])
+    out += p3.to_bytes(2, "little") + b"\xf8"
+    if flags & 0x80:
+        out += b"\x02"  # sender: slot 2
+    return out
+
+
+def from_peer(ack: int, *serials: int, bitmap: int | None = None) -> bytes:
+    body = ack.to_bytes(2, "little")
+    if bitmap is not None:
+        body += bitmap.to_bytes(4, "little")
+    for s in serials:
+        body += cmd_bytes(s, s + 1)
+    return sign(body)
+
+
+@pytest.fixture
+def conn(codec: ModuleType) -> Connection:
+    return Connection(my_id=1, peer_id=2, now=0.0, codec=codec)
+
+
+def test_serial_diff_wraps() -> None:
+    assert serial_diff(0, 65534) == 2
+    assert serial_diff(65534, 0) == -2
+    assert serial_diff(32768 + 100, 100) == -32768
+
+
+# -- the ack block (§4.2) -------------------------------------------------------------
+
+
+def test_first_ack_only_datagram_is_0xfffe_after_41_ms(conn: Connection) -> None:
+    assert conn.datagrams_to_send(0.0) == []
+    assert conn.next_deadline() == pytest.approx(ACK_DELAY)
+    assert conn.datagrams_to_send(ACK_DELAY) == [sign(bytes.fromhex("feff"))]
+    assert conn.next_deadline() is None
+
+
+def test_v11_ack_only_with_bitmap(conn: Connection) -> None:
+    """Spec §8 V11: 0..14 in order, then 18 and 20; 16 missing."""
+    delivered = conn.receive_datagram(from_peer(0xFFFE, *range(0, 16, 2)), 0.1)
+    assert [c.serial for c in delivered] == list(range(0, 16, 2))
+    assert conn.receive_datagram(from_peer(0xFFFE, 18), 0.11) == []
+    assert conn.receive_datagram(from_peer(0xFFFE, 20), 0.12) == []
+    assert conn.ack_block() == (0x000F, 6)
+    assert conn.datagrams_to_send(0.12) == [bytes.fromhex("04260f0006000000")]
+
+
+def test_cumulative_ack_when_in_order(conn: Connection) -> None:
+    conn.receive_datagram(from_peer(0xFFFE, 0, 2, 4), 0.1)
+    assert conn.ack_block() == (4, None)
+    assert conn.datagrams_to_send(0.1) == [sign(bytes.fromhex("0400"))]
+
+
+def test_missing_serial_fills_and_ack_turns_even(conn: Connection) -> None:
+    conn.receive_datagram(from_peer(0xFFFE, 0, 4, 8), 0.1)
+    assert conn.ack_block() == (1, 0b1010)  # base 0, have 4 and 8
+    delivered = conn.receive_datagram(from_peer(0xFFFE, 2), 0.2)
+    assert [c.serial for c in delivered] == [2, 4]
+    assert conn.ack_block() == (5, 0b10)  # base 4, have 8
+    delivered = conn.receive_datagram(from_peer(0xFFFE, 6), 0.3)
+    assert [c.serial for c in delivered] == [6, 8]
+    assert conn.ack_block() == (8, None)
+
+
+def test_stale_bitmap_kept_until_queue_changes(conn: Connection) -> None:
+    """WriteAcks uses ackBase/ackBitmap computed at the last queue change."""
+    conn.receive_datagram(from_peer(0xFFFE, 0, 2, 6), 0.1)  # base 2, have 6
+    assert conn.ack_block() == (3, 0b10)
+    # 4 arrives: releases 6, queue empties -> even ack
+    conn.receive_datagram(from_peer(0xFFFE, 4), 0.2)
+    assert conn.ack_block() == (6, None)
+    conn.receive_datagram(from_peer(0xFFFE, 10), 0.3)  # base 6, have 10
+    assert conn.ack_block() == (7, 0b10)
+    # 8 arrives in order, 10 is released: queue changed again
+    conn.receive_datagram(from_peer(0xFFFE, 8, 14), 0.4)  # base 10, have 14
+    assert conn.ack_block() == (11, 0b10)
+    # 12 would release 14; instead send a duplicate of 10: nothing changes
+    conn.receive_datagram(from_peer(0xFFFE, 10), 0.5)
+    assert conn.ack_block() == (11, 0b10)
+
+
+def test_bitmap_highest_bit_and_bytes(conn: Connection) -> None:
+    conn.receive_datagram(from_peer(0xFFFE, 0, 64), 0.1)  # base 0, serial base + 64 -> bit 31
+    assert conn.ack_block() == (1, 0x80000000)
+    assert conn.datagrams_to_send(0.1) == [sign(bytes.fromhex("010000000080"))]
+
+
+def test_bitmap_across_wraparound(codec: ModuleType) -> None:
+    conn = Connection(peer_id=2, now=0.0, first_receive_serial=65532, codec=codec)
+    delivered = conn.receive_datagram(from_peer(0xFFFE, 65532, 65534, 2), 0.1)
+    assert [c.serial for c in delivered] == [65532, 65534]
+    assert conn.ack_block() == (0xFFFF, 0b10)  # base 65534, missing 0, have 2
+    assert conn.datagrams_to_send(0.1) == [sign(bytes.fromhex("ffff02000000"))]
+    delivered = conn.receive_datagram(from_peer(0xFFFE, 0), 0.2)
+    assert [c.serial for c in delivered] == [0, 2]
+    assert conn.ack_block() == (2, None)
+
+
+# -- delivery (§4.5) --------------------------------------------------------------------
+
+
+def test_duplicates_are_dropped(conn: Connection) -> None:
+    dg = from_peer(0xFFFE, 0, 2)
+    assert len(conn.receive_datagram(dg, 0.1)) == 2
+    assert conn.receive_datagram(dg, 0.2) == []
+    conn.receive_datagram(from_peer(0xFFFE, 6), 0.3)
+    assert conn.receive_datagram(from_peer(0xFFFE, 6), 0.3) == []  # queued twice
+    assert conn.receive_queue == (6,)
+    assert [c.serial for c in conn.receive_datagram(from_peer(0xFFFE, 4), 0.4)] == [4, 6]
+
+
+def test_delivered_commands_are_decoded(conn: Connection) -> None:
+    (c,) = conn.receive_datagram(from_peer(0xFFFE, 0), 0.1)
+    assert c == Command(0, 0, 0xA1, KM, None, 1, 0, -8, 2, b"")
+
+
+def test_bad_datagrams_are_ignored(conn: Connection) -> None:
+    good = from_peer(0xFFFE, 0)
+    assert conn.receive_datagram(b"\x00" + good[1:], 0.1) == []  # bad CRC
+    assert conn.receive_datagram(b"\x04\x02\x00\x00\x00\x00\x00", 0.1) == []  # punch
+    assert conn.receive_datagram(b"\x01", 0.1) == []
+    assert len(conn.receive_datagram(good, 0.1)) == 1
+
+
+def test_commands_from_another_slot_are_ignored(conn: Connection) -> None:
+    body = (0xFFFE).to_bytes(2, "little") + cmd_bytes(0, 1)[:-1] + b"\x03"  # sender 3
+    assert conn.receive_datagram(sign(body), 0.1) == []
+    assert conn.receive_serial == 0
+    assert len(conn.receive_datagram(from_peer(0xFFFE, 0), 0.2)) == 1
+
+
+def test_truncated_command_keeps_the_ones_before(conn: Connection) -> None:
+    body = (0xFFFE).to_bytes(2, "little") + cmd_bytes(0, 1) + cmd_bytes(2, 3)[:4]
+    assert [c.serial for c in conn.receive_datagram(sign(body), 0.1)] == [0]
+
+
+def test_skip_rule_gives_up_a_missing_serial(conn: Connection) -> None:
+    """16 queued commands (4 / fpsScale at 16 ms frames) skip the missing one."""
+    assert conn.skip_after == 16
+    conn.receive_datagram(from_peer(0xFFFE, 0), 0.1)
+    got = conn.receive_datagram(from_peer(0xFFFE, *range(4, 34, 2)), 0.2)  # 15 queued
+    assert got == [] and conn.events() == []
+    got = conn.receive_datagram(from_peer(0xFFFE, 34), 0.3)
+    assert conn.events() == [SerialSkipped(2)]
+    assert [c.serial for c in got] == list(range(4, 36, 2))
+    assert conn.receive_datagram(from_peer(0xFFFE, 2), 0.4) == []  # too late
+    assert conn.ack_block() == (34, None)
+
+
+def test_skip_rule_scales_with_frame_time_and_can_be_disabled(codec: ModuleType) -> None:
+    assert Connection(frame_time=64.0, codec=codec).skip_after == 4
+    conn = Connection(peer_id=2, skip_after=None, codec=codec)
+    conn.receive_datagram(from_peer(0xFFFE, *range(2, 80, 2)), 0.1)
+    assert conn.events() == [] and len(conn.receive_queue) == 39
+    assert len(conn.receive_datagram(from_peer(0xFFFE, 0), 0.2)) == 40
+
+
+def test_control_packet_sets_peer_cram_data(codec: ModuleType) -> None:
+    conn = Connection(peer_id=2, peer_cram_data=0, codec=codec)
+    body = (0xFFFE).to_bytes(2, "little") + bytes([0, 0, 0, 0x82, 0xFC, 2, 0, 2])
+    (c,) = conn.receive_datagram(sign(body), 0.1)
+    assert (c.command, c.p1, c.p2) == (-4, 0, 2)
+    assert conn.peer_cram_data == 2
+
+
+# -- sending and resending (§4.1, §4.5, §2.2) -----------------------------------------------
+
+
+def decode(codec: ModuleType, data: bytes) -> tuple[int, list[tuple[int, int, int]]]:
+    dg = codec.decode_datagram(data)
+    return dg.ack, [(c.serial, c.send_count, c.p3) for c in dg.commands]
+
+
+def test_serials_step_two_and_sender_byte_until_100(codec: ModuleType) -> None:
+    conn = Connection(my_id=1, now=0.0, codec=codec)
+    serials = [conn.send(KM, p3=i, now=0.0) for i in range(60)]
+    assert serials == list(range(0, 120, 2))
+    sent = []
+    t = 0.0
+    for _ in range(60):
+        for data in conn.datagrams_to_send(t):
+            sent.extend(codec.decode_datagram(data).commands)
+        conn.receive_datagram(sign((sent[-1].serial).to_bytes(2, "little")), t)
+        t += 0.016
+    assert [c.serial for c in sent] == serials
+    assert all((c.sender == 1) == (c.serial <= 100) for c in sent)
+
+
+def test_serial_wraps_65534_to_0(codec: ModuleType) -> None:
+    conn = Connection(codec=codec)
+    conn._serial = 65534  # as after 32767 commands
+    assert [conn.send(KM, now=0.0) for _ in range(3)] == [65534, 0, 2]
+
+
+def test_resend_same_serial_send_count_plus_one(codec: ModuleType) -> None:
+    conn = Connection(codec=codec)
+    conn.send(int(CommandId.kpRosterMessage), data=b"hi", now=0.0)
+    (first,) = conn.datagrams_to_send(0.0)
+    assert decode(codec, first) == (0xFFFE, [(0, 0, 0)])
+    # p1 = 0: not urgent after the first write -> resend after retransmitTime (2 s)
+    assert conn.next_deadline() == pytest.approx(INITIAL_RETRANSMIT_TIME)
+    assert conn.datagrams_to_send(1.9) == []
+    (again,) = conn.datagrams_to_send(2.0)
+    assert decode(codec, again) == (0xFFFE, [(0, 1, 0)])
+    assert codec.decode_datagram(again).commands[0].data == b"hi"
+
+
+def test_urgent_first_send_uses_urgent_retransmit_time(codec: ModuleType) -> None:
+    conn = Connection(codec=codec)
+    conn.send(KM, p1=-8, p3=7, now=0.0)  # p1 != 0: urgent after the first write
+    conn.datagrams_to_send(0.0)
+    assert conn.next_deadline() == pytest.approx(0.032)  # 2 frames
+    (again,) = conn.datagrams_to_send(0.032)
+    assert decode(codec, again)[1] == [(0, 1, 7)]
+    assert conn.next_deadline() == pytest.approx(0.032 + INITIAL_RETRANSMIT_TIME)
+
+
+def test_no_cram_data_no_urgent_timer(codec: ModuleType) -> None:
+    conn = Connection(peer_cram_data=0, codec=codec)
+    conn.send(KM, p1=-8, p3=7, now=0.0)
+    conn.datagrams_to_send(0.0)
+    assert conn.next_deadline() == pytest.approx(INITIAL_RETRANSMIT_TIME)
+
+
+def test_packing_below_64_bytes(codec: ModuleType) -> None:
+    """Commands are appended while the datagram is shorter than 64 bytes.
+
+    16-byte commands (p3 u16, dataLen u8, p1, sender, 6 data bytes): four of
+    them make 68 bytes. When packing, urgent commands (p1 != 0 after the first
+    write) sent 32 ms ago are taken 5 s early (CRAMTIME): the second datagram
+    repeats three of the first's (``FindBestPacket`` with urgencyAdjust).
+    """
+    conn = Connection(codec=codec)
+    for i in range(10):
+        conn.send(KM, p1=-8, p3=1000 + i, data=b"\x00" * 6, now=0.0)
+    out = conn.datagrams_to_send(0.0)
+    got = [[(c.serial, c.send_count) for c in codec.decode_datagram(d).commands] for d in out]
+    assert [len(d) for d in out] == [68, 68, 68, 20]
+    assert got == [
+        [(0, 0), (2, 0), (4, 0), (6, 0)],
+        [(8, 0), (6, 1), (4, 1), (2, 1)],
+        [(10, 0), (12, 0), (14, 0), (16, 0)],
+        [(18, 0)],
+    ]
+    for d in out:
+        assert len(d) - 16 < 64
+
+
+def test_packing_without_cram_data_sends_only_due_commands(codec: ModuleType) -> None:
+    conn = Connection(peer_cram_data=0, codec=codec)
+    for i in range(10):
+        conn.send(KM, p1=-8, p3=1000 + i, data=b"\x00" * 6, now=0.0)
+    out = conn.datagrams_to_send(0.0)
+    got = [[(c.serial, c.send_count) for c in codec.decode_datagram(d).commands] for d in out]
+    assert got == [[(s, 0) for s in range(k, min(k + 8, 20), 2)] for k in range(0, 20, 8)]
+
+
+def test_due_resends_packed_together_like_v10(codec: ModuleType) -> None:
+    """V10: three retransmissions (sendCount 1) in one datagram."""
+    conn = Connection(codec=codec)
+    for i in range(3):
+        conn.send(KM, p1=-8, p3=i, now=i / 1000)
+        conn.datagrams_to_send(i / 1000)  # one datagram each, none acked
+    assert conn.next_deadline() == pytest.approx(0.032)
+    (dg,) = conn.datagrams_to_send(0.040)  # all three urgent timers have run out
+    assert decode(codec, dg) == (0xFFFE, [(0, 1, 0), (2, 1, 1), (4, 1, 2)])
+
+
+def test_ack_only_waits_41ms_plus_retransmit_time_after_last_send(conn: Connection) -> None:
+    conn.datagrams_to_send(ACK_DELAY)  # the initial ACK-only datagram
+    conn.receive_datagram(from_peer(0xFFFE, 0), 0.1)
+    due = ACK_DELAY + ACK_DELAY + INITIAL_RETRANSMIT_TIME
+    assert conn.next_deadline() == pytest.approx(due)
+    assert conn.datagrams_to_send(due - 0.001) == []
+    assert conn.datagrams_to_send(due) == [sign(bytes.fromhex("0000"))]
+
+
+def test_acks_drop_commands_and_update_rtt(codec: ModuleType) -> None:
+    conn = Connection(codec=codec)
+    t = 0.0
+    for i in range(40):
+        conn.send(KM, p1=-8, p3=i, now=t)
+        conn.datagrams_to_send(t)
+        conn.receive_datagram(sign((2 * i).to_bytes(2, "little")), t + 0.05)
+        t += 0.016
+    assert conn.unacked == 0
+    assert 0.032 <= conn.retransmit_time <= 4.0
+    assert conn.mean_round_trip < 1.0
+
+
+def test_bitmap_ack_drops_only_those_commands(codec: ModuleType) -> None:
+    conn = Connection(codec=codec)
+    for i in range(5):
+        conn.send(KM, p3=i, now=0.0)
+    conn.datagrams_to_send(0.0)
+    # peer: has 0 (base 0), missing 2, has 4 and 8
+    conn.receive_datagram(sign(bytes.fromhex("0100") + (0b1010).to_bytes(4, "little")), 0.1)
+    assert sorted(o.serial for o in conn._txq) == [2, 6]
+
+
+def test_resend_limit_without_receive(codec: ModuleType) -> None:
+    conn = Connection(peer_cram_data=0, codec=codec)
+    conn.send(int(CommandId.kpRosterMessage), data=b"x", now=0.0)
+    sends = []
+    t = 0.0
+    while (deadline := conn.next_deadline()) is not None and deadline < 100:
+        t = deadline
+        sends += [decode(codec, d)[1][0][1] for d in conn.datagrams_to_send(t) if len(d) > 4]
+    assert sends == [0, 1, 2, 3]  # first send + 3 resends, then silence
+    assert conn.next_deadline() == pytest.approx(ULP_TIMEOUT, abs=0.01)  # only the kill check
+    conn.receive_datagram(sign(bytes.fromhex("feff")), t + 1)  # anything from the peer
+    assert conn.next_deadline() == pytest.approx(t + INITIAL_RETRANSMIT_TIME)
+    (dg,) = conn.datagrams_to_send(t + INITIAL_RETRANSMIT_TIME)
+    assert decode(codec, dg)[1][0][1] == 4
+
+
+def test_peer_lost_on_transmit_queue_overflow(codec: ModuleType) -> None:
+    conn = Connection(codec=codec)
+    t = 0.0
+    for i in range(MAX_TRANSMIT_QUEUE + 1):
+        conn.send(KM, p1=-8, p3=i, now=t)
+        conn.datagrams_to_send(t)
+        t += 0.016
+    assert conn.datagrams_to_send(t) == []
+    (event,) = conn.events()
+    assert isinstance(event, PeerLost) and event.reason == "transmit queue overflow"
+    assert conn.next_deadline() is None
+    with pytest.raises(Exception, match="lost connection"):
+        conn.send(KM, now=t)
+
+
+def test_peer_lost_after_120s_without_ack(codec: ModuleType) -> None:
+    conn = Connection(max_resends_without_receive=None, codec=codec)
+    conn.send(KM, p1=-8, now=0.0)
+    t = 0.0
+    while conn.lost is None:
+        deadline = conn.next_deadline()
+        assert deadline is not None
+        t = deadline
+        conn.datagrams_to_send(t)
+    assert conn.lost.reason == "no acknowledgement for 120 s"
+    assert 120.0 < conn.lost.at < 121.0
+
+
+def test_other_net_version(codec: ModuleType) -> None:
+    a = Connection(my_id=1, peer_id=2, version=17, codec=codec)
+    b = Connection(my_id=2, peer_id=1, version=17, codec=codec)
+    v18 = Connection(my_id=2, peer_id=1, codec=codec)
+    a.send(KM, p1=-8, p3=5, now=0.0)
+    (dg,) = a.datagrams_to_send(0.0)
+    assert dg == sign(bytes.fromhex("feff") + cmd_bytes(0, 5)[:-1] + b"\x01", version=17)
+    assert [c.p3 for c in b.receive_datagram(dg, 0.01)] == [5]
+    assert v18.receive_datagram(dg, 0.01) == []  # peers of other versions cannot hear it
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"p1": 200}, {"p2": -40000}, {"p3": 1 << 31}, {"data": b"x" * 985}, {"data": "text"}],
+)
+def test_send_refuses_what_cannot_be_encoded(codec: ModuleType, bad: dict[str, object]) -> None:
+    conn = Connection(codec=codec)
+    with pytest.raises(EncodeError):
+        conn.send(KM, now=0.0, **bad)  # type: ignore[arg-type]
+    with pytest.raises(EncodeError):
+        conn.send(300, now=0.0)
+    assert conn.unacked == 0 and conn.next_serial == 0
