@@ -43,7 +43,7 @@ def test_public_api_is_the_active_twin() -> None:
     assert avara.decode_datagram.__module__.endswith(f"_codec_{impl}")
 
 
-@pytest.mark.parametrize("section", ["Avara", "LLUDP", "BZRC", "ywindow"])
+@pytest.mark.parametrize("section", ["Avara", "LLUDP", "Archipelago", "BZRC", "ywindow"])
 def test_readme_examples_run(section: str) -> None:
     text = (ROOT / "README.md").read_text()
     match = re.search(rf"## {section}\n\n```python\n(.*?)```", text, re.S)

@@ -20,7 +20,7 @@ from gamecodec.errors import (
 
 __version__ = "0.1.0"
 
-PROTOCOLS: tuple[str, ...] = ("avara", "bzrc", "lludp", "ywindow")
+PROTOCOLS: tuple[str, ...] = ("archipelago", "avara", "bzrc", "lludp", "ywindow")
 """The protocols this version ships."""
 
 

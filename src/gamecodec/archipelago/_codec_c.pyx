@@ -1,0 +1,898 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The compat codec, compiled twin of ``_codec_py.py``.
+
+Decode: msgspec parses the text (no Python callback), then one native
+post-order walk counts the nesting depth and turns ``"class"``-tagged dicts
+into ``NetworkItem`` / ``NetworkPlayer`` / ``NetworkSlot`` (``Version`` and any
+non-string ``class`` go through the pure twin's hook, they are rare).
+Encode: a native writer does the reference pre-pass and the stdlib encoder's
+formatting in one pass (NamedTuples tagged with a trailing ``"class"``, sets
+as arrays, int/float/bool/None keys stringified, ``float.__repr__``, bare
+``NaN``/``Infinity``, escapes of ``json`` with ``ensure_ascii=False``).
+
+Whatever the fast paths do not take on (JSON that msgspec rejects: NaN,
+``1e400``, escaped lone surrogates, syntax errors; nesting past the limit; an
+object that fails to build; a value the writer does not know; a string with a
+lone surrogate) is handed to the pure twin, so results and errors are the
+pure twin's by construction.
+"""
+
+from cpython.dict cimport PyDict_GetItem, PyDict_Next, PyDict_SetItem
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_SetItem
+from cpython.mem cimport PyMem_Free
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_SET_ITEM
+from libc.math cimport isfinite, isnan
+from libc.stdint cimport uint64_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcmp, memcpy
+
+import msgspec
+
+from gamecodec.archipelago import _codec_py
+from gamecodec.archipelago.commands import Command as _Command
+from gamecodec.archipelago._models import (
+    DEFAULT_MAX_DEPTH,
+    NetworkItem,
+    NetworkPlayer,
+    NetworkSlot,
+)
+
+__all__ = ["decode", "encode", "encode_bytes", "encode_typed", "encode_typed_bytes"]
+
+cdef extern from "Python.h":
+    const char *PyUnicode_AsUTF8AndSize(object o, Py_ssize_t *size) except NULL
+    object PyUnicode_DecodeUTF8(const char *s, Py_ssize_t size, const char *errors)
+    object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
+    object PyBytes_FromStringAndSize(const char *s, Py_ssize_t size)
+    char *PyBytes_AS_STRING(object o)
+    Py_ssize_t PyBytes_GET_SIZE(object o)
+    ctypedef struct PyTypeObject
+    PyTypeObject *Py_TYPE(PyObject *o)
+    long long PyLong_AsLongLongAndOverflow(object o, int *overflow) except? -1
+    char *PyOS_double_to_string(double val, char format_code, int precision, int flags,
+                                int *ptype) except NULL
+    double PyFloat_AS_DOUBLE(object o)
+    bint PyTuple_Check(object o)
+    bint PyUnicode_Check(object o)
+    bint PyLong_Check(object o)
+    bint PyLong_CheckExact(object o)
+    bint PyFloat_Check(object o)
+    int Py_DTSF_ADD_DOT_0
+    bint PyUnicode_IS_COMPACT_ASCII(object o)
+    void *PyUnicode_DATA(object o)
+    Py_ssize_t PyUnicode_GET_LENGTH(object o)
+
+cdef extern from *:
+    """
+    /* The value of a small exact int without a call: 1 when it fits in the
+       compact representation (one CPython digit, or two on 3.11), else 0. */
+    static inline int gamecodec_small_int(PyObject *o, long long *out) {
+    #if PY_VERSION_HEX >= 0x030C0000
+        if (PyUnstable_Long_IsCompact((PyLongObject *)o)) {
+            *out = (long long)PyUnstable_Long_CompactValue((PyLongObject *)o);
+            return 1;
+        }
+        return 0;
+    #else
+        Py_ssize_t size = Py_SIZE(o);
+        const digit *d = ((PyLongObject *)o)->ob_digit;
+        switch (size) {
+            case 0: *out = 0; return 1;
+            case 1: *out = (long long)d[0]; return 1;
+            case -1: *out = -(long long)d[0]; return 1;
+            case 2: *out = (long long)(((unsigned long long)d[1] << PyLong_SHIFT) | d[0]); return 1;
+            case -2: *out = -(long long)(((unsigned long long)d[1] << PyLong_SHIFT) | d[0]); return 1;
+            default: return 0;
+        }
+    #endif
+    }
+    """
+    int gamecodec_small_int(PyObject *o, long long *out)
+
+cdef extern from "_tuples.h":
+    object gamecodec_alloc_subtuple(object cls, Py_ssize_t n)
+
+
+class _Fallback(Exception):
+    """Internal: let the pure twin handle this input."""
+
+
+# ---------------------------------------------------------------- decode
+
+cdef object _json_decode = msgspec.json.Decoder().decode
+cdef object _pure_decode = _codec_py.decode
+cdef object _pure_hook = _codec_py.object_hook
+
+cdef tuple _ITEM_FIELDS = NetworkItem._fields
+cdef tuple _PLAYER_FIELDS = NetworkPlayer._fields
+cdef tuple _SLOT_FIELDS = NetworkSlot._fields
+cdef tuple _ITEM_DEFAULTS = (None, None, None, 0)
+cdef tuple _SLOT_DEFAULTS = (None, None, None, ())
+cdef tuple _NO_DEFAULTS = (None, None, None, None)
+cdef object _CLASS = "class"
+
+
+cdef object _build(dict obj, object cls, tuple fields, Py_ssize_t required, tuple defaults):
+    """``cls(**obj)`` after dropping the keys that are not fields."""
+    cdef Py_ssize_t i, n = PyTuple_GET_SIZE(fields)
+    cdef PyObject *found
+    cdef object value
+    cdef object result = gamecodec_alloc_subtuple(cls, n)
+    for i in range(n):
+        found = PyDict_GetItem(obj, <object>PyTuple_GET_ITEM(fields, i))
+        if found == NULL:
+            if i < required:
+                raise _Fallback()
+            value = <object>PyTuple_GET_ITEM(defaults, i)
+        else:
+            value = <object>found
+        Py_INCREF(value)
+        PyTuple_SET_ITEM(result, i, value)
+    return result
+
+
+cdef object _hook(dict obj, object name):
+    if type(name) is str:
+        if name == "NetworkItem":
+            return _build(obj, NetworkItem, _ITEM_FIELDS, 3, _ITEM_DEFAULTS)
+        if name == "NetworkPlayer":
+            return _build(obj, NetworkPlayer, _PLAYER_FIELDS, 4, _NO_DEFAULTS)
+        if name == "NetworkSlot":
+            return _build(obj, NetworkSlot, _SLOT_FIELDS, 3, _SLOT_DEFAULTS)
+        if name != "Version":
+            return obj
+    try:
+        return _pure_hook(obj)
+    except Exception:
+        raise _Fallback() from None
+
+
+cdef inline bint _is_class_key(PyObject *key) noexcept:
+    """``key == "class"`` without a hash lookup (msgspec keys are exact compact str)."""
+    cdef const char *text
+    if not (
+        Py_TYPE(key) == <PyTypeObject *>str
+        and PyUnicode_IS_COMPACT_ASCII(<object>key)
+        and PyUnicode_GET_LENGTH(<object>key) == 5
+    ):
+        return False
+    text = <const char *>PyUnicode_DATA(<object>key)
+    return (
+        text[0] == b'c' and text[1] == b'l' and text[2] == b'a' and text[3] == b's'
+        and text[4] == b's'
+    )
+
+
+cdef object _walk(object obj, int depth, int max_depth):
+    """Post-order: children first, then this dict's hook; ``depth`` counts this
+    container (the reference's count is ``1 + depth``)."""
+    cdef Py_ssize_t i, n, pos = 0
+    cdef PyObject *key
+    cdef PyObject *value
+    cdef PyObject *ptr
+    cdef object new
+    cdef bint tagged = False
+    if depth + 1 > max_depth:
+        raise _Fallback()
+    if type(obj) is list:
+        n = PyList_GET_SIZE(obj)
+        for i in range(n):
+            ptr = PyList_GET_ITEM(obj, i)
+            if Py_TYPE(ptr) == <PyTypeObject *>list or Py_TYPE(ptr) == <PyTypeObject *>dict:
+                new = _walk(<object>ptr, depth + 1, max_depth)
+                if <PyObject *>new != ptr:
+                    Py_INCREF(new)
+                    PyList_SetItem(obj, i, new)
+        return obj
+    while PyDict_Next(obj, &pos, &key, &value):
+        if Py_TYPE(value) == <PyTypeObject *>list or Py_TYPE(value) == <PyTypeObject *>dict:
+            new = _walk(<object>value, depth + 1, max_depth)
+            if <PyObject *>new != value:
+                PyDict_SetItem(obj, <object>key, new)
+        if not tagged and _is_class_key(key):
+            tagged = True
+    if not tagged:
+        return obj
+    ptr = PyDict_GetItem(obj, _CLASS)
+    if ptr == NULL:
+        return obj
+    return _hook(<dict>obj, <object>ptr)
+
+
+def decode(data, *, int max_depth=DEFAULT_MAX_DEPTH):
+    """``NetUtils.decode`` of a text frame (``str``, or UTF-8 ``bytes``)."""
+    cdef object value
+    if type(data) is not str and type(data) is not bytes:
+        if isinstance(data, (bytearray, memoryview)):
+            data = bytes(data)
+        else:
+            return _pure_decode(data, max_depth=max_depth)
+    try:
+        value = _json_decode(data)
+    except Exception:
+        return _pure_decode(data, max_depth=max_depth)
+    if type(value) is list or type(value) is dict:
+        try:
+            value = _walk(value, 1, max_depth)
+        except _Fallback:
+            return _pure_decode(data, max_depth=max_depth)
+    return value
+
+
+# ---------------------------------------------------------------- encode
+
+cdef enum:
+    SMALL = 512
+
+
+cdef struct Buf:
+    char *data
+    Py_ssize_t length
+    Py_ssize_t capacity
+    bint wide  # a byte >= 0x80 may have been written
+    char small[SMALL]  # small outputs never touch the heap
+
+
+cdef object _text(Buf *buf):
+    """The buffer as a str (a plain copy when everything written was ASCII)."""
+    cdef object text
+    if buf.wide:
+        return PyUnicode_DecodeUTF8(buf.data, buf.length, NULL)
+    text = PyUnicode_New(buf.length, 127)
+    memcpy(PyUnicode_DATA(text), buf.data, buf.length)
+    return text
+
+cdef enum:
+    MAX_NESTING = 900
+    TYPE_CACHE_CAP = 256
+    MODE_PREPASS = 0   # compat: the reference pre-pass applies
+    MODE_RAW = 1       # inside a NamedTuple's fields: plain stdlib rules
+    MODE_TYPED = 2     # typed commands: the pre-pass plus msgspec Structs
+
+# 0: copy; 'u': \u00XX; else the letter of the short escape
+cdef char _ESCAPE[256]
+cdef const char *_HEX = b"0123456789abcdef"
+
+
+cdef void _init_escapes() noexcept:
+    cdef int c
+    for c in range(256):
+        _ESCAPE[c] = 0
+    for c in range(0x20):
+        _ESCAPE[c] = b'u'
+    _ESCAPE[b'"'] = b'"'
+    _ESCAPE[b'\\'] = b'\\'
+    _ESCAPE[b'\n'] = b'n'
+    _ESCAPE[b'\r'] = b'r'
+    _ESCAPE[b'\t'] = b't'
+    _ESCAPE[8] = b'b'
+    _ESCAPE[12] = b'f'
+
+
+_init_escapes()
+
+
+cdef int _reserve(Buf *buf, Py_ssize_t extra) except -1:
+    cdef Py_ssize_t need = buf.length + extra
+    cdef Py_ssize_t capacity
+    cdef char *grown
+    if need <= buf.capacity:
+        return 0
+    capacity = buf.capacity * 2 if buf.capacity > SMALL else 4096
+    while capacity < need:
+        capacity *= 2
+    if buf.data == buf.small:
+        grown = <char *>malloc(capacity)
+        if grown != NULL:
+            memcpy(grown, buf.small, buf.length)
+    else:
+        grown = <char *>realloc(buf.data, capacity)
+    if grown == NULL:
+        raise MemoryError()
+    buf.data = grown
+    buf.capacity = capacity
+    return 0
+
+
+cdef inline void _init(Buf *buf) noexcept:
+    buf.data = buf.small
+    buf.length = 0
+    buf.capacity = SMALL
+    buf.wide = False
+
+
+cdef inline void _release(Buf *buf) noexcept:
+    if buf.data != buf.small:
+        free(buf.data)
+
+
+cdef inline int _put(Buf *buf, const char *src, Py_ssize_t n) except -1:
+    cdef Py_ssize_t i
+    cdef char *out
+    if buf.length + n > buf.capacity:
+        _reserve(buf, n)
+    out = buf.data + buf.length
+    if n <= 16:
+        for i in range(n):
+            out[i] = src[i]
+    else:
+        memcpy(out, src, n)
+    buf.length += n
+    return 0
+
+
+cdef inline int _putc(Buf *buf, char c) except -1:
+    if buf.length + 1 > buf.capacity:
+        _reserve(buf, 1)
+    buf.data[buf.length] = c
+    buf.length += 1
+    return 0
+
+
+cdef inline bint _needs_escape(uint64_t word) noexcept:
+    """Any byte < 0x20, ``"`` or ``\\`` in the word (exact: SWAR zero-byte tests)."""
+    cdef uint64_t ones = 0x0101010101010101ULL
+    cdef uint64_t high = 0x8080808080808080ULL
+    cdef uint64_t control = (word - ones * 0x20) & ~word & high
+    cdef uint64_t quote = word ^ (ones * 0x22)
+    cdef uint64_t slash = word ^ (ones * 0x5C)
+    quote = (quote - ones) & ~quote & high
+    slash = (slash - ones) & ~slash & high
+    return (control | quote | slash) != 0
+
+
+cdef int _put_str(Buf *buf, object text) except -1:
+    cdef Py_ssize_t n, i, start = 0
+    cdef uint64_t word
+    cdef const char *src
+    cdef unsigned char c
+    cdef char e
+    cdef char *out
+    if PyUnicode_IS_COMPACT_ASCII(text):
+        src = <const char *>PyUnicode_DATA(text)
+        n = PyUnicode_GET_LENGTH(text)
+    else:
+        src = PyUnicode_AsUTF8AndSize(text, &n)
+        buf.wide = True
+    # find the first byte that needs an escape, eight bytes at a time
+    i = 0
+    while i + 8 <= n:
+        memcpy(&word, src + i, 8)
+        if _needs_escape(word):
+            break
+        i += 8
+    while i < n and _ESCAPE[<unsigned char>src[i]] == 0:
+        i += 1
+    _reserve(buf, n + 2)
+    out = buf.data + buf.length
+    out[0] = b'"'
+    memcpy(out + 1, src, i)
+    buf.length += i + 1
+    if i == n:
+        buf.data[buf.length] = b'"'
+        buf.length += 1
+        return 0
+    start = i
+    for i in range(start, n):
+        c = <unsigned char>src[i]
+        e = _ESCAPE[c]
+        if e == 0:
+            continue
+        if i > start:
+            _put(buf, src + start, i - start)
+        start = i + 1
+        _reserve(buf, 6 + n - i)
+        out = buf.data + buf.length
+        out[0] = b'\\'
+        if e == b'u':
+            out[1] = b'u'
+            out[2] = b'0'
+            out[3] = b'0'
+            out[4] = _HEX[c >> 4]
+            out[5] = _HEX[c & 15]
+            buf.length += 6
+        else:
+            out[1] = e
+            buf.length += 2
+    if n > start:
+        _put(buf, src + start, n - start)
+    _putc(buf, b'"')
+    return 0
+
+
+cdef int _put_ascii(Buf *buf, object text) except -1:
+    cdef Py_ssize_t n
+    cdef const char *src = PyUnicode_AsUTF8AndSize(text, &n)
+    _put(buf, src, n)
+    return 0
+
+
+cdef char _PAIRS[200]
+
+
+cdef void _init_pairs() noexcept:
+    cdef int k
+    for k in range(100):
+        _PAIRS[2 * k] = <char>(48 + k // 10)
+        _PAIRS[2 * k + 1] = <char>(48 + k % 10)
+
+
+_init_pairs()
+
+
+cdef inline int _digits(unsigned long long u) noexcept:
+    cdef int n = 1
+    while u >= 10000:
+        u //= 10000
+        n += 4
+    if u >= 1000:
+        return n + 3
+    if u >= 100:
+        return n + 2
+    if u >= 10:
+        return n + 1
+    return n
+
+
+cdef int _put_int(Buf *buf, object value) except -1:
+    """Digits written straight into the buffer, two at a time from the end
+    (a local digit array read back as a word stalls store forwarding)."""
+    cdef long long v
+    cdef unsigned long long u
+    cdef unsigned int k
+    cdef int n, sign
+    cdef char *out
+    cdef int overflow = 0
+    if not (PyLong_CheckExact(value) and gamecodec_small_int(<PyObject *>value, &v)):
+        v = PyLong_AsLongLongAndOverflow(value, &overflow)
+        if overflow:
+            _put_ascii(buf, int.__repr__(value))
+            return 0
+    if v < 0:
+        u = <unsigned long long>(-(v + 1)) + 1
+        sign = 1
+    else:
+        u = <unsigned long long>v
+        sign = 0
+    n = _digits(u) + sign
+    if buf.length + n > buf.capacity:
+        _reserve(buf, n)
+    out = buf.data + buf.length
+    buf.length += n
+    if sign:
+        out[0] = b'-'
+    out += n
+    while u >= 100:
+        k = <unsigned int>(u % 100)
+        u //= 100
+        out -= 2
+        out[0] = _PAIRS[2 * k]
+        out[1] = _PAIRS[2 * k + 1]
+    if u >= 10:
+        out -= 2
+        out[0] = _PAIRS[2 * u]
+        out[1] = _PAIRS[2 * u + 1]
+    else:
+        out -= 1
+        out[0] = <char>(48 + u)
+    return 0
+
+
+cdef int _put_float(Buf *buf, double v) except -1:
+    cdef char *text
+    cdef Py_ssize_t n = 0
+    if not isfinite(v):
+        if isnan(v):
+            _put(buf, b"NaN", 3)
+        elif v > 0:
+            _put(buf, b"Infinity", 8)
+        else:
+            _put(buf, b"-Infinity", 9)
+        return 0
+    text = PyOS_double_to_string(v, b'r', 0, Py_DTSF_ADD_DOT_0, NULL)
+    while text[n] != 0:
+        n += 1
+    try:
+        _put(buf, text, n)
+    finally:
+        PyMem_Free(text)
+    return 0
+
+
+cdef int _put_key(Buf *buf, object key) except -1:
+    if PyUnicode_Check(key):
+        _put_str(buf, key)
+    elif PyFloat_Check(key):
+        _putc(buf, b'"')
+        _put_float(buf, PyFloat_AS_DOUBLE(key))
+        _putc(buf, b'"')
+    elif key is True:
+        _put(buf, b'"true"', 6)
+    elif key is False:
+        _put(buf, b'"false"', 7)
+    elif key is None:
+        _put(buf, b'"null"', 6)
+    elif PyLong_Check(key):
+        _putc(buf, b'"')
+        _put_int(buf, key)
+        _putc(buf, b'"')
+    else:
+        raise _Fallback()
+    return 0
+
+
+cdef dict _TUPLE_TYPES = {}
+
+
+cdef object _tuple_layout(object cls):
+    """(key prefixes, class suffix) of a standard NamedTuple type, else ``None``."""
+    cdef object layout = _TUPLE_TYPES.get(cls)
+    if layout is not None or cls in _TUPLE_TYPES:
+        return layout
+    layout = None
+    fields = getattr(cls, "_fields", None)
+    asdict = getattr(cls, "_asdict", None)
+    if (
+        type(fields) is tuple
+        and all(type(name) is str for name in fields)
+        and getattr(asdict, "__module__", None) == "collections"
+        and cls.__dictoffset__ == 0
+    ):
+        keys = tuple([
+            (("{" if i == 0 else ",") + _codec_py.encode(name) + ":").encode("utf-8")
+            for i, name in enumerate(fields)
+        ])
+        suffix = (
+            ("{" if not fields else ",") + '"class":' + _codec_py.encode(cls.__name__) + "}"
+        ).encode("utf-8")
+        layout = (keys, suffix, all(k.isascii() for k in keys) and suffix.isascii())
+    if len(_TUPLE_TYPES) >= TYPE_CACHE_CAP:
+        _TUPLE_TYPES.clear()
+    _TUPLE_TYPES[cls] = layout
+    return layout
+
+
+cdef int _put_named(Buf *buf, object obj, int depth) except -1:
+    cdef object layout = _tuple_layout(type(obj))
+    cdef tuple keys
+    cdef bytes key, suffix
+    cdef Py_ssize_t i, n
+    if layout is None:
+        raise _Fallback()
+    keys = <tuple>(<tuple>layout)[0]
+    suffix = <bytes>(<tuple>layout)[1]
+    if (<tuple>layout)[2] is not True:
+        buf.wide = True
+    n = PyTuple_GET_SIZE(keys)
+    if PyTuple_GET_SIZE(obj) != n:
+        raise _Fallback()
+    for i in range(n):
+        key = <bytes>PyTuple_GET_ITEM(keys, i)
+        _put(buf, key, len(key))
+        _put_obj(buf, <object>PyTuple_GET_ITEM(obj, i), MODE_RAW, depth + 1)
+    _put(buf, suffix, len(suffix))
+    return 0
+
+
+cdef int _put_obj(Buf *buf, object obj, int mode, int depth) except -1:
+    """Write one value under ``mode`` (see MODE_*)."""
+    cdef type cls = type(obj)
+    cdef Py_ssize_t i, n, pos = 0
+    cdef PyObject *key
+    cdef PyObject *value
+    cdef bint first
+    cdef object item
+    cdef object last_type = None
+    cdef object last_layout = None
+    if depth > MAX_NESTING:
+        raise _Fallback()
+    if cls is str:
+        _put_str(buf, obj)
+    elif cls is int:
+        _put_int(buf, obj)
+    elif obj is None:
+        _put(buf, b"null", 4)
+    elif obj is True:
+        _put(buf, b"true", 4)
+    elif obj is False:
+        _put(buf, b"false", 5)
+    elif cls is float:
+        _put_float(buf, PyFloat_AS_DOUBLE(obj))
+    elif cls is dict:
+        first = True
+        _putc(buf, b'{')
+        while PyDict_Next(obj, &pos, &key, &value):
+            if not first:
+                _putc(buf, b',')
+            first = False
+            if Py_TYPE(key) == <PyTypeObject *>str:
+                _put_str(buf, <object>key)
+            else:
+                _put_key(buf, <object>key)
+            _putc(buf, b':')
+            if Py_TYPE(value) == <PyTypeObject *>int:
+                _put_int(buf, <object>value)
+            elif Py_TYPE(value) == <PyTypeObject *>str:
+                _put_str(buf, <object>value)
+            else:
+                _put_obj(buf, <object>value, mode, depth + 1)
+        _putc(buf, b'}')
+    elif cls is list:
+        n = PyList_GET_SIZE(obj)
+        _putc(buf, b'[')
+        for i in range(n):
+            if i:
+                _putc(buf, b',')
+            value = PyList_GET_ITEM(obj, i)
+            if Py_TYPE(value) == <PyTypeObject *>int:
+                _put_int(buf, <object>value)
+                continue
+            item = <object>value
+            if mode == MODE_TYPED and type(item) is last_type:
+                if depth >= MAX_NESTING:
+                    raise _Fallback()
+                _put_struct(buf, item, depth + 1, last_layout)
+            else:
+                _put_obj(buf, item, mode, depth + 1)
+                if mode == MODE_TYPED and PyTuple_Check(item) == 0 and isinstance(item, _Struct):
+                    last_type = type(item)
+                    last_layout = _struct_layout(last_type)
+        _putc(buf, b']')
+    elif cls is tuple or (mode == MODE_RAW and PyTuple_Check(obj)):
+        n = PyTuple_GET_SIZE(obj)
+        _putc(buf, b'[')
+        for i in range(n):
+            if i:
+                _putc(buf, b',')
+            _put_obj(buf, <object>PyTuple_GET_ITEM(obj, i), mode, depth + 1)
+        _putc(buf, b']')
+    elif PyTuple_Check(obj):
+        _put_named(buf, obj, depth)
+    elif mode != MODE_RAW and (cls is set or cls is frozenset):
+        first = True
+        _putc(buf, b'[')
+        for item in obj:
+            if not first:
+                _putc(buf, b',')
+            first = False
+            _put_obj(buf, item, mode, depth + 1)
+        _putc(buf, b']')
+    elif PyUnicode_Check(obj):
+        _put_str(buf, obj)
+    elif PyLong_Check(obj):
+        _put_int(buf, obj)
+    elif PyFloat_Check(obj):
+        _put_float(buf, PyFloat_AS_DOUBLE(obj))
+    elif mode == MODE_TYPED:
+        _put_struct(buf, obj, depth, _struct_layout(cls))
+    else:
+        raise _Fallback()
+    return 0
+
+
+# ---------------------------------------------------------------- typed encode
+
+cdef extern from "Python.h":
+    ctypedef struct PyMemberDef:
+        Py_ssize_t offset
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef *d_member
+
+cdef object _Struct = msgspec.Struct
+cdef object _UNSET = msgspec.UNSET
+cdef dict _STRUCT_TYPES = {}
+
+
+cdef class _Layout:
+    """How to write one msgspec Struct type: opening bytes, keys, slot offsets."""
+
+    cdef bytes opening
+    cdef bint opened
+    cdef bint is_command
+    cdef bint ascii
+    cdef Py_ssize_t n
+    cdef tuple keys
+    cdef Py_ssize_t *offsets
+    cdef const char **key_data
+    cdef Py_ssize_t *key_size
+    # an ASCII str default (the trailing "class"): its text and its JSON form
+    cdef tuple constants
+    cdef const char **const_text
+    cdef Py_ssize_t *const_size
+    cdef const char **const_json
+
+    def __dealloc__(self):
+        free(self.offsets)
+        free(self.key_data)
+        free(self.key_size)
+        free(self.const_text)
+        free(self.const_size)
+        free(self.const_json)
+
+
+cdef object _struct_layout(object cls):
+    """The :class:`_Layout` of a plain msgspec Struct type, or ``None`` when the
+    writer does not take it on (array_like, omit_defaults, odd descriptors)."""
+    cdef object found = _STRUCT_TYPES.get(cls)
+    cdef _Layout layout
+    cdef Py_ssize_t i
+    cdef bytes key
+    if found is not None or cls in _STRUCT_TYPES:
+        return found
+    found = None
+    if issubclass(cls, _Struct):
+        config = cls.__struct_config__
+        names = cls.__struct_fields__
+        wire_names = cls.__struct_encode_fields__
+        descriptors = [getattr(cls, name, None) for name in names]
+        if (
+            not config.array_like
+            and not config.omit_defaults
+            and all(type(d).__name__ == "member_descriptor" for d in descriptors)
+        ):
+            layout = _Layout()
+            if isinstance(config.tag_field, str):
+                layout.opening = (
+                    "{" + _codec_py.encode(config.tag_field) + ":" + _codec_py.encode(config.tag)
+                ).encode("utf-8")
+            else:
+                layout.opening = b"{"
+            layout.opened = len(layout.opening) > 1
+            layout.ascii = layout.opening.isascii()
+            layout.is_command = issubclass(cls, _Command)
+            layout.keys = tuple([
+                ("," + _codec_py.encode(name) + ":").encode("utf-8") for name in wire_names
+            ])
+            layout.ascii = layout.ascii and all(k.isascii() for k in layout.keys)
+            layout.n = len(names)
+            defaults = dict(zip(names[len(names) - len(cls.__struct_defaults__):],
+                                cls.__struct_defaults__))
+            constants = []
+            for name in names:
+                default = defaults.get(name)
+                if type(default) is str and default.isascii() and default.isprintable():
+                    constants.append((default.encode("ascii"), _codec_py.encode(default).encode()))
+                else:
+                    constants.append(None)
+            layout.constants = tuple(constants)
+            layout.offsets = <Py_ssize_t *>malloc(sizeof(Py_ssize_t) * (layout.n + 1))
+            layout.key_data = <const char **>malloc(sizeof(char *) * (layout.n + 1))
+            layout.key_size = <Py_ssize_t *>malloc(sizeof(Py_ssize_t) * (layout.n + 1))
+            layout.const_text = <const char **>malloc(sizeof(char *) * (layout.n + 1))
+            layout.const_size = <Py_ssize_t *>malloc(sizeof(Py_ssize_t) * (layout.n + 1))
+            layout.const_json = <const char **>malloc(sizeof(char *) * (layout.n + 1))
+            if (layout.offsets == NULL or layout.key_data == NULL or layout.key_size == NULL
+                    or layout.const_text == NULL or layout.const_size == NULL
+                    or layout.const_json == NULL):
+                raise MemoryError()
+            for i in range(layout.n):
+                layout.offsets[i] = (<PyMemberDescrObject *><PyObject *>descriptors[i]).d_member.offset
+                key = <bytes>layout.keys[i]
+                layout.key_data[i] = key
+                layout.key_size[i] = len(key)
+                constant = layout.constants[i]
+                if constant is None:
+                    layout.const_text[i] = NULL
+                    layout.const_size[i] = -1
+                    layout.const_json[i] = NULL
+                else:
+                    layout.const_text[i] = <bytes>constant[0]
+                    layout.const_size[i] = len(<bytes>constant[0])
+                    layout.const_json[i] = <bytes>constant[1]
+            found = layout
+    if len(_STRUCT_TYPES) >= TYPE_CACHE_CAP:
+        _STRUCT_TYPES.clear()
+    _STRUCT_TYPES[cls] = found
+    return found
+
+
+cdef int _put_struct(Buf *buf, object obj, int depth, object found) except -1:
+    cdef _Layout layout
+    cdef Py_ssize_t i, pos = 0
+    cdef PyObject *value
+    cdef PyObject *extra_key
+    cdef PyObject *extra_value
+    cdef bint first
+    cdef object extra
+    if found is None:
+        raise _Fallback()
+    layout = <_Layout>found
+    if not layout.ascii:
+        buf.wide = True
+    _put(buf, layout.opening, len(layout.opening))
+    first = not layout.opened
+    for i in range(layout.n):
+        value = (<PyObject **>((<char *><PyObject *>obj) + layout.offsets[i]))[0]
+        if value == NULL:
+            raise _Fallback()
+        if value == <PyObject *>_UNSET:
+            continue
+        if first:
+            first = False
+            _put(buf, layout.key_data[i] + 1, layout.key_size[i] - 1)
+        else:
+            _put(buf, layout.key_data[i], layout.key_size[i])
+        if Py_TYPE(value) == <PyTypeObject *>int:
+            _put_int(buf, <object>value)
+        elif Py_TYPE(value) == <PyTypeObject *>str:
+            if (
+                layout.const_size[i] >= 0
+                and PyUnicode_IS_COMPACT_ASCII(<object>value)
+                and PyUnicode_GET_LENGTH(<object>value) == layout.const_size[i]
+                and memcmp(PyUnicode_DATA(<object>value), layout.const_text[i],
+                           layout.const_size[i]) == 0
+            ):
+                _put(buf, layout.const_json[i], layout.const_size[i] + 2)
+            else:
+                _put_str(buf, <object>value)
+        else:
+            _put_obj(buf, <object>value, MODE_TYPED, depth + 1)
+    if layout.is_command:
+        extra = getattr(obj, "_extra", None)
+        if extra:
+            if type(extra) is not dict:
+                raise _Fallback()
+            while PyDict_Next(extra, &pos, &extra_key, &extra_value):
+                if first:
+                    first = False
+                else:
+                    _putc(buf, b',')
+                _put_key(buf, <object>extra_key)
+                _putc(buf, b':')
+                _put_obj(buf, <object>extra_value, MODE_TYPED, depth + 1)
+    _putc(buf, b'}')
+    return 0
+
+
+def encode(obj):
+    """``NetUtils.encode``: the wire text of ``obj``."""
+    cdef Buf buf
+    _init(&buf)
+    try:
+        _put_obj(&buf, obj, MODE_PREPASS, 0)
+        return _text(&buf)
+    except Exception:
+        return _codec_py.encode(obj)
+    finally:
+        _release(&buf)
+
+
+def encode_bytes(obj):
+    """:func:`encode` as UTF-8 bytes."""
+    cdef Buf buf
+    _init(&buf)
+    try:
+        _put_obj(&buf, obj, MODE_PREPASS, 0)
+        return PyBytes_FromStringAndSize(buf.data, buf.length)
+    except Exception:
+        return _codec_py.encode_bytes(obj)
+    finally:
+        _release(&buf)
+
+
+def encode_typed(obj):
+    """The wire text of typed commands (Structs) and plain values."""
+    cdef Buf buf
+    _init(&buf)
+    try:
+        _put_obj(&buf, obj, MODE_TYPED, 0)
+        return _text(&buf)
+    except Exception:
+        return _codec_py.encode_typed(obj)
+    finally:
+        _release(&buf)
+
+
+def encode_typed_bytes(obj):
+    """:func:`encode_typed` as UTF-8 bytes."""
+    cdef Buf buf
+    _init(&buf)
+    try:
+        _put_obj(&buf, obj, MODE_TYPED, 0)
+        return PyBytes_FromStringAndSize(buf.data, buf.length)
+    except Exception:
+        return _codec_py.encode_typed_bytes(obj)
+    finally:
+        _release(&buf)

@@ -1,0 +1,220 @@
+"""The compat codec, pure twin: ``NetUtils.encode`` / ``NetUtils.decode`` semantics.
+
+This is the straightforward stdlib-``json`` implementation of spec §1, and the
+reference semantics the compiled twin (``_codec_c.pyx``) is held to:
+
+* :func:`encode` runs the reference pre-pass (every NamedTuple becomes a dict
+  of its fields plus a trailing ``"class"``; tuples, lists, sets and
+  frozensets become arrays; a NamedTuple's field values are not walked) and
+  then a ``json.JSONEncoder`` with ``ensure_ascii=False``, compact separators
+  and ``check_circular=False``.
+* :func:`decode` runs the reference's bracket-depth scan (a per-character
+  loop, like the reference run from source) and a ``json.JSONDecoder`` whose
+  object hook builds ``Version`` (case-insensitive keys, ``int()``-coerced) and
+  the allow-listed ``NetworkItem`` / ``NetworkPlayer`` / ``NetworkSlot``.
+
+Errors: malformed JSON, nesting past the limit, bad UTF-8 in ``bytes`` input and
+a ``"class"``-tagged object that cannot be built raise
+:class:`~gamecodec.errors.DecodeError` with the byte offset in the UTF-8 text
+(offset 0 for an object that cannot be built: the hook does not know where it
+is). Encode errors are the reference's own (``TypeError`` for an unsupported
+value, ``ValueError`` for an int past Python's digit limit, ``RecursionError``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from msgspec import UNSET, Struct
+
+from gamecodec.archipelago._models import ALLOWLIST, DEFAULT_MAX_DEPTH, Version
+from gamecodec.errors import DecodeError
+
+__all__ = [
+    "decode",
+    "encode",
+    "encode_bytes",
+    "encode_typed",
+    "encode_typed_bytes",
+    "object_hook",
+    "tag",
+]
+
+PROTOCOL = "archipelago"
+
+_SEQUENCES = (tuple, list, set, frozenset)
+
+
+def tag(obj: Any) -> Any:
+    """The reference pre-pass: NamedTuples to tagged dicts, sequences and sets to tuples."""
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        data: dict[str, Any] = obj._asdict()  # type: ignore[attr-defined]
+        data["class"] = obj.__class__.__name__
+        return data
+    if isinstance(obj, _SEQUENCES):
+        return tuple([tag(item) for item in obj])
+    if isinstance(obj, dict):
+        return {key: tag(value) for key, value in obj.items()}
+    return obj
+
+
+_encode = json.JSONEncoder(
+    ensure_ascii=False,
+    check_circular=False,
+    separators=(",", ":"),
+).encode
+
+
+def encode(obj: Any) -> str:
+    """``NetUtils.encode``: the wire text of ``obj``."""
+    return _encode(tag(obj))
+
+
+def encode_bytes(obj: Any) -> bytes:
+    """:func:`encode` as UTF-8 bytes (a lone surrogate raises ``UnicodeEncodeError``)."""
+    return _encode(tag(obj)).encode("utf-8")
+
+
+class _BuildError(Exception):
+    """A ``"class"``-tagged object that cannot be built (raised inside the hook)."""
+
+
+def _version(data: dict[str, Any]) -> Version:
+    lowered = {key.lower(): value for key, value in data.items()}
+    return Version(int(lowered["major"]), int(lowered["minor"]), int(lowered["build"]))
+
+
+_HOOKS = {"Version": _version}
+
+
+def object_hook(obj: dict[str, Any]) -> Any:
+    """The reference object hook; a failure to build raises ``_BuildError``."""
+    name = obj.get("class")
+    if name is None:
+        return obj
+    try:
+        hook = _HOOKS.get(name)
+        if hook:
+            return hook(obj)
+        cls = ALLOWLIST.get(name)
+        if cls:
+            fields = cls._fields  # type: ignore[attr-defined]
+            for key in tuple(obj):
+                if key not in fields:
+                    del obj[key]
+            return cls(**obj)
+    except (KeyError, TypeError, ValueError, OverflowError, AttributeError) as exc:
+        raise _BuildError(
+            f"cannot build a {name!r}-tagged object: {type(exc).__name__}: {exc}"
+        ) from exc
+    return obj
+
+
+_decode = json.JSONDecoder(object_hook=object_hook).decode
+
+
+def _byte_offset(text: str, index: int) -> int:
+    return len(text[:index].encode("utf-8", "surrogatepass"))
+
+
+def _check_depth(text: str, max_depth: int) -> None:
+    """The reference's scan: a count that starts at 1, +1 per ``[``/``{`` outside
+    strings, and may not exceed ``max_depth``. Unbalanced brackets are left to
+    the JSON parser, which always rejects them with a precise position."""
+    depth = 1
+    in_string = False
+    escaped = False
+    for index, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > max_depth:
+                raise DecodeError("JSON document too complex", _byte_offset(text, index), PROTOCOL)
+        elif char in "]}":
+            depth -= 1
+
+
+def _text(data: str | bytes | bytearray | memoryview) -> str:
+    if isinstance(data, str):
+        return data
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"expected str or bytes, not {type(data).__name__}")
+    raw = bytes(data)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DecodeError(f"invalid UTF-8: {exc.reason}", exc.start, PROTOCOL) from None
+
+
+def decode(
+    data: str | bytes | bytearray | memoryview, *, max_depth: int = DEFAULT_MAX_DEPTH
+) -> Any:
+    """``NetUtils.decode`` of a text frame (``str``, or UTF-8 ``bytes``)."""
+    text = _text(data)
+    _check_depth(text, max_depth)
+    try:
+        return _decode(text)
+    except json.JSONDecodeError as exc:
+        raise DecodeError(exc.msg, _byte_offset(text, exc.pos), PROTOCOL) from None
+    except _BuildError as exc:
+        raise DecodeError(str(exc), 0, PROTOCOL) from None
+    except RecursionError:
+        raise DecodeError("JSON document too complex", 0, PROTOCOL) from None
+
+
+# ------------------------------------------------------------ typed encode
+
+
+def wire(obj: Any) -> Any:
+    """Typed values to the compat encoder's input: msgspec Structs become dicts
+    (tag first, declared keys in order without ``UNSET`` ones, then a command's
+    extra keys); containers are rebuilt, NamedTuples left to the pre-pass."""
+    cls = type(obj)
+    if cls is dict:
+        return {key: wire(value) for key, value in obj.items()}
+    if cls is list:
+        return [wire(value) for value in obj]
+    if cls is tuple or cls is set or cls is frozenset:
+        return tuple([wire(value) for value in obj])
+    if isinstance(obj, Struct):
+        return _struct_dict(obj)
+    return obj
+
+
+def _struct_dict(obj: Struct) -> dict[str, Any]:
+    config = obj.__struct_config__
+    if config.array_like or config.omit_defaults:
+        raise TypeError(
+            f"{type(obj).__name__}: array_like / omit_defaults Structs are not supported"
+        )
+    out: dict[str, Any] = {}
+    if isinstance(config.tag_field, str):
+        out[config.tag_field] = config.tag
+    for name, key in zip(obj.__struct_fields__, obj.__struct_encode_fields__, strict=True):
+        value = getattr(obj, name)
+        if value is not UNSET:
+            out[key] = wire(value)
+    extra = getattr(obj, "_extra", None)
+    if extra:
+        for key, value in extra.items():
+            out[key] = wire(value)
+    return out
+
+
+def encode_typed(obj: Any) -> str:
+    """The wire text of typed commands (Structs) and plain values, compat rules elsewhere."""
+    return encode(wire(obj))
+
+
+def encode_typed_bytes(obj: Any) -> bytes:
+    """:func:`encode_typed` as UTF-8 bytes."""
+    return encode_bytes(wire(obj))

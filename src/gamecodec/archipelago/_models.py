@@ -1,0 +1,157 @@
+"""Archipelago's NamedTuples, enums and constants (never compiled).
+
+These mirror ``NetUtils`` / ``Utils`` of Archipelago 0.6.8 (spec §1.3): the
+compat codec builds ``NetworkItem``, ``NetworkPlayer``, ``NetworkSlot`` and
+``Version`` from ``"class"``-tagged objects, and tags every NamedTuple it
+encodes with a trailing ``"class"`` key.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import NamedTuple, TypedDict
+
+__all__ = [
+    "ALLOWLIST",
+    "DEFAULT_MAX_DEPTH",
+    "ClientStatus",
+    "Hint",
+    "HintStatus",
+    "JSONMessagePart",
+    "JSONTypes",
+    "NetworkItem",
+    "NetworkPlayer",
+    "NetworkSlot",
+    "Permission",
+    "SlotType",
+    "Version",
+]
+
+DEFAULT_MAX_DEPTH = 16
+"""The reference's limit: the bracket count starts at 1 and may not exceed
+this, so at most 15 nested containers are accepted (spec §1.2)."""
+
+
+class HintStatus(enum.IntEnum):
+    """The priority of a hint (``NetUtils.HintStatus``)."""
+
+    HINT_UNSPECIFIED = 0
+    HINT_NO_PRIORITY = 10
+    HINT_AVOID = 20
+    HINT_PRIORITY = 30
+    HINT_FOUND = 40
+
+
+class ClientStatus(enum.IntEnum):
+    """A client's reported state (``StatusUpdate``)."""
+
+    CLIENT_UNKNOWN = 0
+    CLIENT_CONNECTED = 5
+    CLIENT_READY = 10
+    CLIENT_PLAYING = 20
+    CLIENT_GOAL = 30
+
+
+class SlotType(enum.IntFlag):
+    """What a slot is: spectator, player or item-link group."""
+
+    spectator = 0b00
+    player = 0b01
+    group = 0b10
+
+    @property
+    def always_goal(self) -> bool:
+        """Non-player slots count as having reached their goal."""
+        return self.value != 0b01
+
+
+class Permission(enum.IntFlag):
+    """Release / collect / remaining permission of a room."""
+
+    disabled = 0b000
+    enabled = 0b001
+    goal = 0b010
+    auto = 0b110
+    auto_enabled = 0b111
+
+
+class JSONTypes(enum.StrEnum):
+    """The ``type`` of a :class:`JSONMessagePart`."""
+
+    text = "text"
+    color = "color"
+    player_id = "player_id"
+    player_name = "player_name"
+    item_name = "item_name"
+    item_id = "item_id"
+    location_name = "location_name"
+    location_id = "location_id"
+    entrance_name = "entrance_name"
+    hint_status = "hint_status"
+
+
+class JSONMessagePart(TypedDict, total=False):
+    """One piece of a ``PrintJSON`` message (a plain dict on the wire)."""
+
+    text: str
+    type: str
+    color: str
+    player: int
+    flags: int
+    hint_status: int
+
+
+class NetworkPlayer(NamedTuple):
+    """A player on a team: ``{"team","slot","alias","name","class"}``."""
+
+    team: int
+    slot: int
+    alias: str
+    name: str
+
+
+class NetworkSlot(NamedTuple):
+    """A slot across teams; ``group_members`` only for groups."""
+
+    name: str
+    game: str
+    type: int
+    group_members: list[int] | tuple[int, ...] = ()
+
+
+class NetworkItem(NamedTuple):
+    """An item at a location; ``player`` is the sender (receiver in LocationInfo)."""
+
+    item: int
+    location: int
+    player: int
+    flags: int = 0
+
+
+class Version(NamedTuple):
+    """``Utils.Version``: decoded from case-insensitive keys, coerced with ``int()``."""
+
+    major: int
+    minor: int
+    build: int
+
+
+class Hint(NamedTuple):
+    """A hint as the server stores it; it decodes as a plain dict (not allow-listed)."""
+
+    receiving_player: int
+    finding_player: int
+    location: int
+    item: int
+    found: bool
+    entrance: str = ""
+    item_flags: int = 0
+    status: HintStatus = HintStatus.HINT_UNSPECIFIED
+
+
+ALLOWLIST: dict[str, type[tuple[object, ...]]] = {
+    "NetworkPlayer": NetworkPlayer,
+    "NetworkItem": NetworkItem,
+    "NetworkSlot": NetworkSlot,
+}
+"""``"class"`` names decode builds (besides ``Version``, which has its own hook)."""

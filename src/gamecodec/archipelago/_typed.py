@@ -1,0 +1,308 @@
+"""The typed frame codec: one websocket text frame <-> a list of typed commands.
+
+Decode: msgspec decodes the whole frame into :mod:`commands` Structs in one
+native pass (``list[AnyCommand]``). When that fails (a command with keys it does
+not declare, an unknown ``cmd``, an error), the frame is split into the raw JSON
+of each command and decoded command by command: extra keys are kept in
+:attr:`Command.extra`, an unknown command stays a plain dict, an error gets the
+offset of its command. The :class:`Frame` returned remembers the frame's text,
+so a frame that was not changed re-encodes to exactly the bytes that came in,
+even where the sender's key order, spacing or number format differ from ours
+(those commands are resolved one by one against their original text).
+
+Encode: the compat writer (compiled or pure twin) writes Structs natively: tag
+first, declared keys in order without ``UNSET`` ones, extras after, floats as
+``float.__repr__`` (the reference's form), NamedTuples with their trailing
+``"class"``, sets as arrays, plain dicts by the compat rules.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+
+from gamecodec import _accel
+from gamecodec.archipelago.commands import (
+    COMMANDS,
+    AnyCommand,
+    Command,
+    Connect,
+    ConnectVersionCheck,
+)
+from gamecodec.errors import DecodeError
+
+__all__ = ["Frame", "FrameCodec", "decode_frame", "encode_frame", "encode_frame_bytes"]
+
+PROTOCOL = "archipelago"
+
+_codec = _accel.load("gamecodec.archipelago", "_codec", "archipelago")
+
+_split = msgspec.json.Decoder(list[msgspec.Raw]).decode
+_all = msgspec.json.Decoder(list[AnyCommand]).decode
+_plain = msgspec.json.Decoder().decode
+_connect_check = msgspec.json.Decoder(ConnectVersionCheck).decode
+_BYTE = re.compile(r"\(byte (\d+)\)")
+
+
+def _utf8(data: str | bytes) -> bytes:
+    return data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
+
+
+def _frame_error(data: str | bytes, exc: Exception) -> DecodeError:
+    """A DecodeError with the byte offset of a frame msgspec could not read."""
+    if isinstance(data, str):
+        for index, char in enumerate(data):
+            if 0xD800 <= ord(char) <= 0xDFFF:
+                offset = len(data[:index].encode("utf-8", "surrogatepass"))
+                return DecodeError("lone surrogate in the text", offset, PROTOCOL)
+        raw = data.encode("utf-8")
+    else:
+        raw = data
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            return DecodeError(f"invalid UTF-8: {bad.reason}", bad.start, PROTOCOL)
+    if isinstance(exc, RecursionError):
+        return DecodeError("JSON document too deeply nested", 0, PROTOCOL)
+    message = str(exc)
+    if isinstance(exc, msgspec.ValidationError):
+        return DecodeError(f"a frame must be a JSON array of commands: {message}", 0, PROTOCOL)
+    found = _BYTE.search(message)
+    offset = int(found.group(1)) if found else len(raw)
+    return DecodeError(_BYTE.sub("", message).strip(), offset, PROTOCOL)
+
+
+def _offset_of(data: str | bytes, raws: list[msgspec.Raw], index: int) -> int:
+    """Where command ``index`` starts in the frame (error path only)."""
+    raw = _utf8(data)
+    position = 0
+    for i in range(index + 1):
+        piece = bytes(raws[i])
+        position = raw.find(piece, position)
+        if i < index:
+            position += len(piece)
+    return max(position, 0)
+
+
+class Frame(list):  # type: ignore[type-arg]
+    """The commands of one decoded frame (a list). It remembers the frame's text
+    in :attr:`raw`, so encoding it again while its commands are unchanged gives
+    back exactly the bytes that came in (key order, spacing, number forms)."""
+
+    __slots__ = ("raw",)
+
+    raw: str | bytes | None
+
+
+_DECLARED = {
+    name: frozenset({"cmd", *cls.__struct_encode_fields__}) for name, cls in COMMANDS.items()
+}
+
+
+def _from_plain(obj: Any) -> Command | dict[str, Any]:
+    """One command from its untyped JSON value: extra keys kept, unknown ``cmd`` as a dict."""
+    if type(obj) is not dict:
+        raise ValueError("a command must be a JSON object")
+    name = obj.get("cmd")
+    if type(name) is not str:
+        raise ValueError("a command needs a string 'cmd'")
+    cls = COMMANDS.get(name)
+    if cls is None:
+        return obj
+    declared = _DECLARED[name]
+    extra = {key: value for key, value in obj.items() if key not in declared}
+    known = {key: value for key, value in obj.items() if key in declared} if extra else obj
+    try:
+        command = msgspec.convert(known, cls)
+    except msgspec.ValidationError as bad:
+        raise ValueError(f"invalid {name}: {bad}") from None
+    if cls is Connect:
+        version = obj.get("version")
+        if type(version) is not dict or version.get("class") != "Version":
+            raise ValueError('a Connect\'s version must carry "class": "Version"')
+    if extra:
+        command.__dict__["_extra"] = extra
+    return command
+
+
+def _decode_one(raw: msgspec.Raw) -> Command | dict[str, Any]:
+    return _from_plain(_plain(raw))
+
+
+def _decode_each(data: str | bytes) -> list[Command | dict[str, Any]]:
+    """Command by command (one untyped parse): extra keys, unknown commands, errors."""
+    try:
+        values = _plain(data)
+    except (msgspec.DecodeError, UnicodeError, RecursionError) as exc:
+        raise _frame_error(data, exc) from None
+    if type(values) is not list:
+        raise DecodeError("a frame must be a JSON array of commands", 0, PROTOCOL)
+    out: list[Command | dict[str, Any]] = []
+    for index, value in enumerate(values):
+        try:
+            out.append(_from_plain(value))
+        except (ValueError, RecursionError) as exc:
+            raise DecodeError(
+                str(exc), _offset_of(data, _split(data), index), PROTOCOL, partial=out
+            ) from None
+    return out
+
+
+_PEEK_FROM = 512
+_EXTRA_PRONE: set[str] = set()
+"""Leading commands whose last large frame carried extra keys (archipelago.js puts a
+``uuid`` on every Get/Set, the server echoes it): such frames go straight to the
+per-command path instead of failing the one-pass Struct decode first. Only speed
+depends on it, never the result."""
+
+
+def _lead(data: str | bytes) -> str | None:
+    """The first command's name when the frame starts ``[{"cmd":"``, else None."""
+    if isinstance(data, str):
+        if data.startswith('[{"cmd":"'):
+            end = data.find('"', 9, 48)
+            return data[9:end] if end > 0 else None
+        return None
+    if data.startswith(b'[{"cmd":"'):
+        end = data.find(b'"', 9, 48)
+        return data[9:end].decode("ascii", "replace") if end > 0 else None
+    return None
+
+
+def _decode_prone(data: str | bytes, lead: str | None) -> Frame:
+    frame = Frame(_decode_each(data))
+    if lead is not None:
+        if any(isinstance(c, Command) and c._extra for c in frame):
+            _EXTRA_PRONE.add(lead)
+        else:
+            _EXTRA_PRONE.discard(lead)
+    return frame
+
+
+def decode_frame(data: str | bytes | bytearray | memoryview) -> Frame:
+    """The commands of one text frame: typed :class:`Command` objects, plain dicts
+    for unknown commands, in a :class:`Frame` (a list). Raises
+    :class:`DecodeError` for malformed JSON, a frame that is not an array, a
+    command that is not an object or lacks a string ``cmd``, a known command with
+    missing or mistyped keys, and a Connect whose version lacks its class."""
+    if type(data) is not str and type(data) is not bytes:
+        if isinstance(data, str):
+            data = str(data)
+        elif isinstance(data, (bytes, bytearray, memoryview)):
+            data = bytes(data)
+        else:
+            raise TypeError(f"expected str or bytes, not {type(data).__name__}")
+    lead = _lead(data) if len(data) > _PEEK_FROM else None
+    if lead is not None and lead in _EXTRA_PRONE:
+        frame = _decode_prone(data, lead)
+        frame.raw = data
+        return frame
+    try:
+        frame = Frame(_all(data))
+    except msgspec.ValidationError:
+        frame = _decode_prone(data, lead)
+    except (msgspec.DecodeError, UnicodeError, RecursionError) as exc:
+        raise _frame_error(data, exc) from None
+    else:
+        if ('"Connect"' in data) if type(data) is str else (b'"Connect"' in data):
+            _check_connects(data, frame)
+    frame.raw = data
+    return frame
+
+
+def _check_connects(data: str | bytes, frame: Frame) -> None:
+    """A Connect decoded on the fast path must have had ``"class": "Version"``."""
+    raws = None
+    for index, command in enumerate(frame):
+        if type(command) is Connect:
+            raws = raws or _split(data)
+            try:
+                _connect_check(raws[index])
+            except msgspec.ValidationError:
+                raise DecodeError(
+                    'a Connect\'s version must carry "class": "Version"',
+                    _offset_of(data, raws, index),
+                    PROTOCOL,
+                    partial=frame[:index],
+                ) from None
+
+
+def _unchanged(command: Any, raw: msgspec.Raw) -> bool:
+    if not isinstance(command, Command):
+        return False
+    try:
+        again = _decode_one(raw)
+    except (ValueError, msgspec.DecodeError, RecursionError):
+        return False
+    return bool(again == command) and isinstance(again, Command) and again.extra == command.extra
+
+
+class FrameCodec:
+    """The frame encoders over one compat twin (``_codec_c`` or ``_codec_py``)."""
+
+    def __init__(self, codec: Any) -> None:
+        self.codec = codec
+        self._encode_bytes = codec.encode_typed_bytes
+        self._encode_text = codec.encode_typed
+
+    decode_frame = staticmethod(decode_frame)
+
+    def _resolve(self, items: list[Any], raw: str | bytes) -> bytes:
+        """A frame whose fresh encoding differs from its text: keep each
+        command's original bytes where the command is unchanged."""
+        raws = _split(raw)
+        if len(raws) != len(items):
+            return self._encode_bytes(items)  # type: ignore[no-any-return]
+        pieces = []
+        kept = 0
+        for command, original in zip(items, raws, strict=True):
+            piece: bytes = self._encode_bytes(command)
+            original_bytes = bytes(original)
+            if piece == original_bytes or _unchanged(command, original):
+                piece = original_bytes
+                kept += 1
+            pieces.append(piece)
+        if kept == len(items):  # nothing changed: the frame's own bytes, spacing included
+            return raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
+        return b"[" + b",".join(pieces) + b"]"
+
+    def encode_frame_bytes(self, commands: Iterable[Any]) -> bytes:
+        """One frame (UTF-8 bytes) holding ``commands`` (Structs, or dicts by compat rules).
+        A :class:`Frame` from :func:`decode_frame` comes back byte for byte while unchanged."""
+        if type(commands) is list:
+            plain: bytes = self._encode_bytes(commands)
+            return plain
+        raw = getattr(commands, "raw", None)
+        items = list(commands)
+        out: bytes = self._encode_bytes(items)
+        if raw is None:
+            return out
+        if isinstance(raw, str):
+            raw = raw.encode("utf-8", "surrogatepass")
+        if out == raw:
+            return out
+        return self._resolve(items, raw)
+
+    def encode_frame(self, commands: Iterable[Any]) -> str:
+        """:meth:`encode_frame_bytes` as text (what a websocket text frame carries)."""
+        if type(commands) is list:
+            plain: str = self._encode_text(commands)
+            return plain
+        raw = getattr(commands, "raw", None)
+        items = list(commands)
+        text: str = self._encode_text(items)
+        if raw is None:
+            return text
+        if isinstance(raw, bytes):
+            raw = raw.decode("utf-8")
+        if text == raw:
+            return text
+        return self._resolve(items, raw).decode("utf-8")
+
+
+_default = FrameCodec(_codec)
+encode_frame = _default.encode_frame
+encode_frame_bytes = _default.encode_frame_bytes

@@ -1,0 +1,24 @@
+"""A drop-in for the reference ``NetUtils.encode`` / ``NetUtils.decode`` (spec §1).
+
+>>> from gamecodec.archipelago import compat, NetworkItem
+>>> compat.encode([{"cmd": "ReceivedItems", "index": 0, "items": [NetworkItem(7, 9, 1)]}])
+'[{"cmd":"ReceivedItems","index":0,"items":[{"item":7,"location":9,"player":1,"flags":0,"class":"NetworkItem"}]}]'
+>>> compat.decode('[{"cmd":"Sync"}]')
+[{'cmd': 'Sync'}]
+
+``decode(data, *, max_depth=16)`` accepts ``str`` or UTF-8 ``bytes``; ``max_depth``
+is the reference's bracket count limit (at most ``max_depth - 1`` nested containers).
+"""
+
+from __future__ import annotations
+
+from gamecodec import _accel
+from gamecodec.archipelago._models import DEFAULT_MAX_DEPTH
+
+__all__ = ["DEFAULT_MAX_DEPTH", "decode", "encode", "encode_bytes"]
+
+_codec = _accel.load("gamecodec.archipelago", "_codec", "archipelago")
+
+encode = _codec.encode
+encode_bytes = _codec.encode_bytes
+decode = _codec.decode

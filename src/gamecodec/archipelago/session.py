@@ -1,0 +1,460 @@
+"""A Sans-IO Archipelago client session (spec §8.3): no sockets, no clock.
+
+Feed it the text of each websocket frame with :meth:`ClientSession.receive_frame`
+(and the current time); it returns events, and queues frames to send, which
+:meth:`ClientSession.frames_to_send` hands over. It implements:
+
+* the handshake: RoomInfo -> GetDataPackage for the games whose checksum is not
+  in the cache -> Connect -> Connected (:class:`LoggedIn`) or ConnectionRefused
+  (:class:`LoginRefused`);
+* the ReceivedItems index rules: index 0 replaces the list, the next index
+  appends, any other index means we are out of step: the session sends Sync
+  and its checked locations again and ignores the frame;
+* a DataPackage cache keyed by each game's checksum (pass the same dict to the
+  next session to skip the download);
+* request/reply matching: Get and Set carry a ``request_id`` extra key that the
+  server echoes in Retrieved/SetReply; LocationScouts replies come in order;
+* DeathLink: :meth:`ClientSession.death_link` bounces a death to the
+  ``DeathLink`` tag, :class:`DeathLinkReceived` reports other players' deaths;
+* request timeouts through :meth:`next_deadline` / :meth:`handle_timeout`.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gamecodec.archipelago import commands as C
+from gamecodec.archipelago._typed import decode_frame, encode_frame
+from gamecodec.errors import DecodeError, LocalProtocolError, RemoteProtocolError
+
+__all__ = [
+    "BounceReceived",
+    "ClientSession",
+    "CommandReceived",
+    "DataPackageReady",
+    "DeathLinkReceived",
+    "Event",
+    "ItemsReceived",
+    "LocationsScouted",
+    "LoggedIn",
+    "LoginRefused",
+    "MessageReceived",
+    "RequestTimedOut",
+    "RoomInfoReceived",
+    "State",
+    "StorageChanged",
+    "StorageRead",
+]
+
+DEATH_LINK = "DeathLink"
+
+
+class State(enum.Enum):
+    """Where the handshake is."""
+
+    AWAIT_ROOM_INFO = "await_room_info"
+    AWAIT_DATA_PACKAGE = "await_data_package"
+    AWAIT_CONNECTED = "await_connected"
+    CONNECTED = "connected"
+    REFUSED = "refused"
+
+
+@dataclass(frozen=True)
+class Event:
+    """Base of the session's events."""
+
+
+@dataclass(frozen=True)
+class RoomInfoReceived(Event):
+    room: C.RoomInfo
+
+
+@dataclass(frozen=True)
+class DataPackageReady(Event):
+    """Every game of the room is in the cache (downloaded or cached)."""
+
+    games: dict[str, C.GameData]
+
+
+@dataclass(frozen=True)
+class LoggedIn(Event):
+    connected: C.Connected
+
+
+@dataclass(frozen=True)
+class LoginRefused(Event):
+    errors: list[str]
+
+
+@dataclass(frozen=True)
+class ItemsReceived(Event):
+    """New items (``index`` is where they start in :attr:`ClientSession.items`)."""
+
+    index: int
+    items: list[C.Item]
+
+
+@dataclass(frozen=True)
+class LocationsScouted(Event):
+    request_id: int
+    locations: list[C.Item]
+
+
+@dataclass(frozen=True)
+class StorageRead(Event):
+    request_id: int | None
+    keys: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class StorageChanged(Event):
+    """A SetReply: ``request_id`` is ours for a Set we sent with ``want_reply``,
+    ``None`` for a SetNotify notice."""
+
+    request_id: int | None
+    key: str
+    value: Any
+    original_value: Any
+    reply: C.SetReply
+
+
+@dataclass(frozen=True)
+class DeathLinkReceived(Event):
+    time: float
+    cause: str
+    source: str
+
+
+@dataclass(frozen=True)
+class BounceReceived(Event):
+    bounced: C.Bounced
+
+
+@dataclass(frozen=True)
+class MessageReceived(Event):
+    message: C.PrintJSON
+
+    @property
+    def text(self) -> str:
+        return self.message.text
+
+
+@dataclass(frozen=True)
+class RequestTimedOut(Event):
+    request_id: int
+    kind: str
+
+
+@dataclass(frozen=True)
+class CommandReceived(Event):
+    """Any other command (RoomUpdate, InvalidPacket, unknown ones as dicts)."""
+
+    command: C.Command | dict[str, Any]
+
+
+@dataclass
+class _Pending:
+    kind: str
+    sent_at: float
+
+
+@dataclass
+class ClientSession:
+    """One client connection's protocol state.
+
+    ``data_packages`` is the DataPackage cache: ``{checksum: GameData}``; share
+    one dict between sessions to download each game's package once.
+    """
+
+    name: str
+    game: str | None
+    password: str | None = None
+    uuid: str = ""
+    version: tuple[int, int, int] = (0, 6, 8)
+    items_handling: int = 0b111
+    tags: list[str] = field(default_factory=lambda: ["AP"])
+    slot_data: bool = True
+    death_link_enabled: bool = False
+    request_timeout: float | None = 30.0
+    data_packages: dict[str, C.GameData] = field(default_factory=dict)
+
+    state: State = field(default=State.AWAIT_ROOM_INFO, init=False)
+    room: C.RoomInfo | None = field(default=None, init=False)
+    connected: C.Connected | None = field(default=None, init=False)
+    items: list[C.Item] = field(default_factory=list, init=False)
+    checked_locations: set[int] = field(default_factory=set, init=False)
+    games: dict[str, C.GameData] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        if self.death_link_enabled and DEATH_LINK not in self.tags:
+            self.tags = [*self.tags, DEATH_LINK]
+        self._outbox: list[str] = []
+        self._ids = itertools.count(1)
+        self._pending: dict[int, _Pending] = {}
+        self._scouts: deque[int] = deque()
+        self._sent_deaths: set[tuple[float, str]] = set()
+
+    # ------------------------------------------------------------------ output
+
+    def frames_to_send(self) -> list[str]:
+        """The frames queued since the last call (each a websocket text frame)."""
+        out, self._outbox = self._outbox, []
+        return out
+
+    def _send(self, *commands: C.Command) -> None:
+        self._outbox.append(encode_frame(list(commands)))
+
+    def _require_login(self) -> None:
+        if self.state is not State.CONNECTED:
+            raise LocalProtocolError(f"not logged in (state {self.state.value})")
+
+    def _request(self, kind: str, now: float) -> int:
+        request_id = next(self._ids)
+        self._pending[request_id] = _Pending(kind, now)
+        return request_id
+
+    # ------------------------------------------------------------------ commands
+
+    def check_locations(self, locations: Iterable[int]) -> None:
+        """Report checked locations (LocationChecks)."""
+        self._require_login()
+        ids = list(locations)
+        self.checked_locations.update(ids)
+        self._send(C.LocationChecks(ids))
+
+    def scout_locations(self, locations: Iterable[int], now: float, create_as_hint: int = 0) -> int:
+        """Ask what is at ``locations``; the reply is a :class:`LocationsScouted`."""
+        self._require_login()
+        request_id = self._request("LocationScouts", now)
+        self._scouts.append(request_id)
+        self._send(C.LocationScouts(list(locations), create_as_hint))
+        return request_id
+
+    def say(self, text: str) -> None:
+        self._require_login()
+        self._send(C.Say(text))
+
+    def status_update(self, status: int) -> None:
+        self._require_login()
+        self._send(C.StatusUpdate(int(status)))
+
+    def sync(self) -> None:
+        self._require_login()
+        self._send(C.Sync())
+
+    def get(self, keys: Iterable[str], now: float) -> int:
+        """Read data storage keys; the reply is a :class:`StorageRead`."""
+        self._require_login()
+        request_id = self._request("Get", now)
+        command = C.Get(list(keys))
+        command.set_extra({"request_id": request_id})
+        self._send(command)
+        return request_id
+
+    def set(
+        self,
+        key: str,
+        operations: Iterable[tuple[str, Any] | C.DataStorageOperation],
+        now: float,
+        *,
+        default: Any = None,
+        want_reply: bool = True,
+    ) -> int | None:
+        """Change a data storage key; with ``want_reply`` the reply is a :class:`StorageChanged`."""
+        self._require_login()
+        ops = [
+            op if isinstance(op, C.DataStorageOperation) else C.DataStorageOperation(*op)
+            for op in operations
+        ]
+        command = C.Set(key, default, want_reply, ops)
+        request_id = None
+        if want_reply:
+            request_id = self._request("Set", now)
+            command.set_extra({"request_id": request_id})
+        self._send(command)
+        return request_id
+
+    def set_notify(self, keys: Iterable[str]) -> None:
+        """Be told (:class:`StorageChanged` with ``request_id=None``) when keys change."""
+        self._require_login()
+        self._send(C.SetNotify(list(keys)))
+
+    def bounce(
+        self,
+        data: Mapping[str, Any],
+        *,
+        games: list[str] | None = None,
+        slots: list[int] | None = None,
+        tags: list[str] | None = None,
+    ) -> None:
+        self._require_login()
+        self._send(
+            C.Bounce(
+                games if games is not None else C.UNSET,
+                slots if slots is not None else C.UNSET,
+                tags if tags is not None else C.UNSET,
+                dict(data),
+            )
+        )
+
+    def death_link(self, now: float, cause: str = "", source: str | None = None) -> None:
+        """Tell every DeathLink client that we died (``now`` is the death's time)."""
+        self._require_login()
+        source = self.name if source is None else source
+        self._sent_deaths.add((now, source))
+        self.bounce({"time": now, "cause": cause, "source": source}, tags=[DEATH_LINK])
+
+    def update_tags(self, tags: Iterable[str]) -> None:
+        self._require_login()
+        self.tags = list(tags)
+        self._send(C.ConnectUpdate(tags=self.tags))
+
+    # ------------------------------------------------------------------ timers
+
+    def next_deadline(self) -> float | None:
+        """When :meth:`handle_timeout` should be called next (``None``: no timer)."""
+        if self.request_timeout is None or not self._pending:
+            return None
+        return min(p.sent_at for p in self._pending.values()) + self.request_timeout
+
+    def handle_timeout(self, now: float) -> list[Event]:
+        """Expire requests whose reply is overdue."""
+        if self.request_timeout is None:
+            return []
+        events: list[Event] = []
+        for request_id, pending in list(self._pending.items()):
+            if now >= pending.sent_at + self.request_timeout:
+                del self._pending[request_id]
+                if request_id in self._scouts:
+                    self._scouts.remove(request_id)
+                events.append(RequestTimedOut(request_id, pending.kind))
+        return events
+
+    # ------------------------------------------------------------------ input
+
+    def receive_frame(self, data: str | bytes, now: float) -> list[Event]:
+        """Handle one frame from the server; returns the events it caused."""
+        try:
+            commands = decode_frame(data)
+        except DecodeError as exc:
+            raise RemoteProtocolError(f"bad frame from the server: {exc}") from exc
+        events: list[Event] = []
+        for command in commands:
+            events.extend(self._handle(command, now))
+        return events
+
+    def _handle(self, command: C.Command | dict[str, Any], now: float) -> list[Event]:
+        if isinstance(command, C.RoomInfo):
+            return self._on_room_info(command)
+        if isinstance(command, C.DataPackage):
+            return self._on_data_package(command)
+        if isinstance(command, C.Connected):
+            self.state = State.CONNECTED
+            self.connected = command
+            self.checked_locations = set(command.checked_locations)
+            return [LoggedIn(command)]
+        if isinstance(command, C.ConnectionRefused):
+            self.state = State.REFUSED
+            return [LoginRefused(list(command.errors or []))]
+        if isinstance(command, C.ReceivedItems):
+            return self._on_items(command)
+        if isinstance(command, C.LocationInfo):
+            request_id = self._scouts.popleft() if self._scouts else 0
+            self._pending.pop(request_id, None)
+            return [LocationsScouted(request_id, command.locations)]
+        if isinstance(command, C.Retrieved):
+            return [StorageRead(self._reply_id(command), command.keys)]
+        if isinstance(command, C.SetReply):
+            original = None if command.original_value is C.UNSET else command.original_value
+            return [
+                StorageChanged(
+                    self._reply_id(command), command.key, command.value, original, command
+                )
+            ]
+        if isinstance(command, C.Bounced):
+            return self._on_bounced(command)
+        if isinstance(command, C.PrintJSON):
+            return [MessageReceived(command)]
+        if isinstance(command, C.RoomUpdate) and isinstance(command.checked_locations, list):
+            self.checked_locations.update(command.checked_locations)
+        return [CommandReceived(command)]
+
+    def _reply_id(self, command: C.Command) -> int | None:
+        request_id = command.extra.get("request_id")
+        if isinstance(request_id, int) and request_id in self._pending:
+            del self._pending[request_id]
+            return request_id
+        return None
+
+    def _on_room_info(self, room: C.RoomInfo) -> list[Event]:
+        self.room = room
+        events: list[Event] = [RoomInfoReceived(room)]
+        wanted = []
+        for game, checksum in room.datapackage_checksums.items():
+            cached = self.data_packages.get(checksum)
+            if cached is None:
+                wanted.append(game)
+            else:
+                self.games[game] = cached
+        if wanted:
+            self.state = State.AWAIT_DATA_PACKAGE
+            self._send(C.GetDataPackage(wanted))
+        else:
+            events.append(DataPackageReady(dict(self.games)))
+            self._connect()
+        return events
+
+    def _on_data_package(self, package: C.DataPackage) -> list[Event]:
+        for game, data in package.data.games.items():
+            self.games[game] = data
+            if isinstance(data.checksum, str):
+                self.data_packages[data.checksum] = data
+        if self.state is not State.AWAIT_DATA_PACKAGE:
+            return [CommandReceived(package)]
+        self._connect()
+        return [DataPackageReady(dict(self.games))]
+
+    def _connect(self) -> None:
+        self.state = State.AWAIT_CONNECTED
+        major, minor, build = self.version
+        self._send(
+            C.Connect(
+                password=self.password,
+                name=self.name,
+                version=C.VersionInfo(major, minor, build),
+                tags=list(self.tags),
+                items_handling=self.items_handling,
+                uuid=self.uuid,
+                game=self.game,
+                slot_data=self.slot_data,
+            )
+        )
+
+    def _on_items(self, command: C.ReceivedItems) -> list[Event]:
+        if command.index == 0:
+            self.items = list(command.items)
+        elif command.index == len(self.items):
+            self.items.extend(command.items)
+        else:
+            # out of step: ask for the whole list again and repeat our checks
+            self._send(C.Sync(), C.LocationChecks(sorted(self.checked_locations)))
+            return []
+        return [ItemsReceived(command.index, list(command.items))]
+
+    def _on_bounced(self, command: C.Bounced) -> list[Event]:
+        tags = command.tags if isinstance(command.tags, list) else []
+        data = command.data if isinstance(command.data, dict) else {}
+        if DEATH_LINK in tags and self.death_link_enabled:
+            time = data.get("time")
+            source = str(data.get("source", ""))
+            if isinstance(time, (int, float)):
+                if (time, source) in self._sent_deaths:
+                    self._sent_deaths.discard((time, source))
+                    return []
+                return [DeathLinkReceived(float(time), str(data.get("cause", "")), source)]
+        return [BounceReceived(command)]

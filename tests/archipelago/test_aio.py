@@ -1,0 +1,254 @@
+"""Our asyncio client against testing.Room over real loopback websockets."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import connect as ws_connect
+
+from gamecodec.archipelago import aio
+from gamecodec.archipelago import session as S
+from gamecodec.archipelago.testing import OPERATIONS, Room
+from tests.archipelago.rooms import make_room
+
+
+def run(test: Callable[[Room], Awaitable[None]], **options: Any) -> None:
+    async def main() -> None:
+        async with asyncio.timeout(20), make_room(**options) as room:
+            await test(room)
+
+    asyncio.run(main())
+
+
+def test_login_items_chat_storage_and_death_link() -> None:
+    async def play(room: Room) -> None:
+        js = await aio.connect(room.url, name="JSPlayer", game="Clique", death_link=True)
+        buddy = await aio.connect(room.url, name="PyBuddy", game="Quest", death_link=True)
+        assert (
+            js.compression
+            == "permessage-deflate; server_max_window_bits=11; client_max_window_bits=11"
+        )
+        assert js.connected is not None and js.connected.slot_data == {
+            "color": "red",
+            "hard_mode": False,
+        }
+        assert js.connected.missing_locations == [1001, 1002, 1003]
+        await js.check_locations([1001, 1002])
+        got = await buddy.wait_for(S.ItemsReceived)
+        assert [(i.item, i.location, i.player) for i in got.items] == [(501, 1002, 1)]
+        await js.wait_for(S.ItemsReceived)
+        assert [(i.item, i.location) for i in js.items] == [(3, 1001)]
+        assert [(i.item, i.player) for i in await js.scout([1003])] == [(502, 2)]
+        changed = await js.set("counter", [("add", 7), ("mul", 6)], default=0)
+        assert (changed.original_value, changed.value) == (0, 42)
+        assert await buddy.get(["counter", "_read_slot_data_1", "_read_race_mode"]) == {
+            "counter": 42,
+            "_read_slot_data_1": {"color": "red", "hard_mode": False},
+            "_read_race_mode": 0,
+        }
+        await buddy.set_notify(["counter"])
+        await js.set("counter", [("replace", 1)])
+        notice = await buddy.wait_for(S.StorageChanged)
+        assert (notice.request_id, notice.value, notice.original_value) == (None, 1, 42)
+        await js.say("hello")
+        message = await buddy.wait_for(S.MessageReceived)
+        assert message.text == "JSPlayer: hello" and message.message.type == "Chat"
+        await js.death_link("JSPlayer tripped.")
+        death = await buddy.wait_for(S.DeathLinkReceived)
+        assert (death.source, death.cause) == ("JSPlayer", "JSPlayer tripped.")
+        await js.status_update(30)
+        goal = await buddy.wait_for(S.MessageReceived)
+        assert goal.message.type == "Goal"
+        await js.close()
+        await buddy.close()
+
+    run(play)
+
+
+@pytest.mark.parametrize(
+    ("options", "kwargs", "errors"),
+    [
+        ({}, {"name": "Nobody", "game": "Clique"}, ["InvalidSlot"]),
+        ({}, {"name": "JSPlayer", "game": "Quest"}, ["InvalidGame"]),
+        ({"password": "pw"}, {"name": "JSPlayer", "game": "Clique"}, ["InvalidPassword"]),
+        ({}, {"name": "JSPlayer", "game": "Clique", "version": (0, 4, 0)}, ["IncompatibleVersion"]),
+        (
+            {},
+            {"name": "JSPlayer", "game": "Clique", "items_handling": 0b110},
+            ["InvalidItemsHandling"],
+        ),
+    ],
+)
+def test_login_refused(options: dict[str, Any], kwargs: dict[str, Any], errors: list[str]) -> None:
+    async def play(room: Room) -> None:
+        with pytest.raises(aio.LoginRefusedError) as info:
+            await aio.connect(room.url, **kwargs)
+        assert info.value.errors == errors
+
+    run(play, **options)
+
+
+def test_tracker_tag_skips_the_game_check_and_password_works() -> None:
+    async def play(room: Room) -> None:
+        client = await aio.connect(
+            room.url, name="JSPlayer", game="", tags=["AP", "Tracker"], password="pw"
+        )
+        assert client.connected is not None and client.connected.slot == 1
+        await client.close()
+
+    run(play, password="pw")
+
+
+def test_reconnects_with_backoff_and_resends_checks() -> None:
+    async def play(room: Room) -> None:
+        client = await aio.connect(room.url, name="JSPlayer", game="Clique", initial_backoff=0.05)
+        await client.check_locations([1001])
+        await client.wait_for(S.ItemsReceived)
+        checks = len([f for d, f in room.frames if d == "c2s" and "GetDataPackage" in f])
+        # the server side drops every connection
+        for other in list(room.clients):
+            await other.socket.close()
+        login = await client.wait_for(S.LoggedIn)
+        assert client.reconnects == 1
+        assert login.connected.checked_locations == [1001]
+        # the data package cache made a second download unnecessary
+        assert len([f for d, f in room.frames if d == "c2s" and "GetDataPackage" in f]) == checks
+        items = await client.wait_for(S.ItemsReceived)
+        assert items.index == 0 and [i.item for i in client.items] == [3]
+        await client.close()
+
+    run(play)
+
+
+def test_close_fails_pending_requests_and_ends_events() -> None:
+    async def play(room: Room) -> None:
+        client = await aio.connect(room.url, name="JSPlayer", game="Clique", reconnect=False)
+        await client.close()
+        # events that arrived before the close are still delivered, then the stream ends
+        assert all(isinstance(e, S.Event) for e in [e async for e in client])
+        with pytest.raises(ConnectionError):
+            await client.next_event()
+        with pytest.raises(ConnectionError):
+            await client.get(["x"])
+
+    run(play)
+
+
+async def _raw(room: Room, frames: list[str]) -> list[Any]:
+    """Send raw frames as a bare websocket client; collect replies until the server closes."""
+    replies: list[Any] = []
+    async with ws_connect(room.url, proxy=None) as socket:
+        replies.append(json.loads(await socket.recv()))
+        for frame in frames:
+            await socket.send(frame)
+        try:
+            async with asyncio.timeout(2):
+                async for message in socket:
+                    replies.append(json.loads(message))
+        except TimeoutError:
+            replies.append("open")
+    return replies
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        "[{",
+        '{"cmd":"Sync"}',
+        '[{"nocmd":1}]',
+        '[{"cmd":"Connect","password":null,"name":"JSPlayer","game":"Clique","uuid":"",'
+        '"tags":[],"items_handling":7,"version":{"major":0,"minor":6,"build":8}}]',
+    ],
+)
+def test_room_drops_clients_sending_bad_frames(frame: str) -> None:
+    async def play(room: Room) -> None:
+        replies = await _raw(room, [frame])
+        assert replies[0][0]["cmd"] == "RoomInfo"
+        assert replies[1:] == []  # closed, no answer
+
+    run(play)
+
+
+def test_room_data_storage_operations_and_read_keys() -> None:
+    assert len(OPERATIONS) == 18
+    login = (
+        '[{"cmd":"Connect","password":null,"name":"PyBuddy","game":"Quest","uuid":"",'
+        '"tags":[],"items_handling":7,"version":{"major":0,"minor":6,"build":8,"class":"Version"}}]'
+    )
+    ops = [
+        ["add", 5],
+        ["mul", 3],
+        ["pow", 2],
+        ["mod", 100],
+        ["max", 30],
+        ["min", 40],
+        ["xor", 1],
+        ["or", 4],
+        ["and", 61],
+        ["left_shift", 2],
+        ["right_shift", 1],
+    ]
+    set_frame = json.dumps(
+        [
+            {
+                "cmd": "Set",
+                "key": "n",
+                "default": 1,
+                "want_reply": True,
+                "tag": "x",
+                "operations": [{"operation": o, "value": v} for o, v in ops],
+            }
+        ],
+        separators=(",", ":"),
+    )
+    lists = (
+        '[{"cmd":"Set","key":"l","default":[1,2],"want_reply":true,"operations":['
+        '{"operation":"add","value":[3]},{"operation":"remove","value":1},'
+        '{"operation":"update","value":[2,9]},{"operation":"pop","value":0}]}]'
+    )
+
+    async def play(room: Room) -> None:
+        replies = await _raw(
+            room,
+            [
+                login,
+                set_frame,
+                lists,
+                '[{"cmd":"Get","keys":["n","l","_read_client_status_0_2"],"id":7}]',
+            ],
+        )
+        by_cmd = {r[0]["cmd"]: r[0] for r in replies[1:-1] if r[0]["cmd"] in ("Retrieved",)}
+        replies_set = [r[0] for r in replies[1:-1] if r[0]["cmd"] == "SetReply"]
+        value = 1
+        for o, v in ops:
+            value = OPERATIONS[o](value, v)
+        assert replies_set[0]["value"] == value and replies_set[0]["tag"] == "x"
+        assert list(replies_set[0])[:5] == ["cmd", "key", "default", "want_reply", "operations"]
+        assert replies_set[1]["value"] == [3, 9]
+        assert by_cmd["Retrieved"] == {
+            "cmd": "Retrieved",
+            "keys": {"n": value, "l": [3, 9], "_read_client_status_0_2": 0},
+            "id": 7,
+        }
+        assert replies[-1] == "open"
+
+    run(play)
+
+
+def test_room_unknown_operation_drops_the_client() -> None:
+    login = (
+        '[{"cmd":"Connect","password":null,"name":"PyBuddy","game":"Quest","uuid":"",'
+        '"tags":[],"items_handling":7,"version":{"major":0,"minor":6,"build":8,"class":"Version"}}]'
+    )
+
+    async def play(room: Room) -> None:
+        replies = await _raw(
+            room, [login, '[{"cmd":"Set","key":"k","operations":[{"operation":"nope","value":1}]}]']
+        )
+        assert replies[-1] != "open"
+
+    run(play)

@@ -1,0 +1,232 @@
+"""The Sans-IO client session: handshake, item index rules, cache, request matching."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from gamecodec.archipelago import commands as C
+from gamecodec.archipelago import session as S
+from gamecodec.archipelago._typed import decode_frame, encode_frame
+from gamecodec.errors import LocalProtocolError, RemoteProtocolError
+
+V = C.VersionInfo(0, 6, 8)
+GAME = C.GameData({"Cake": 3}, {"Lamp": 1003}, "abc123")
+
+
+def room_info(checksums: dict[str, str] | None = None) -> str:
+    return encode_frame(
+        [
+            C.RoomInfo(
+                False,
+                ["Clique"],
+                ["AP"],
+                V,
+                datapackage_checksums={"Clique": "abc123"} if checksums is None else checksums,
+            )
+        ]
+    )
+
+
+def connected(checked: list[int] | None = None) -> C.Connected:
+    return C.Connected(
+        team=0,
+        slot=1,
+        players=[C.Player(0, 1, "JS", "JS")],
+        missing_locations=[1001],
+        checked_locations=checked or [],
+        slot_info={"1": C.Slot("JS", "Clique", 1)},
+        hint_points=0,
+        slot_data={"a": 1},
+    )
+
+
+def sent(session: S.ClientSession) -> list[dict[str, Any]]:
+    return [c for frame in session.frames_to_send() for c in json.loads(frame)]
+
+
+def logged_in(**options: Any) -> S.ClientSession:
+    session = S.ClientSession(name="JS", game="Clique", data_packages={"abc123": GAME}, **options)
+    session.receive_frame(room_info(), 0.0)
+    session.receive_frame(encode_frame([connected()]), 0.0)
+    session.frames_to_send()
+    return session
+
+
+def test_handshake_downloads_missing_data_packages_then_connects() -> None:
+    cache: dict[str, C.GameData] = {}
+    session = S.ClientSession(
+        name="JS", game="Clique", password="pw", uuid="u", data_packages=cache
+    )
+    assert session.state is S.State.AWAIT_ROOM_INFO
+    events = session.receive_frame(room_info(), 1.0)
+    assert isinstance(events[0], S.RoomInfoReceived)
+    assert session.state is S.State.AWAIT_DATA_PACKAGE
+    assert sent(session) == [{"cmd": "GetDataPackage", "games": ["Clique"]}]
+    events = session.receive_frame(
+        encode_frame([C.DataPackage(C.DataPackageData({"Clique": GAME}))]), 1.0
+    )
+    assert isinstance(events[0], S.DataPackageReady)
+    assert cache == {"abc123": GAME}
+    (connect,) = sent(session)
+    assert connect == {
+        "cmd": "Connect",
+        "password": "pw",
+        "name": "JS",
+        "version": {"major": 0, "minor": 6, "build": 8, "class": "Version"},
+        "tags": ["AP"],
+        "items_handling": 7,
+        "uuid": "u",
+        "game": "Clique",
+        "slot_data": True,
+    }
+    events = session.receive_frame(
+        encode_frame([connected(), C.ReceivedItems(0, [C.Item(3, 1001, 1)])]), 2.0
+    )
+    assert isinstance(events[0], S.LoggedIn)
+    assert events[1] == S.ItemsReceived(0, [C.Item(3, 1001, 1)])
+    assert session.state is S.State.CONNECTED
+    assert session.connected is not None and session.connected.slot_data == {"a": 1}
+
+
+def test_cached_data_package_is_not_downloaded_again() -> None:
+    session = S.ClientSession(name="JS", game="Clique", data_packages={"abc123": GAME})
+    events = session.receive_frame(room_info(), 0.0)
+    assert [type(e) for e in events] == [S.RoomInfoReceived, S.DataPackageReady]
+    assert [c["cmd"] for c in sent(session)] == ["Connect"]
+    # a changed checksum means a new download
+    session = S.ClientSession(name="JS", game="Clique", data_packages={"abc123": GAME})
+    session.receive_frame(room_info({"Clique": "def456"}), 0.0)
+    assert [c["cmd"] for c in sent(session)] == ["GetDataPackage"]
+
+
+def test_login_refused() -> None:
+    session = S.ClientSession(name="JS", game="Clique", data_packages={"abc123": GAME})
+    session.receive_frame(room_info(), 0.0)
+    events = session.receive_frame('[{"cmd":"ConnectionRefused","errors":["InvalidSlot"]}]', 0.0)
+    assert events == [S.LoginRefused(["InvalidSlot"])]
+    assert session.state is S.State.REFUSED
+
+
+def test_commands_need_a_login() -> None:
+    session = S.ClientSession(name="JS", game="Clique")
+    with pytest.raises(LocalProtocolError):
+        session.say("hi")
+
+
+def test_bad_frame_is_a_remote_protocol_error() -> None:
+    with pytest.raises(RemoteProtocolError):
+        S.ClientSession(name="JS", game="Clique").receive_frame("[{", 0.0)
+
+
+def items(index: int, *ids: int) -> str:
+    return encode_frame([C.ReceivedItems(index, [C.Item(i, 0, 1) for i in ids])])
+
+
+def test_received_items_index_rules() -> None:
+    session = logged_in()
+    assert session.receive_frame(items(0, 1, 2), 0.0) == [
+        S.ItemsReceived(0, [C.Item(1, 0, 1), C.Item(2, 0, 1)])
+    ]
+    assert session.receive_frame(items(2, 3), 0.0)[0].index == 2
+    assert [i.item for i in session.items] == [1, 2, 3]
+    session.check_locations([1001])
+    session.frames_to_send()
+    # a gap: ignored, and we ask for everything again and repeat our checks
+    assert session.receive_frame(items(5, 9), 0.0) == []
+    assert [i.item for i in session.items] == [1, 2, 3]
+    assert sent(session) == [{"cmd": "Sync"}, {"cmd": "LocationChecks", "locations": [1001]}]
+    # index 0 replaces the list
+    session.receive_frame(items(0, 7, 8, 9), 0.0)
+    assert [i.item for i in session.items] == [7, 8, 9]
+
+
+def test_get_and_set_replies_are_matched_by_request_id() -> None:
+    session = logged_in()
+    first = session.get(["a"], 1.0)
+    second = session.set("k", [("add", 1)], 1.0, default=0)
+    frames = sent(session)
+    assert frames[0] == {"cmd": "Get", "keys": ["a"], "request_id": first}
+    assert frames[1]["request_id"] == second and frames[1]["operations"] == [
+        {"operation": "add", "value": 1}
+    ]
+    reply = C.SetReply(key="k", default=0, want_reply=True, original_value=0, slot=1, value=1)
+    reply.set_extra({"request_id": second})
+    read = C.Retrieved({"a": 5})
+    read.set_extra({"request_id": first})
+    notice = C.SetReply(key="k", value=2)
+    events = session.receive_frame(encode_frame([reply, read, notice]), 2.0)
+    assert events[0].request_id == second and events[0].value == 1
+    assert events[1] == S.StorageRead(first, {"a": 5})
+    assert events[2].request_id is None and events[2].value == 2
+    assert session.next_deadline() is None
+
+
+def test_scouts_are_matched_in_order_and_time_out() -> None:
+    session = logged_in(request_timeout=5.0)
+    a = session.scout_locations([1], 10.0)
+    b = session.scout_locations([2], 11.0)
+    assert session.next_deadline() == 15.0
+    (event,) = session.receive_frame(encode_frame([C.LocationInfo([C.Item(3, 1, 1)])]), 12.0)
+    assert event == S.LocationsScouted(a, [C.Item(3, 1, 1)])
+    assert session.handle_timeout(15.9) == []
+    assert session.handle_timeout(16.0) == [S.RequestTimedOut(b, "LocationScouts")]
+    assert session.next_deadline() is None
+
+
+def test_death_link() -> None:
+    session = logged_in(death_link_enabled=True)
+    assert "DeathLink" in session.tags
+    session.death_link(1700000000.5, "fell")
+    (bounce,) = sent(session)
+    assert bounce == {
+        "cmd": "Bounce",
+        "tags": ["DeathLink"],
+        "data": {"time": 1700000000.5, "cause": "fell", "source": "JS"},
+    }
+    ours = (
+        '[{"cmd":"Bounced","tags":["DeathLink"],'
+        '"data":{"time":1700000000.5,"cause":"fell","source":"JS"}}]'
+    )
+    assert session.receive_frame(ours, 0.0) == []
+    theirs = (
+        '[{"cmd":"Bounced","tags":["DeathLink"],"data":{"time":17,"cause":"boom","source":"B"}}]'
+    )
+    assert session.receive_frame(theirs, 0.0) == [S.DeathLinkReceived(17.0, "boom", "B")]
+    other = '[{"cmd":"Bounced","games":["Clique"],"data":{"x":1}}]'
+    (event,) = session.receive_frame(other, 0.0)
+    assert isinstance(event, S.BounceReceived) and event.bounced.data == {"x": 1}
+
+
+def test_other_commands_are_reported() -> None:
+    session = logged_in()
+    events = session.receive_frame(
+        '[{"cmd":"PrintJSON","data":[{"text":"hi"}],"type":"Chat","team":0,"slot":1,"message":"hi"},'
+        '{"cmd":"RoomUpdate","checked_locations":[1001]},{"cmd":"Future","x":1}]',
+        0.0,
+    )
+    assert isinstance(events[0], S.MessageReceived) and events[0].text == "hi"
+    assert isinstance(events[1], S.CommandReceived)
+    assert session.checked_locations == {1001}
+    assert events[2] == S.CommandReceived({"cmd": "Future", "x": 1})
+
+
+def test_outgoing_frames_decode() -> None:
+    session = logged_in()
+    session.say("x")
+    session.status_update(30)
+    session.set_notify(["k"])
+    session.update_tags(["AP", "Tracker"])
+    session.sync()
+    session.bounce({"a": 1}, slots=[2])
+    cmds = [c for frame in session.frames_to_send() for c in decode_frame(frame)]
+    assert [type(c).__name__ for c in cmds] == [
+        "Say",
+        "StatusUpdate",
+        "SetNotify",
+        "ConnectUpdate",
+        "Sync",
+        "Bounce",
+    ]
