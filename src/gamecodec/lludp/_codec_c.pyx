@@ -326,19 +326,9 @@ cdef uint32_t _number(const uint8_t *r, Py_ssize_t size, Py_ssize_t *pos) except
     return 0xFFFF0000 | (<uint32_t>r[2] << 8) | r[3]
 
 
-cdef tuple _last = (None, {})  # (template, its plans): one reference, swapped whole
-
-
 cdef object _plan(object template, uint32_t code):
-    global _last
-    cdef tuple last = _last
     cdef object key = PyLong_FromUnsignedLong(code)
-    cdef object plans
-    if <object>PyTuple_GET_ITEM(last, 0) is template:
-        plans = <object>PyTuple_GET_ITEM(last, 1)
-    else:
-        plans = template._plans
-        _last = (template, plans)
+    cdef object plans = template._plans
     cdef PyObject *found = PyDict_GetItem(plans, key)
     if found != NULL:
         return <object>found
