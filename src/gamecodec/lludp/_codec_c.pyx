@@ -46,7 +46,6 @@ cdef extern from "_tuples.h":
 
 cdef extern from "Python.h":
     const Py_ssize_t PY_SSIZE_T_MAX
-    int _PyBytes_Resize(PyObject **bytes, Py_ssize_t newsize) except -1
     object PyUnicode_FromFormat(const char *fmt, ...)
     object PyLong_FromUnsignedLong(unsigned long v)
     object PyLong_FromUnsignedLongLong(unsigned long long v)
@@ -219,16 +218,6 @@ cdef inline object _new_block(object cls, Py_ssize_t n):
     if _fast_tuples:
         return gamecodec_alloc_subtuple(cls, n)
     return PyTuple_New(n)
-
-
-cdef object _message(tuple items):
-    cdef Py_ssize_t i
-    if not _fast_tuples:
-        return tuple.__new__(Message, items)
-    obj = gamecodec_alloc_subtuple(Message, 12)
-    for i in range(12):
-        _set(obj, i, <object>PyTuple_GET_ITEM(items, i))
-    return obj
 
 
 cdef object _named(object cls, tuple items):
@@ -482,7 +471,7 @@ cdef object _decode_region(const uint8_t *r, Py_ssize_t rn, uint8_t flags, uint3
     plan = _plan(template, code)
     if plan is False:
         frequency, number = split_code(code)
-        return _message((
+        return _named(Message, (
             _py._unknown_name(code), {}, flags, PyLong_FromUnsignedLong(seq), acks, extra,
             frequency, number, _NOBYTES, _EMPTY, False,
             PyBytes_FromStringAndSize(<const char *>r + pos, rn - pos),
@@ -495,7 +484,7 @@ cdef object _decode_region(const uint8_t *r, Py_ssize_t rn, uint8_t flags, uint3
             raise M.excess_bytes(6 + pos, (<tuple>plan)[1], rn - pos)
         excess = PyBytes_FromStringAndSize(<const char *>r + pos, rn - pos)
     if not _fast_tuples:
-        return _message((
+        return _named(Message, (
             (<tuple>plan)[1], blocks, flags, PyLong_FromUnsignedLong(seq), acks, extra,
             (<tuple>plan)[2], (<tuple>plan)[3], excess,
             tuple(absent) if absent else _EMPTY, truncated, None,
@@ -673,10 +662,6 @@ cdef int _number_out(Buf *b, object frequency, object number, object name) excep
             return _put(b, raw, 4)
     nb = _py._number_bytes(frequency, number, name)
     return _put(b, PyBytes_AS_STRING(nb), PyBytes_GET_SIZE(nb))
-
-
-cdef inline bint _num(object v) noexcept:
-    return PyFloat_CheckExact(v) or PyLong_CheckExact(v)
 
 
 cdef int _floats_out(Buf *b, object value, int count, bint wide) except 1:
@@ -894,7 +879,6 @@ cdef bytes _encode(object message, object template, bint smaller):
     cdef uint8_t *zbuf
     cdef const uint8_t *src_p
     cdef Py_ssize_t total, coded_n, k, nacks
-    cdef PyObject *out
     cdef uint8_t *o
     cdef uint8_t flags
     cdef unsigned long long v
@@ -1075,7 +1059,7 @@ def _check_fast_objects():
     global _fast_tuples, _fast_uuid
     items = ("X", {}, 1, 2, (), b"", 1, 4, b"", (), False, None)
     slow = tuple.__new__(Message, items)
-    fast = _message(items)
+    fast = _named(Message, items)
     _fast_tuples = (type(fast) is Message and fast == slow and repr(fast) == repr(slow))
     raw = bytes(range(1, 17))
     try:

@@ -27,6 +27,52 @@
 #define LLUDP_HIGHS 0x8080808080808080ULL
 #endif
 
+/* Copy whole blocks of literal (non-zero) bytes from src[*pi] to dst[*po],
+   while a block fits below n and cap; stops at the first zero byte of a block
+   (*pi then points at it). Whatever is left is for the caller's byte loop. */
+static inline void lludp_copy_literals(const unsigned char *src, Py_ssize_t n,
+                                       unsigned char *dst, Py_ssize_t cap,
+                                       Py_ssize_t *pi, Py_ssize_t *po)
+{
+    Py_ssize_t i = *pi, o = *po;
+#ifdef LLUDP_SSE2
+    while (i + 16 <= n && o + 16 <= cap) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(src + i));
+        int m = _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128()));
+        _mm_storeu_si128((__m128i *)(dst + o), v);
+        if (m) {
+            int k = __builtin_ctz((unsigned)m);
+            i += k;
+            o += k;
+            goto done;
+        }
+        i += 16;
+        o += 16;
+    }
+#endif
+#ifdef LLUDP_WORDS
+    while (i + 8 <= n && o + 8 <= cap) {
+        uint64_t v, z;
+        memcpy(&v, src + i, 8);
+        memcpy(dst + o, &v, 8);
+        z = (v - LLUDP_ONES) & ~v & LLUDP_HIGHS;
+        if (z) {
+            int k = __builtin_ctzll(z) >> 3; /* the first zero byte */
+            i += k;
+            o += k;
+            goto done;
+        }
+        i += 8;
+        o += 8;
+    }
+#endif
+#if defined(LLUDP_SSE2) || defined(LLUDP_WORDS)
+done:
+#endif
+    *pi = i;
+    *po = o;
+}
+
 /* Expand LL zero-coding of src[0:n] into dst (cap bytes; every store stays below cap).
    Returns the output size, or -1 if the output would pass cap; *err is then
    the input index where it would. */
@@ -35,44 +81,8 @@ static Py_ssize_t lludp_expand(const unsigned char *src, Py_ssize_t n,
 {
     Py_ssize_t i = 0, o = 0;
     while (i < n) {
-#ifdef LLUDP_SSE2
-        /* 16 literal bytes at a time; stop at the first zero byte */
-        while (i + 16 <= n && o + 16 <= cap) {
-            __m128i v = _mm_loadu_si128((const __m128i *)(src + i));
-            int m = _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128()));
-            _mm_storeu_si128((__m128i *)(dst + o), v);
-            if (m) {
-                int k = __builtin_ctz((unsigned)m);
-                i += k;
-                o += k;
-                goto zero_or_literal;
-            }
-            i += 16;
-            o += 16;
-        }
+        lludp_copy_literals(src, n, dst, cap, &i, &o);
         if (i >= n) break;
-#endif
-#ifdef LLUDP_WORDS
-        if (i + 8 <= n && o + 8 <= cap) {
-            uint64_t v, z;
-            memcpy(&v, src + i, 8);
-            memcpy(dst + o, &v, 8);
-            z = (v - LLUDP_ONES) & ~v & LLUDP_HIGHS;
-            if (!z) {
-                i += 8;
-                o += 8;
-                continue;
-            }
-            {
-                int k = __builtin_ctzll(z) >> 3; /* the first zero byte */
-                i += k;
-                o += k;
-            }
-        }
-#endif
-#ifdef LLUDP_SSE2
-    zero_or_literal:
-#endif
         if (src[i]) {
             if (o >= cap) {
                 *err = i;
@@ -108,43 +118,8 @@ static Py_ssize_t lludp_compress(const unsigned char *src, Py_ssize_t n, unsigne
 {
     Py_ssize_t i = 0, o = 0;
     while (i < n) {
-#ifdef LLUDP_SSE2
-        while (i + 16 <= n && o + 16 <= cap) {
-            __m128i v = _mm_loadu_si128((const __m128i *)(src + i));
-            int m = _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128()));
-            _mm_storeu_si128((__m128i *)(dst + o), v);
-            if (m) {
-                int k = __builtin_ctz((unsigned)m);
-                i += k;
-                o += k;
-                goto zero_or_literal;
-            }
-            i += 16;
-            o += 16;
-        }
+        lludp_copy_literals(src, n, dst, cap, &i, &o);
         if (i >= n) break;
-#endif
-#ifdef LLUDP_WORDS
-        if (i + 8 <= n && o + 8 <= cap) {
-            uint64_t v, z;
-            memcpy(&v, src + i, 8);
-            memcpy(dst + o, &v, 8);
-            z = (v - LLUDP_ONES) & ~v & LLUDP_HIGHS;
-            if (!z) {
-                i += 8;
-                o += 8;
-                continue;
-            }
-            {
-                int k = __builtin_ctzll(z) >> 3;
-                i += k;
-                o += k;
-            }
-        }
-#endif
-#ifdef LLUDP_SSE2
-    zero_or_literal:
-#endif
         if (src[i]) {
             dst[o++] = src[i++];
             continue;
