@@ -15,11 +15,30 @@ NO_EXTENSIONS = bool(os.environ.get("GAMECODEC_NO_EXTENSIONS"))
 REQUIRE_EXTENSIONS = os.environ.get("GAMECODEC_REQUIRE_EXTENSIONS") == "1"
 
 SRC = Path(__file__).resolve().parent / "src"
-# Every compiled twin is a ``*_c.pyx`` beside its pure ``*_py.py``.
-MODULES = sorted(
-    ".".join(path.relative_to(SRC).with_suffix("").parts)
-    for path in SRC.glob("gamecodec/**/*_c.pyx")
-)
+
+
+def _twins() -> dict[str, str]:
+    """Map each compiled twin's module name to its Cython source.
+
+    A twin is either hand-written (``X_c.pyx`` beside the pure ``X_py.py``)
+    or the pure source itself compiled (``X_c.pxd`` beside ``X_py.py`` and no
+    ``X_c.pyx``: Cython's augmenting .pxd types the pure code, as aiohttp's
+    ``reader_c.pxd`` does), so both twins run one source.
+    """
+    found = {}
+    for path in SRC.glob("gamecodec/**/*_c.pyx"):
+        found[path.with_suffix("")] = path
+    for path in SRC.glob("gamecodec/**/*_c.pxd"):
+        pure = path.with_name(path.name[: -len("_c.pxd")] + "_py.py")
+        if path.with_suffix("") not in found and pure.exists():
+            found[path.with_suffix("")] = pure
+    return {
+        ".".join(stem.relative_to(SRC).parts): str(source.relative_to(SRC.parent))
+        for stem, source in sorted(found.items())
+    }
+
+
+TWINS = _twins()
 
 
 def extensions() -> list[Extension]:
@@ -34,13 +53,13 @@ def extensions() -> list[Extension]:
     exts = [
         Extension(
             name,
-            [os.path.join("src", *name.split(".")) + ".pyx"],
+            [source],
             include_dirs=[os.path.join("src", "gamecodec")],  # _tuples.h
             optional=not REQUIRE_EXTENSIONS,
             # the same float results as the pure twins (no fused multiply-add)
             extra_compile_args=[] if sys.platform == "win32" else ["-ffp-contract=off"],
         )
-        for name in MODULES
+        for name, source in TWINS.items()
     ]
     try:
         return cythonize(
