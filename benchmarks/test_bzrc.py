@@ -1,5 +1,7 @@
 """BZRC: the occgrid and mytanks replies through both parser twins, with the
-issue's baselines (a copy of the same bytes; a plain str.split loop)."""
+issue's baselines (a copy of the same bytes; a plain str.split loop that
+decodes, splits and converts a tank's fields like the reference client).
+``gamecodec bench --protocol bzrc`` computes the target ratios in one run."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gamecodec.bzrc._bench import split_baseline
+from gamecodec.bzrc._bench import split_baseline, split_only_baseline
 from gamecodec.bzrc.sample import mytanks_responses, occgrid_response
 
 GRID = occgrid_response(800)
@@ -65,5 +67,12 @@ def test_mytanks_parse(benchmark: Any, bzrc_codec: ModuleType) -> None:
 
 @pytest.mark.benchmark(group="bzrc: 64 mytanks replies of 20 tanks")
 def test_mytanks_split_baseline(benchmark: Any) -> None:
-    """A plain ``str.split`` loop over each reply's lines (the 5x target's baseline)."""
-    benchmark(split_baseline(TANK_TEXTS))
+    """The 5x target's baseline: decode, splitlines, split, convert each
+    tank's fields (ints, floats, str) into a tuple."""
+    benchmark(split_baseline(TANKS))
+
+
+@pytest.mark.benchmark(group="bzrc: 64 mytanks replies of 20 tanks")
+def test_mytanks_split_only(benchmark: Any) -> None:
+    """Information only: pre-decoded text split into tokens, nothing converted."""
+    benchmark(split_only_baseline(TANK_TEXTS))

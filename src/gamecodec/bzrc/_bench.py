@@ -1,17 +1,41 @@
-"""BZRC rows of ``gamecodec bench``: sample replies through both parser twins."""
+"""BZRC rows of ``gamecodec bench``: sample replies through both parser twins.
+
+The issue's targets (measured together in one run, see :func:`measure_all`):
+
+- an 800x800 ``occgrid`` reply: the compiled parser at least 100x faster
+  than the pure (line-by-line) twin, and at most 10x the cost of copying
+  the same bytes (``bytes(memoryview(reply))``);
+- ``mytanks`` replies of 20 tanks: the compiled parser (typed
+  :class:`~gamecodec.bzrc.MyTank` records) at least 5x faster than a plain
+  ``str.split`` loop that decodes each reply, splits it into lines, splits
+  each line and converts a tank's fields (:func:`split_baseline`).
+"""
 
 from __future__ import annotations
 
 import importlib
+import statistics
+import time
 from collections.abc import Callable
 from types import ModuleType
 
-from gamecodec._bench import Case, Target, measure
+from gamecodec._bench import Case, Target
 from gamecodec.bzrc import _codec_py
 from gamecodec.bzrc._encode import encode_response
 from gamecodec.bzrc.sample import mytanks_responses, occgrid_response
 
-__all__ = ["cases", "split_baseline", "targets"]
+__all__ = [
+    "cases",
+    "measure_all",
+    "measure_together",
+    "split_baseline",
+    "split_only_baseline",
+    "targets",
+]
+
+GRID_SIZE = 800
+TANK_REPLIES = 64
+TANKS_PER_REPLY = 20
 
 
 def _compiled() -> ModuleType | None:
@@ -40,8 +64,45 @@ def _feed_fresh(mod: ModuleType, data: bytes) -> Callable[[], object]:
     return lambda: cls().feed(data)
 
 
-def split_baseline(texts: list[str]) -> Callable[[], object]:
-    """The issue's baseline: a plain ``str.split`` loop over each reply's lines."""
+def split_baseline(replies: list[bytes]) -> Callable[[], object]:
+    """The mytanks target's baseline: the plain ``str.split`` loop a bot author
+    writes. Each reply is decoded, split into lines, each line split on
+    whitespace, and a ``mytank`` line's fields converted the way the
+    reference client (``bzagents/bzrc.py``, spec §1.11) converts them: ints
+    for the index and shot count, floats for the numbers, the words kept as
+    str; one plain tuple per tank (cheaper to build than a NamedTuple)."""
+
+    def run() -> object:
+        for data in replies:
+            tanks = []
+            for line in data.decode().splitlines():
+                f = line.split()
+                if f[0] == "mytank":
+                    tanks.append(
+                        (
+                            int(f[1]),
+                            f[2],
+                            f[3],
+                            int(f[4]),
+                            float(f[5]),
+                            f[6],
+                            float(f[7]),
+                            float(f[8]),
+                            float(f[9]),
+                            float(f[10]),
+                            float(f[11]),
+                            float(f[12]),
+                        )
+                    )
+        return None
+
+    return run
+
+
+def split_only_baseline(texts: list[str]) -> Callable[[], object]:
+    """For information only (not a target's baseline): already-decoded text,
+    lines split into tokens, no field converted, nothing built. This is less
+    work than any typed result needs."""
 
     def run() -> object:
         for text in texts:
@@ -53,8 +114,8 @@ def split_baseline(texts: list[str]) -> Callable[[], object]:
 
 def cases() -> list[Case]:
     c = _compiled()
-    grid = occgrid_response(800)
-    tanks = mytanks_responses(64, 20)
+    grid = occgrid_response(GRID_SIZE)
+    tanks = mytanks_responses(TANK_REPLIES, TANKS_PER_REPLY)
     parsed = _codec_py.ResponseParser().feed(b"".join(tanks))
     return [
         Case(
@@ -84,33 +145,110 @@ def cases() -> list[Case]:
     ]
 
 
-def targets(*, rounds: int = 7, min_time: float = 0.05) -> list[Target]:
-    """The issue's ratios, measured together in one run."""
+def _loops(fn: Callable[[], object], min_time: float) -> int:
+    """How many calls of ``fn`` take at least ``min_time`` seconds."""
+    fn()
+    loops = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(loops):
+            fn()
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_time or loops >= 1 << 24:
+            return loops
+        loops *= 2 if elapsed <= 0 else max(2, min(10, int(min_time / elapsed) + 1))
+
+
+def measure_together(
+    fns: dict[str, Callable[[], object]], *, rounds: int = 7, min_time: float = 0.05
+) -> dict[str, list[float]]:
+    """Seconds per call of each function in each of ``rounds`` interleaved rounds.
+
+    Each round times every function in turn (each for its own calibrated
+    loop count), so a change of load on this shared machine hits every side
+    of a ratio alike instead of one side only."""
+    loops = {name: _loops(fn, min_time) for name, fn in fns.items()}
+    samples: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            n = loops[name]
+            start = time.perf_counter()
+            for _ in range(n):
+                fn()
+            samples[name].append((time.perf_counter() - start) / n)
+    return samples
+
+
+def _ratio(samples: dict[str, list[float]], top: str, bottom: str) -> float:
+    """Median over rounds of the ratio measured within each round."""
+    return statistics.median(a / b for a, b in zip(samples[top], samples[bottom], strict=True))
+
+
+def measure_all(
+    *, rounds: int = 7, min_time: float = 0.05
+) -> tuple[dict[str, float], list[Target]]:
+    """Everything the targets compare, from one run: the median seconds per
+    call of each row, and the targets (each the median of its per-round
+    ratios). Rows: ``grid_c``/``grid_py`` (one 800x800 occgrid reply, fresh
+    parser), ``grid_copy`` (``bytes(memoryview(reply))``); ``tanks_c``/
+    ``tanks_py`` (64 mytanks replies of 20 tanks through one parser),
+    ``tanks_split`` (:func:`split_baseline` on the same replies) and
+    ``tanks_split_only`` (:func:`split_only_baseline`, information only).
+    Empty without the compiled twin."""
     c = _compiled()
     if c is None:
-        return []
-    grid = occgrid_response(800)
-    t_grid_c = measure(_feed_fresh(c, grid), rounds=rounds, min_time=min_time)
-    t_grid_py = measure(_feed_fresh(_codec_py, grid), rounds=rounds, min_time=min_time)
-    t_copy = measure(lambda: bytes(memoryview(grid)), rounds=rounds, min_time=min_time)
-    tanks = mytanks_responses(64, 20)
-    texts = [t.decode("latin-1") for t in tanks]
-    t_split = measure(split_baseline(texts), rounds=rounds, min_time=min_time)
-    t_tanks_c = measure(_feed_each(c, tanks), rounds=rounds, min_time=min_time)
-    return [
-        Target("bzrc", "800x800 occgrid: pure / compiled", t_grid_py / t_grid_c, 100.0, False),
+        return {}, []
+    grid = occgrid_response(GRID_SIZE)
+    tanks = mytanks_responses(TANK_REPLIES, TANKS_PER_REPLY)
+    texts = [t.decode() for t in tanks]
+    samples = measure_together(
+        {
+            "grid_c": _feed_fresh(c, grid),
+            "grid_py": _feed_fresh(_codec_py, grid),
+            "grid_copy": lambda: bytes(memoryview(grid)),
+        },
+        rounds=rounds,
+        min_time=min_time,
+    )
+    samples.update(
+        measure_together(
+            {
+                "tanks_c": _feed_each(c, tanks),
+                "tanks_py": _feed_each(_codec_py, tanks),
+                "tanks_split": split_baseline(tanks),
+                "tanks_split_only": split_only_baseline(texts),
+            },
+            rounds=rounds,
+            min_time=min_time,
+        )
+    )
+    medians = {name: statistics.median(values) for name, values in samples.items()}
+    found = [
+        Target(
+            "bzrc",
+            "800x800 occgrid: pure / compiled",
+            _ratio(samples, "grid_py", "grid_c"),
+            100.0,
+            False,
+        ),
         Target(
             "bzrc",
             "800x800 occgrid: compiled / bytes(memoryview(reply))",
-            t_grid_c / t_copy,
+            _ratio(samples, "grid_c", "grid_copy"),
             10.0,
             True,
         ),
         Target(
             "bzrc",
-            "mytanks (20 tanks): str.split loop / compiled",
-            t_split / t_tanks_c,
+            "mytanks (20 tanks): str.split loop with field conversion / compiled",
+            _ratio(samples, "tanks_split", "tanks_c"),
             5.0,
             False,
         ),
     ]
+    return medians, found
+
+
+def targets(*, rounds: int = 7, min_time: float = 0.05) -> list[Target]:
+    """The issue's ratios, measured together in one run (:func:`measure_all`)."""
+    return measure_all(rounds=rounds, min_time=min_time)[1]

@@ -9,8 +9,8 @@ one pass straight into the array's buffer (no per-row Python objects).
 """
 
 cimport cython
+from cpython.buffer cimport PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE
-from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize
 from cpython.exc cimport PyErr_Clear, PyErr_Occurred
 from cpython.list cimport PyList_Append
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
@@ -335,35 +335,88 @@ cdef extern from *:
     }
 
     /* Validate and convert one grid row of n '0'/'1' bytes: 1 if clean.
-       The loop vectorises; on x86-64 with GCC/Clang an AVX2 build of it is
-       picked at run time when the CPU has AVX2 (wheels target baseline
-       x86-64, where the compiler may only use SSE2). */
-    #define BZ_ROW_BODY                                          \
-        unsigned char acc = 0;                                   \
-        Py_ssize_t j;                                            \
-        for (j = 0; j < n; j++) {                                \
-            unsigned char c = (unsigned char)p[j];               \
-            acc |= (unsigned char)(c ^ 0x30);                    \
-            o[j] = (char)(c & 1);                                \
-        }                                                        \
+       The loop vectorises (SSE2 on baseline x86-64, NEON on arm64). */
+    static int bz_row(const char *p, char *o, Py_ssize_t n) {
+        unsigned char acc = 0;
+        Py_ssize_t j;
+        for (j = 0; j < n; j++) {
+            unsigned char c = (unsigned char)p[j];
+            acc |= (unsigned char)(c ^ 0x30);
+            o[j] = (char)(c & 1);
+        }
         return (acc & 0xFE) == 0;
+    }
 
-    static int bz_row_generic(const char *p, char *o, Py_ssize_t n) { BZ_ROW_BODY }
+    /* The occgrid body in one call: starting at b[pos:n], convert every
+       row that is exactly h clean cells followed by '\\n' into out (row
+       *rows onwards), stopping after row w or at the first other line (the
+       general path deals with it). Updates *rows; returns the new pos. */
+    static Py_ssize_t bz_grid_generic(const char *b, Py_ssize_t pos, Py_ssize_t n, char *out,
+                                      Py_ssize_t h, Py_ssize_t w, Py_ssize_t *rows) {
+        Py_ssize_t r = *rows;
+        while (r < w && pos + h < n && b[pos + h] == '\\n' && bz_row(b + pos, out + r * h, h)) {
+            r++;
+            pos += h + 1;
+        }
+        *rows = r;
+        return pos;
+    }
 
     #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+    #include <immintrin.h>
+    /* The same with AVX2, 32 cells per step (the last step of a row
+       overlaps the previous one when h is not a multiple of 32); chosen at
+       import when the CPU has AVX2 (wheels target baseline x86-64). */
     __attribute__((target("avx2")))
-    static int bz_row_avx2(const char *p, char *o, Py_ssize_t n) { BZ_ROW_BODY }
+    static Py_ssize_t bz_grid_avx2(const char *b, Py_ssize_t pos, Py_ssize_t n, char *out,
+                                   Py_ssize_t h, Py_ssize_t w, Py_ssize_t *rows) {
+        const __m256i zero = _mm256_set1_epi8(0x30), one = _mm256_set1_epi8(1);
+        const __m256i high = _mm256_set1_epi8((char)0xFE);
+        Py_ssize_t r = *rows;
+        if (h < 32) return bz_grid_generic(b, pos, n, out, h, w, rows);
+        while (r < w && pos + h < n && b[pos + h] == '\\n') {
+            const char *p = b + pos;
+            char *o = out + r * h;
+            __m256i acc = _mm256_setzero_si256(), v;
+            Py_ssize_t j;
+            for (j = 0; j + 32 <= h; j += 32) {
+                v = _mm256_loadu_si256((const __m256i *)(p + j));
+                acc = _mm256_or_si256(acc, _mm256_xor_si256(v, zero));
+                _mm256_storeu_si256((__m256i *)(o + j), _mm256_and_si256(v, one));
+            }
+            if (j < h) {
+                v = _mm256_loadu_si256((const __m256i *)(p + h - 32));
+                acc = _mm256_or_si256(acc, _mm256_xor_si256(v, zero));
+                _mm256_storeu_si256((__m256i *)(o + h - 32), _mm256_and_si256(v, one));
+            }
+            if (!_mm256_testz_si256(acc, high)) break;
+            r++;
+            pos += h + 1;
+        }
+        *rows = r;
+        return pos;
+    }
     static int bz_have_avx2 = 0;  /* set once at import (bz_init_cpu) */
     static void bz_init_cpu(void) {
         __builtin_cpu_init();
         bz_have_avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
     }
-    static int bz_row(const char *p, char *o, Py_ssize_t n) {
-        return bz_have_avx2 ? bz_row_avx2(p, o, n) : bz_row_generic(p, o, n);
+    static Py_ssize_t bz_grid(const char *b, Py_ssize_t pos, Py_ssize_t n, char *out,
+                              Py_ssize_t h, Py_ssize_t w, Py_ssize_t *rows) {
+        return bz_have_avx2 ? bz_grid_avx2(b, pos, n, out, h, w, rows)
+                            : bz_grid_generic(b, pos, n, out, h, w, rows);
+    }
+    /* For tests: 1 to use the AVX2 kernel when the CPU has it, 0 for the
+       generic one; returns whether AVX2 is now in use. */
+    static int bz_simd(int enable) {
+        __builtin_cpu_init();
+        bz_have_avx2 = enable && __builtin_cpu_supports("avx2") ? 1 : 0;
+        return bz_have_avx2;
     }
     #else
     static void bz_init_cpu(void) {}
-    #define bz_row bz_row_generic
+    static int bz_simd(int enable) { (void)enable; return 0; }
+    #define bz_grid bz_grid_generic
     #endif
     """
     ctypedef struct bz_str_entry:
@@ -382,7 +435,10 @@ cdef extern from *:
     Py_ssize_t bz_tokenize(const char *b, Py_ssize_t i, Py_ssize_t le, Py_ssize_t *ts,
                            Py_ssize_t *te) noexcept
     bint bz_row(const char *p, char *o, Py_ssize_t n) noexcept nogil
+    Py_ssize_t bz_grid(const char *b, Py_ssize_t pos, Py_ssize_t n, char *out, Py_ssize_t h,
+                       Py_ssize_t w, Py_ssize_t *rows) noexcept nogil
     void bz_init_cpu() noexcept
+    bint bz_simd(int enable) noexcept
     bint bz_mytank_fast(const char *b, Py_ssize_t i, Py_ssize_t le, bz_str_entry *cache,
                         PyObject **out) noexcept
     void bz_fill_steal(object t, PyObject **objs, int n) noexcept
@@ -415,7 +471,8 @@ cdef object _Fail = Fail
 cdef object _Ok = Ok
 cdef object _EMPTY = ()
 cdef object _uint8 = np.uint8
-cdef object _frombuffer = np.frombuffer
+cdef object _empty = np.empty
+cdef object _OccGrid = OccGrid
 cdef frozenset _DOUBLE_FAIL = DOUBLE_FAIL_COMMANDS
 cdef bint _fast_tuples = True
 
@@ -450,9 +507,34 @@ def _check_fast_tuples():
 _check_fast_tuples()
 
 
+def _use_simd(enable):
+    """For tests: pick the AVX2 occgrid kernel (when the CPU has it) or the
+    generic one; returns whether AVX2 is now in use. Not thread-safe."""
+    return bz_simd(1 if enable else 0)
+
+
 def _uses_fast_tuples():
     """Whether NamedTuples are built directly (for tests)."""
     return _fast_tuples
+
+
+cdef char _NO_CELLS[1]
+
+
+cdef char *_data_pointer(object array) except NULL:
+    """The data pointer of a writable C-contiguous array (buffer protocol).
+
+    The view is released at once: the pointer stays valid as long as the
+    array lives and is not resized, and only the parser holds the array
+    until the grid is complete."""
+    cdef Py_buffer view
+    cdef char *data
+    PyObject_GetBuffer(array, &view, PyBUF_WRITABLE)
+    data = <char *>view.buf
+    PyBuffer_Release(&view)
+    if data == NULL:  # a zero-size array may have no storage; it is never written
+        data = <char *>_NO_CELLS
+    return data
 
 
 cdef object _error(str message, Py_ssize_t offset):
@@ -493,7 +575,8 @@ cdef class ResponseParser:
     cdef Py_ssize_t _gw
     cdef Py_ssize_t _gh
     cdef Py_ssize_t _rows
-    cdef bytearray _cells
+    cdef object _cells  # the grid being filled: a C-contiguous uint8 ndarray (W, H)
+    cdef char *_cellp  # its data; valid while _cells is held (only we hold it)
     cdef object _failed
     cdef Py_ssize_t *_ts
     cdef Py_ssize_t *_te
@@ -885,7 +968,8 @@ cdef class ResponseParser:
         self._gh = h
         self._rows = 0
         # uninitialised: every cell is written before the grid is returned
-        self._cells = PyByteArray_FromStringAndSize(NULL, w * h)
+        self._cells = _empty((w, h), dtype=_uint8)
+        self._cellp = _data_pointer(self._cells)
         self._state = S_GRID_END if w == 0 or h == 0 else S_GRID_BODY
         return 0
 
@@ -893,13 +977,9 @@ cdef class ResponseParser:
         """Convert every complete row that is exactly H cells + ``\\n``;
         stop at the first other line (the general path handles it)."""
         cdef Py_ssize_t h = self._gh, w = self._gw, rows = self._rows
-        cdef char *out = PyByteArray_AS_STRING(self._cells)
+        cdef char *out = self._cellp
         with nogil:
-            while rows < w and pos + h < n and b[pos + h] == b'\n':
-                if not bz_row(b + pos, out + rows * h, h):
-                    break
-                rows += 1
-                pos += h + 1
+            pos = bz_grid(b, pos, n, out, h, w, &rows)
         self._rows = rows
         if rows == w:
             self._state = S_GRID_END
@@ -907,7 +987,7 @@ cdef class ResponseParser:
 
     cdef int _row(self, const char *b, Py_ssize_t ls, Py_ssize_t le, list out) except -1:
         cdef Py_ssize_t cs = ls, ce = le, h = self._gh, i
-        cdef char *cells = PyByteArray_AS_STRING(self._cells)
+        cdef char *cells = self._cellp
         while cs < ce and bz_space(b[cs]):
             cs += 1
         while ce > cs and bz_space(b[ce - 1]):
@@ -931,8 +1011,9 @@ cdef class ResponseParser:
         raise _error(f"occgrid row of {ce - cs} cells, expected {h}", self._base + ls)
 
     cdef int _finish_grid(self, list out) except -1:
-        grid = _frombuffer(self._cells, dtype=_uint8).reshape(self._gw, self._gh)
+        grid = self._cells
         self._cells = None
-        out.append(OccGrid(self._ack, self._gx, self._gy, grid))
+        self._cellp = NULL
+        out.append(_named(_OccGrid, (self._ack, self._gx, self._gy, grid)))
         self._state = S_TOP
         return 0
