@@ -39,11 +39,22 @@ from gamecodec.archipelago._models import (
     NetworkSlot,
 )
 
-__all__ = ["decode", "encode", "encode_bytes", "encode_typed", "encode_typed_bytes"]
+__all__ = [
+    "bind_typed",
+    "decode",
+    "decode_frame",
+    "encode",
+    "encode_bytes",
+    "encode_frame",
+    "encode_frame_bytes",
+    "encode_typed",
+    "encode_typed_bytes",
+]
 
 cdef extern from "Python.h":
     const char *PyUnicode_AsUTF8AndSize(object o, Py_ssize_t *size) except NULL
     object PyUnicode_DecodeUTF8(const char *s, Py_ssize_t size, const char *errors)
+    object PyUnicode_DecodeASCII(const char *s, Py_ssize_t size, const char *errors)
     object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
     object PyBytes_FromStringAndSize(const char *s, Py_ssize_t size)
     char *PyBytes_AS_STRING(object o)
@@ -88,8 +99,50 @@ cdef extern from *:
         }
     #endif
     }
+
+    /* Move the items of list `src` into the empty list `dst` (a list subclass
+       fresh from tp_alloc) without copying: the two swap their item arrays. */
+    static inline int gamecodec_list_move(PyObject *dst, PyObject *src) {
+    #ifdef Py_GIL_DISABLED
+        return PyList_SetSlice(dst, 0, 0, src);
+    #else
+        PyListObject *d = (PyListObject *)dst, *s = (PyListObject *)src;
+        PyObject **items = d->ob_item;
+        Py_ssize_t size = Py_SIZE(d), allocated = d->allocated;
+        d->ob_item = s->ob_item;
+        Py_SET_SIZE(d, Py_SIZE(s));
+        d->allocated = s->allocated;
+        s->ob_item = items;
+        Py_SET_SIZE(s, size);
+        s->allocated = allocated;
+        return 0;
+    #endif
+    }
+
+    /* A new empty instance of a list subclass (zeroed slots, GC-tracked). */
+    static inline PyObject *gamecodec_alloc_empty(PyObject *type) {
+        return ((PyTypeObject *)type)->tp_alloc((PyTypeObject *)type, 0);
+    }
+
+    /* Store a new reference to `value` in the object slot at `offset` of `obj`. */
+    static inline void gamecodec_set_slot(PyObject *obj, Py_ssize_t offset, PyObject *value) {
+        PyObject **slot = (PyObject **)((char *)obj + offset);
+        PyObject *old = *slot;
+        Py_INCREF(value);
+        *slot = value;
+        Py_XDECREF(old);
+    }
+
+    /* The object in the slot at `offset` of `obj` (borrowed; NULL when unset). */
+    static inline PyObject *gamecodec_get_slot(PyObject *obj, Py_ssize_t offset) {
+        return *(PyObject **)((char *)obj + offset);
+    }
     """
     int gamecodec_small_int(PyObject *o, long long *out)
+    int gamecodec_list_move(object dst, object src) except -1
+    object gamecodec_alloc_empty(object type)
+    void gamecodec_set_slot(object obj, Py_ssize_t offset, object value)
+    PyObject *gamecodec_get_slot(object obj, Py_ssize_t offset)
 
 cdef extern from "_tuples.h":
     object gamecodec_alloc_subtuple(object cls, Py_ssize_t n)
@@ -576,6 +629,47 @@ cdef int _put_named(Buf *buf, object obj, int depth) except -1:
     return 0
 
 
+
+cdef class _Hint:
+    """The layout of the Struct type last seen in one place (a field, a list's items)."""
+
+    cdef _Layout layout
+
+
+cdef int _put_list(Buf *buf, object obj, int mode, int depth, _Hint hint) except -1:
+    """A list (or list subclass) as an array. Under MODE_TYPED, items of the Struct
+    type seen last (``hint`` remembers it across calls) skip the type dispatch."""
+    cdef Py_ssize_t i, n = PyList_GET_SIZE(obj)
+    cdef PyObject *value
+    cdef object item, found
+    cdef _Layout last = None
+    if mode == MODE_TYPED and hint is not None:
+        last = hint.layout
+    _putc(buf, b'[')
+    for i in range(n):
+        if i:
+            _putc(buf, b',')
+        value = PyList_GET_ITEM(obj, i)
+        if Py_TYPE(value) == <PyTypeObject *>int:
+            _put_int(buf, <object>value)
+            continue
+        item = <object>value
+        if last is not None and <PyObject *>Py_TYPE(value) == <PyObject *>last.cls:
+            if depth >= MAX_NESTING:
+                raise _Fallback()
+            _put_struct(buf, item, depth + 1, last)
+        else:
+            _put_obj(buf, item, mode, depth + 1)
+            if mode == MODE_TYPED and PyTuple_Check(item) == 0 and isinstance(item, _Struct):
+                found = _struct_layout(type(item))
+                if found is not None:
+                    last = <_Layout>found
+                    if hint is not None:
+                        hint.layout = last
+    _putc(buf, b']')
+    return 0
+
+
 cdef int _put_obj(Buf *buf, object obj, int mode, int depth) except -1:
     """Write one value under ``mode`` (see MODE_*)."""
     cdef type cls = type(obj)
@@ -584,8 +678,6 @@ cdef int _put_obj(Buf *buf, object obj, int mode, int depth) except -1:
     cdef PyObject *value
     cdef bint first
     cdef object item
-    cdef object last_type = None
-    cdef object last_layout = None
     if depth > MAX_NESTING:
         raise _Fallback()
     if cls is str:
@@ -620,26 +712,7 @@ cdef int _put_obj(Buf *buf, object obj, int mode, int depth) except -1:
                 _put_obj(buf, <object>value, mode, depth + 1)
         _putc(buf, b'}')
     elif cls is list:
-        n = PyList_GET_SIZE(obj)
-        _putc(buf, b'[')
-        for i in range(n):
-            if i:
-                _putc(buf, b',')
-            value = PyList_GET_ITEM(obj, i)
-            if Py_TYPE(value) == <PyTypeObject *>int:
-                _put_int(buf, <object>value)
-                continue
-            item = <object>value
-            if mode == MODE_TYPED and type(item) is last_type:
-                if depth >= MAX_NESTING:
-                    raise _Fallback()
-                _put_struct(buf, item, depth + 1, last_layout)
-            else:
-                _put_obj(buf, item, mode, depth + 1)
-                if mode == MODE_TYPED and PyTuple_Check(item) == 0 and isinstance(item, _Struct):
-                    last_type = type(item)
-                    last_layout = _struct_layout(last_type)
-        _putc(buf, b']')
+        _put_list(buf, obj, mode, depth, None)
     elif cls is tuple or (mode == MODE_RAW and PyTuple_Check(obj)):
         n = PyTuple_GET_SIZE(obj)
         _putc(buf, b'[')
@@ -682,12 +755,14 @@ cdef extern from "Python.h":
 
 cdef object _Struct = msgspec.Struct
 cdef object _UNSET = msgspec.UNSET
+cdef object _EXTRA = "_extra"
 cdef dict _STRUCT_TYPES = {}
 
 
 cdef class _Layout:
     """How to write one msgspec Struct type: opening bytes, keys, slot offsets."""
 
+    cdef object cls
     cdef bytes opening
     cdef bint opened
     cdef bint is_command
@@ -699,6 +774,10 @@ cdef class _Layout:
     cdef Py_ssize_t *key_size
     # an ASCII str default (the trailing "class"): its text and its JSON form
     cdef tuple constants
+    # per field: the Struct type its values (or list items) had last time
+    cdef tuple hints
+    # where the instance __dict__ pointer lives (extra keys), or -1: use getattr
+    cdef Py_ssize_t dict_offset
     cdef const char **const_text
     cdef Py_ssize_t *const_size
     cdef const char **const_json
@@ -733,6 +812,7 @@ cdef object _struct_layout(object cls):
             and all(type(d).__name__ == "member_descriptor" for d in descriptors)
         ):
             layout = _Layout()
+            layout.cls = cls
             if isinstance(config.tag_field, str):
                 layout.opening = (
                     "{" + _codec_py.encode(config.tag_field) + ":" + _codec_py.encode(config.tag)
@@ -757,6 +837,12 @@ cdef object _struct_layout(object cls):
                 else:
                     constants.append(None)
             layout.constants = tuple(constants)
+            layout.hints = tuple([_Hint() for _ in names])
+            layout.dict_offset = -1
+            if layout.is_command and getattr(cls, "_extra", 0) is None:
+                offset = cls.__dictoffset__
+                if type(offset) is int and offset > 0:
+                    layout.dict_offset = offset
             layout.offsets = <Py_ssize_t *>malloc(sizeof(Py_ssize_t) * (layout.n + 1))
             layout.key_data = <const char **>malloc(sizeof(char *) * (layout.n + 1))
             layout.key_size = <Py_ssize_t *>malloc(sizeof(Py_ssize_t) * (layout.n + 1))
@@ -796,6 +882,8 @@ cdef int _put_struct(Buf *buf, object obj, int depth, object found) except -1:
     cdef PyObject *extra_value
     cdef bint first
     cdef object extra
+    cdef _Hint hint
+    cdef _Layout known
     if found is None:
         raise _Fallback()
     layout = <_Layout>found
@@ -827,10 +915,33 @@ cdef int _put_struct(Buf *buf, object obj, int depth, object found) except -1:
                 _put(buf, layout.const_json[i], layout.const_size[i] + 2)
             else:
                 _put_str(buf, <object>value)
+        elif Py_TYPE(value) == <PyTypeObject *>list:
+            if depth >= MAX_NESTING:
+                raise _Fallback()
+            _put_list(buf, <object>value, MODE_TYPED, depth + 1,
+                      <_Hint>PyTuple_GET_ITEM(layout.hints, i))
         else:
-            _put_obj(buf, <object>value, MODE_TYPED, depth + 1)
+            hint = <_Hint>PyTuple_GET_ITEM(layout.hints, i)
+            known = hint.layout
+            if known is not None and <PyObject *>Py_TYPE(value) == <PyObject *>known.cls:
+                if depth >= MAX_NESTING:
+                    raise _Fallback()
+                _put_struct(buf, <object>value, depth + 1, known)
+            else:
+                _put_obj(buf, <object>value, MODE_TYPED, depth + 1)
+                if PyTuple_Check(<object>value) == 0 and isinstance(<object>value, _Struct):
+                    hint.layout = _struct_layout(type(<object>value))
     if layout.is_command:
-        extra = getattr(obj, "_extra", None)
+        if layout.dict_offset > 0:
+            # extra keys live in the instance __dict__ (absent for most commands)
+            value = gamecodec_get_slot(obj, layout.dict_offset)
+            extra = None
+            if value != NULL:
+                value = PyDict_GetItem(<object>value, _EXTRA)
+                if value != NULL:
+                    extra = <object>value
+        else:
+            extra = getattr(obj, "_extra", None)
         if extra:
             if type(extra) is not dict:
                 raise _Fallback()
@@ -896,3 +1007,173 @@ def encode_typed_bytes(obj):
         return _codec_py.encode_typed_bytes(obj)
     finally:
         _release(&buf)
+
+
+# ---------------------------------------------------------------- typed frames
+# The typed codec's common cases run here; everything else goes to the Python
+# algorithm of ``_typed`` (bound by ``_typed.FrameCodec``: this module cannot
+# import it), so results and errors are that algorithm's by construction.
+
+cdef object _t_decode_all = None   # msgspec Decoder(list[AnyCommand]).decode
+cdef object _t_general = None      # _typed._decode_general
+cdef object _t_failed = None       # _typed._decode_failed
+cdef object _t_check_connects = None
+cdef object _t_frame = None        # _typed.Frame
+cdef object _t_connect = None      # commands.Connect
+cdef set _t_prone = set()          # _typed._EXTRA_PRONE (shared, updated there)
+cdef Py_ssize_t _t_peek = 512
+cdef Py_ssize_t _t_raw = -1        # offset of Frame.raw
+cdef object _t_resolve = None
+cdef object _t_encode_text = None
+cdef object _t_encode_bytes = None
+
+
+def bind_typed(*, frame, decode_all, general, failed, check_connects, connect, prone,
+               peek_from, resolve, encode_text, encode_bytes):
+    """Receive the typed codec's Python pieces from ``_typed.FrameCodec``."""
+    global _t_decode_all, _t_general, _t_failed, _t_check_connects, _t_frame, _t_connect
+    global _t_prone, _t_peek, _t_raw, _t_resolve, _t_encode_text, _t_encode_bytes
+    descriptor = frame.__dict__.get("raw")
+    if (
+        not isinstance(frame, type)
+        or not issubclass(frame, list)
+        or type(descriptor).__name__ != "member_descriptor"
+        or type(prone) is not set
+    ):
+        raise TypeError("bind_typed: unexpected Frame type or prone set")
+    _t_raw = (<PyMemberDescrObject *><PyObject *>descriptor).d_member.offset
+    _t_frame = frame
+    _t_decode_all = decode_all
+    _t_general = general
+    _t_failed = failed
+    _t_check_connects = check_connects
+    _t_connect = connect
+    _t_prone = prone
+    _t_peek = peek_from
+    _t_resolve = resolve
+    _t_encode_text = encode_text
+    _t_encode_bytes = encode_bytes
+
+
+cdef bint _is_prone(object data) except -1:
+    """Whether the frame's first command is one whose large frames carry extra
+    keys (``_typed._lead`` + ``_EXTRA_PRONE``), read without copying the frame."""
+    cdef const char *text
+    cdef Py_ssize_t n, end
+    if type(data) is str:
+        if not PyUnicode_IS_COMPACT_ASCII(data):
+            return _t_general is not None and _lead_py(data) in _t_prone
+        text = <const char *>PyUnicode_DATA(data)
+        n = PyUnicode_GET_LENGTH(data)
+    else:
+        text = PyBytes_AS_STRING(data)
+        n = PyBytes_GET_SIZE(data)
+    if n < 10 or memcmp(text, b'[{"cmd":"', 9) != 0:
+        return False
+    end = 9
+    while end < n and end < 48 and text[end] != b'"':
+        end += 1
+    if end >= n or end >= 48:
+        return False
+    return PyUnicode_DecodeASCII(text + 9, end - 9, b"replace") in _t_prone
+
+
+cdef int _bind_self() except -1:
+    """Bind this module to ``_typed`` when it is used before ``_typed`` bound it."""
+    import sys
+
+    from gamecodec.archipelago import _typed
+
+    _typed.FrameCodec(sys.modules[__name__])
+    return 0
+
+
+cdef object _lead_py(object data):
+    from gamecodec.archipelago._typed import _lead
+
+    return _lead(data)
+
+
+def decode_frame(data):
+    """``_typed.decode_frame``: the one-pass Struct decode, natively wrapped."""
+    cdef object items, frame
+    cdef Py_ssize_t i, n
+    cdef PyObject *connect
+    if _t_decode_all is None:
+        _bind_self()
+    if type(data) is not str and type(data) is not bytes:
+        return _t_general(data)
+    if _t_prone and len(data) > _t_peek and _is_prone(data):
+        return _t_general(data)
+    try:
+        items = _t_decode_all(data)
+    except Exception as exc:
+        return _t_failed(data, exc)
+    frame = gamecodec_alloc_empty(_t_frame)
+    gamecodec_list_move(frame, items)
+    connect = <PyObject *>_t_connect
+    n = PyList_GET_SIZE(frame)
+    for i in range(n):
+        if <PyObject *>Py_TYPE(PyList_GET_ITEM(frame, i)) == connect:
+            _t_check_connects(data, frame)
+            break
+    gamecodec_set_slot(frame, _t_raw, data)
+    return frame
+
+
+cdef object _write_items(object items, bint text):
+    """The typed writer over a list (or list subclass); the pure twin when it declines."""
+    cdef Buf buf
+    _init(&buf)
+    try:
+        _put_list(&buf, items, MODE_TYPED, 0, None)
+        if text:
+            return _text(&buf)
+        return PyBytes_FromStringAndSize(buf.data, buf.length)
+    except Exception:
+        if text:
+            return _codec_py.encode_typed(list(items))
+        return _codec_py.encode_typed_bytes(list(items))
+    finally:
+        _release(&buf)
+
+
+def encode_frame(commands):
+    """``_typed.encode_frame``: a plain list of commands, or a decoded Frame whose
+    fresh encoding is its own text, natively; anything else in Python."""
+    cdef PyObject *raw
+    cdef object out
+    if type(commands) is list:
+        return _write_items(commands, True)
+    if _t_frame is None:
+        _bind_self()
+    if type(commands) is _t_frame:
+        raw = gamecodec_get_slot(commands, _t_raw)
+        if raw == NULL or <object>raw is None:
+            return _write_items(commands, True)
+        if type(<object>raw) is str:
+            out = _write_items(commands, True)
+            if out == <object>raw:
+                return out
+            return _t_resolve(list(commands), <object>raw).decode("utf-8")
+    return _t_encode_text(commands)
+
+
+def encode_frame_bytes(commands):
+    """``_typed.encode_frame_bytes``: :func:`encode_frame` as UTF-8 bytes."""
+    cdef PyObject *raw
+    cdef object out
+    if type(commands) is list:
+        return _write_items(commands, False)
+    if _t_frame is None:
+        _bind_self()
+    if type(commands) is _t_frame:
+        raw = gamecodec_get_slot(commands, _t_raw)
+        if raw == NULL or <object>raw is None:
+            return _write_items(commands, False)
+        if type(<object>raw) is bytes:
+            out = _write_items(commands, False)
+            if out == <object>raw:
+                return out
+            return _t_resolve(list(commands), <object>raw)
+    return _t_encode_bytes(commands)

@@ -32,9 +32,13 @@ from gamecodec.archipelago._models import ALLOWLIST, DEFAULT_MAX_DEPTH, Version
 from gamecodec.errors import DecodeError
 
 __all__ = [
+    "bind_typed",
     "decode",
+    "decode_frame",
     "encode",
     "encode_bytes",
+    "encode_frame",
+    "encode_frame_bytes",
     "encode_typed",
     "encode_typed_bytes",
     "object_hook",
@@ -218,3 +222,42 @@ def encode_typed(obj: Any) -> str:
 def encode_typed_bytes(obj: Any) -> bytes:
     """:func:`encode_typed` as UTF-8 bytes."""
     return encode_bytes(wire(obj))
+
+
+# ------------------------------------------------------------ typed frames
+
+_TYPED: dict[str, Any] = {}
+
+
+def bind_typed(**hooks: Any) -> None:
+    """Receive the typed codec's Python pieces from ``_typed.FrameCodec`` (this module
+    cannot import them: ``_typed`` imports it). The compiled twin takes a fast path
+    first; here every call is the Python algorithm itself."""
+    _TYPED.update(hooks)
+
+
+def _bound(name: str) -> Any:
+    if not _TYPED:  # used before _typed bound this module
+        import sys
+
+        from gamecodec.archipelago import _typed
+
+        _typed.FrameCodec(sys.modules[__name__])
+    return _TYPED[name]
+
+
+def decode_frame(data: str | bytes | bytearray | memoryview) -> Any:
+    """``_typed.decode_frame`` (the Python algorithm, bound by :func:`bind_typed`)."""
+    return _bound("general")(data)
+
+
+def encode_frame(commands: Any) -> str:
+    """``_typed.encode_frame`` (the Python algorithm, bound by :func:`bind_typed`)."""
+    text: str = _bound("encode_text")(commands)
+    return text
+
+
+def encode_frame_bytes(commands: Any) -> bytes:
+    """``_typed.encode_frame_bytes`` (the Python algorithm, bound by :func:`bind_typed`)."""
+    data: bytes = _bound("encode_bytes")(commands)
+    return data

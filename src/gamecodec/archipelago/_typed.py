@@ -14,12 +14,18 @@ Encode: the compat writer (compiled or pure twin) writes Structs natively: tag
 first, declared keys in order without ``UNSET`` ones, extras after, floats as
 ``float.__repr__`` (the reference's form), NamedTuples with their trailing
 ``"class"``, sets as arrays, plain dicts by the compat rules.
+
+The whole algorithm is the Python code here. The compiled twin's
+``decode_frame`` / ``encode_frame`` / ``encode_frame_bytes`` wrap the common
+cases natively (the one-pass decode moved into a :class:`Frame` without a copy;
+a plain list of commands; a decoded Frame whose fresh encoding is its own text)
+and call the functions here for everything else; :class:`FrameCodec` binds them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
@@ -182,12 +188,9 @@ def _decode_prone(data: str | bytes, lead: str | None) -> Frame:
     return frame
 
 
-def decode_frame(data: str | bytes | bytearray | memoryview) -> Frame:
-    """The commands of one text frame: typed :class:`Command` objects, plain dicts
-    for unknown commands, in a :class:`Frame` (a list). Raises
-    :class:`DecodeError` for malformed JSON, a frame that is not an array, a
-    command that is not an object or lacks a string ``cmd``, a known command with
-    missing or mistyped keys, and a Connect whose version lacks its class."""
+def _decode_general(data: str | bytes | bytearray | memoryview) -> Frame:
+    """:func:`decode_frame`, the whole algorithm in Python (the reference for the
+    twins' fast paths, which hand every unusual frame to it)."""
     if type(data) is not str and type(data) is not bytes:
         if isinstance(data, str):
             data = str(data)
@@ -201,16 +204,33 @@ def decode_frame(data: str | bytes | bytearray | memoryview) -> Frame:
         frame.raw = data
         return frame
     try:
-        frame = Frame(_all(data))
-    except msgspec.ValidationError:
-        frame = _decode_prone(data, lead)
-    except (msgspec.DecodeError, UnicodeError, RecursionError) as exc:
-        raise _frame_error(data, exc) from None
-    else:
-        if ('"Connect"' in data) if type(data) is str else (b'"Connect"' in data):
+        items = _all(data)
+    except Exception as exc:  # sorted out by _decode_failed
+        return _decode_failed(data, exc)
+    return _decoded(data, items)
+
+
+def _decoded(data: str | bytes, items: list[Any]) -> Frame:
+    """The Frame of a frame the one-pass Struct decode took (``data`` is str or bytes)."""
+    frame = Frame(items)
+    for command in items:
+        if type(command) is Connect:
             _check_connects(data, frame)
+            break
     frame.raw = data
     return frame
+
+
+def _decode_failed(data: str | bytes, exc: Exception) -> Frame:
+    """Go on after the one-pass Struct decode of ``data`` (str or bytes) raised ``exc``:
+    per command (extra keys, unknown commands, a command's error), or a frame error."""
+    if isinstance(exc, msgspec.ValidationError):
+        frame = _decode_prone(data, _lead(data) if len(data) > _PEEK_FROM else None)
+        frame.raw = data
+        return frame
+    if isinstance(exc, (msgspec.DecodeError, UnicodeError, RecursionError)):
+        raise _frame_error(data, exc) from None
+    raise exc
 
 
 def _check_connects(data: str | bytes, frame: Frame) -> None:
@@ -241,14 +261,35 @@ def _unchanged(command: Any, raw: msgspec.Raw) -> bool:
 
 
 class FrameCodec:
-    """The frame encoders over one compat twin (``_codec_c`` or ``_codec_py``)."""
+    """The typed frame codec over one compat twin (``_codec_c`` or ``_codec_py``).
+
+    The twin's ``decode_frame`` / ``encode_frame`` / ``encode_frame_bytes`` take
+    the common cases (a frame the one-pass Struct decode reads; a plain list of
+    commands; a decoded :class:`Frame` whose fresh encoding is its own text) and
+    hand everything else to the Python code here, bound into the twin below.
+    """
 
     def __init__(self, codec: Any) -> None:
         self.codec = codec
         self._encode_bytes = codec.encode_typed_bytes
         self._encode_text = codec.encode_typed
-
-    decode_frame = staticmethod(decode_frame)
+        codec.bind_typed(
+            frame=Frame,
+            decode_all=_all,
+            general=_decode_general,
+            failed=_decode_failed,
+            check_connects=_check_connects,
+            connect=Connect,
+            prone=_EXTRA_PRONE,
+            peek_from=_PEEK_FROM,
+            resolve=self._resolve,
+            encode_text=self._encode_frame_general,
+            encode_bytes=self._encode_frame_bytes_general,
+        )
+        self.decode_frame: Callable[[str | bytes | bytearray | memoryview], Frame]
+        self.decode_frame = codec.decode_frame
+        self.encode_frame: Callable[[Iterable[Any]], str] = codec.encode_frame
+        self.encode_frame_bytes: Callable[[Iterable[Any]], bytes] = codec.encode_frame_bytes
 
     def _resolve(self, items: list[Any], raw: str | bytes) -> bytes:
         """A frame whose fresh encoding differs from its text: keep each
@@ -269,9 +310,8 @@ class FrameCodec:
             return raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
         return b"[" + b",".join(pieces) + b"]"
 
-    def encode_frame_bytes(self, commands: Iterable[Any]) -> bytes:
-        """One frame (UTF-8 bytes) holding ``commands`` (Structs, or dicts by compat rules).
-        A :class:`Frame` from :func:`decode_frame` comes back byte for byte while unchanged."""
+    def _encode_frame_bytes_general(self, commands: Iterable[Any]) -> bytes:
+        """:meth:`encode_frame_bytes`, the whole algorithm in Python."""
         if type(commands) is list:
             plain: bytes = self._encode_bytes(commands)
             return plain
@@ -286,8 +326,8 @@ class FrameCodec:
             return out
         return self._resolve(items, raw)
 
-    def encode_frame(self, commands: Iterable[Any]) -> str:
-        """:meth:`encode_frame_bytes` as text (what a websocket text frame carries)."""
+    def _encode_frame_general(self, commands: Iterable[Any]) -> str:
+        """:meth:`encode_frame`, the whole algorithm in Python."""
         if type(commands) is list:
             plain: str = self._encode_text(commands)
             return plain
@@ -304,5 +344,14 @@ class FrameCodec:
 
 
 _default = FrameCodec(_codec)
+decode_frame = _default.decode_frame
+"""The commands of one text frame: typed :class:`Command` objects, plain dicts
+for unknown commands, in a :class:`Frame` (a list). Raises :class:`DecodeError`
+for malformed JSON, a frame that is not an array, a command that is not an object
+or lacks a string ``cmd``, a known command with missing or mistyped keys, and a
+Connect whose version lacks its class."""
 encode_frame = _default.encode_frame
+"""One frame (text) holding ``commands`` (Structs, or dicts by compat rules). A
+:class:`Frame` from :func:`decode_frame` comes back byte for byte while unchanged."""
 encode_frame_bytes = _default.encode_frame_bytes
+""":func:`encode_frame` as UTF-8 bytes."""

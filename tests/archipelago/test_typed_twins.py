@@ -1,0 +1,215 @@
+"""The typed codec's entry points on both twins: the compiled fast paths
+(decode_frame, encode_frame, encode_frame_bytes) against the Python algorithm."""
+
+from __future__ import annotations
+
+import gc
+import os
+from types import ModuleType
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gamecodec.archipelago import _typed
+from gamecodec.archipelago import commands as C
+from gamecodec.archipelago._models import NetworkItem
+from gamecodec.errors import DecodeError
+
+SETTINGS = settings(
+    max_examples=int(os.environ.get("AP_EXAMPLES", "250")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+@pytest.fixture(scope="session")
+def frames(codec: ModuleType) -> _typed.FrameCodec:
+    return _typed.FrameCodec(codec)
+
+
+def _outcome(fn: Any, *args: Any) -> tuple[str, Any]:
+    """A comparable summary of a decode or encode call."""
+    try:
+        result = fn(*args)
+    except DecodeError as exc:
+        partial = exc.partial
+        return ("error", (str(exc), exc.offset, None if partial is None else list(partial)))
+    except Exception as exc:
+        return ("exception", (type(exc).__name__, str(exc)))
+    if isinstance(result, _typed.Frame):
+        extras = [c.extra if isinstance(c, C.Command) else None for c in result]
+        return ("frame", (list(result), extras, result.raw))
+    return ("value", result)
+
+
+# ------------------------------------------------------------------ examples
+
+
+SAMPLES = [
+    '[{"cmd":"Sync"}]',
+    b'[{"cmd":"Say","text":"h\xc3\xa9"}]',
+    '[{"cmd":"Say","text":"caf\u00e9 \\u00e9"}]',
+    "[]",
+    '[{"cmd":"Future","x":1},{"cmd":"Sync"}]',
+    '[{"cmd":"Get","keys":["a"],"uuid":"u-1"}]',
+    '[{"cmd":"Connect","password":null,"name":"n","game":"g","uuid":"u","tags":[],'
+    '"items_handling":7,"version":{"major":0,"minor":6,"build":8,"class":"Version"}}]',
+    '[{"cmd":"Sync"},{"cmd":"Connect","password":"","name":"n","game":"g",'
+    '"version":{"major":0,"minor":6,"build":8}}]',
+    '[{"cmd":"Say"}]',
+    '{"cmd":"Sync"}',
+    "[1,]",
+    b'[{"cmd":"Say","text":"\xff"}]',
+    '["\ud800"]',
+    "[" * 3000 + "]" * 3000,
+    '[{"cmd": 5}]',
+]
+
+
+@pytest.mark.parametrize("data", SAMPLES)
+def test_decode_frame_twins_agree(py_codec: ModuleType, c_codec: ModuleType, data: Any) -> None:
+    expected = _outcome(py_codec.decode_frame, data)
+    assert _outcome(c_codec.decode_frame, data) == expected
+    if isinstance(data, (str, bytes)):
+        raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+        as_other = bytearray(raw)
+        assert _outcome(c_codec.decode_frame, as_other) == _outcome(py_codec.decode_frame, as_other)
+
+
+def test_decode_frame_rejects_other_types(codec: ModuleType) -> None:
+    with pytest.raises(TypeError, match="expected str or bytes"):
+        codec.decode_frame(5)
+
+
+def test_decoded_frame_is_a_working_list(frames: _typed.FrameCodec) -> None:
+    text = '[{"cmd":"Say","text":"a"},{"cmd":"Sync"}]'
+    frame = frames.decode_frame(text)
+    assert type(frame) is _typed.Frame
+    assert frame.raw == text
+    assert frame == [C.Say("a"), C.Sync()]
+    frame.append(C.Sync())
+    frame.extend([C.Sync()] * 100)
+    assert len(frame) == 103
+    del frame[2:]
+    gc.collect()
+    assert frames.encode_frame(frame) == text
+    assert frames.encode_frame_bytes(frame) == text.encode()
+    assert list(reversed(frame)) == [C.Sync(), C.Say("a")]
+
+
+def test_frames_from_bytes_re_encode_exactly(frames: _typed.FrameCodec) -> None:
+    raw = b'[{"cmd":"Say", "text":"h\xc3\xa9"}]'
+    frame = frames.decode_frame(raw)
+    assert frame.raw == raw
+    assert frames.encode_frame_bytes(frame) == raw
+    assert frames.encode_frame(frame) == raw.decode()
+    frame[0].text = "x"
+    assert frames.encode_frame_bytes(frame) == b'[{"cmd":"Say","text":"x"}]'
+
+
+def test_a_user_built_frame_without_text(frames: _typed.FrameCodec) -> None:
+    frame = _typed.Frame([C.Sync()])
+    assert frames.encode_frame(frame) == '[{"cmd":"Sync"}]'
+    frame.raw = None
+    assert frames.encode_frame_bytes(frame) == b'[{"cmd":"Sync"}]'
+    assert frames.encode_frame(iter([C.Sync()])) == '[{"cmd":"Sync"}]'
+
+
+def test_struct_types_change_between_calls(py_codec: ModuleType, c_codec: ModuleType) -> None:
+    """The compiled writer remembers the Struct type of a field / list: a different
+    one next time (or mixed in one list) must still be written right."""
+    py_frames, c_frames = _typed.FrameCodec(py_codec), _typed.FrameCodec(c_codec)
+    item, player = C.Item(1, 2, 3), C.Player(0, 1, "a", "b")
+    batches = [
+        [C.SetReply("k", value=item), C.SetReply("k", value=player)],
+        [C.SetReply("k", value=[item, player, item]), C.SetReply("k", value=[player, 5])],
+        [C.Bounce(data=item), C.Bounce(data={"x": [player, item]}), C.Bounce(data=item)],
+        [C.SetReply("k", value=NetworkItem(1, 2, 3)), C.SetReply("k", value=item)],
+        [C.PrintJSON([C.MessagePart("a"), C.MessagePart("b", type="color")], item=item)] * 3,
+    ]
+    for commands in batches:
+        for _ in range(2):
+            text = c_frames.encode_frame(commands)
+            assert text == py_frames.encode_frame(commands)
+            assert c_frames.encode_frame_bytes(commands) == text.encode()
+    assert '"value":{"team":0,"slot":1,"alias":"a","name":"b","class":"NetworkPlayer"}' in (
+        c_frames.encode_frame(batches[0])
+    )
+
+
+def test_extra_keys_on_the_compiled_writer(py_codec: ModuleType, c_codec: ModuleType) -> None:
+    get = C.Get(["a"])
+    get.set_extra({"request_id": 3, "uuid": "u"})
+    sync = C.Sync()
+    sync.__dict__["other"] = 1  # an instance dict without extras
+    for codec in (py_codec, c_codec):
+        assert _typed.FrameCodec(codec).encode_frame([get, sync, get]) == (
+            '[{"cmd":"Get","keys":["a"],"request_id":3,"uuid":"u"},{"cmd":"Sync"},'
+            '{"cmd":"Get","keys":["a"],"request_id":3,"uuid":"u"}]'
+        )
+
+
+# ------------------------------------------------------------------ hypothesis
+
+ints = st.integers(min_value=-(2**53), max_value=2**53)
+texts = st.text(max_size=6)
+items = st.builds(C.Item, ints, ints, ints, ints)
+commands = st.one_of(
+    st.builds(C.ReceivedItems, ints, st.lists(items, max_size=4)),
+    st.builds(
+        C.PrintJSON,
+        st.lists(st.builds(C.MessagePart, texts, type=st.just("color")), max_size=3),
+        type=st.sampled_from(["ItemSend", "Chat"]),
+        item=items,
+    ),
+    st.builds(C.Say, texts),
+    st.builds(C.Get, st.lists(texts, max_size=2)),
+    st.builds(C.StatusUpdate, ints),
+    st.builds(C.Sync),
+    st.builds(
+        C.Connect,
+        password=st.none(),
+        name=texts,
+        version=st.builds(C.VersionInfo, ints, ints, ints),
+        game=texts,
+    ),
+)
+extras = st.dictionaries(st.sampled_from(["request_id", "zz", "tag"]), ints, max_size=2)
+
+
+def _with_extra(command: C.Command, extra: dict[str, int]) -> C.Command:
+    if extra:
+        command.set_extra(extra)
+    return command
+
+
+frames_strategy = st.lists(st.builds(_with_extra, commands, extras), max_size=4)
+edits = st.sampled_from(["", "[", "]", "{", "}", '"', ",", "\\", "x", "1", " ", "\u00e9"])
+
+
+@SETTINGS
+@given(frames_strategy, st.data())
+def test_typed_twins_agree_on_frames_and_mutations(
+    py_codec: ModuleType, c_codec: ModuleType, commands: list[Any], data: st.DataObject
+) -> None:
+    py_frames, c_frames = _typed.FrameCodec(py_codec), _typed.FrameCodec(c_codec)
+    text = py_frames.encode_frame(commands)
+    assert c_frames.encode_frame(commands) == text
+    for raw in (text, text.encode()):
+        expected = _outcome(py_codec.decode_frame, raw)
+        assert _outcome(c_codec.decode_frame, raw) == expected
+    decoded_py, decoded_c = py_codec.decode_frame(text), c_codec.decode_frame(text)
+    assert list(decoded_c) == commands
+    assert c_frames.encode_frame(decoded_c) == py_frames.encode_frame(decoded_py) == text
+    assert c_frames.encode_frame_bytes(decoded_c) == text.encode()
+    # a mutated frame: same value or same error (message, offset, partial) on both
+    at = data.draw(st.integers(min_value=0, max_value=len(text) - 1))
+    mutated = text[:at] + data.draw(edits) + text[at + 1 :]
+    assert _outcome(c_codec.decode_frame, mutated) == _outcome(py_codec.decode_frame, mutated)
+    # spacing the sender chose survives an unchanged re-encode on both twins
+    spaced = text.replace(",", ", ")
+    for frame_codec in (py_frames, c_frames):
+        frame = frame_codec.decode_frame(spaced)
+        assert frame_codec.encode_frame(frame) == spaced
