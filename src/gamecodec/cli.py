@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
 import platform
 import sys
@@ -15,8 +16,13 @@ from gamecodec._bench import Result, Target, run_case
 __all__ = ["main"]
 
 
-def _bench_module(protocol: str) -> object:
-    return importlib.import_module(f"gamecodec.{protocol}._bench")
+def _bench_modules(protocol: str) -> list[object]:
+    """The protocol's ``_bench`` and, where it has one, its circuit's."""
+    mods: list[object] = [importlib.import_module(f"gamecodec.{protocol}._bench")]
+    circuit = f"gamecodec.{protocol}._bench_circuit"
+    if importlib.util.find_spec(circuit) is not None:
+        mods.append(importlib.import_module(circuit))
+    return mods
 
 
 def _fmt_rate(value: float) -> str:
@@ -75,10 +81,10 @@ def bench(args: argparse.Namespace) -> int:
     results: list[Result] = []
     targets: list[Target] = []
     for name in protocols:
-        module = _bench_module(name)
-        for case in module.cases():  # type: ignore[attr-defined]
-            results.append(run_case(case, rounds=rounds, min_time=min_time))
-        targets.extend(module.targets(rounds=rounds, min_time=min_time))  # type: ignore[attr-defined]
+        for module in _bench_modules(name):
+            for case in module.cases():  # type: ignore[attr-defined]
+                results.append(run_case(case, rounds=rounds, min_time=min_time))
+            targets.extend(module.targets(rounds=rounds, min_time=min_time))  # type: ignore[attr-defined]
     if args.json:
         json.dump(
             {

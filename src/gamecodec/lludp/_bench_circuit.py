@@ -1,0 +1,192 @@
+"""LLUDP circuit rows of ``gamecodec bench``: the per-packet cost of :class:`Circuit`.
+
+What is measured: the steady state of two circuits talking to each other,
+as a viewer and a simulator do while an avatar moves. Each "frame" (16 ms of
+virtual time), each side sends one AgentUpdate (94 bytes, zero-coded, the
+sample packet of ``gamecodec.lludp.sample``) and the other receives it 4 ms
+later; the acks owed ride on the next AgentUpdate the other way (appended
+acks), so no PacketAck is needed. One "packet" is one ``send`` +
+``datagrams_to_send`` on one side and one ``receive_datagram`` on the other:
+the circuit's whole per-packet work (encode once, sequence number, appending
+acks, the reliable bookkeeping; reading the header, duplicate check, decode
+once, retiring the appended acks, queueing the ack). Two rows: every
+AgentUpdate reliable, and every AgentUpdate unreliable (acks then only ride
+on pings, as LL sends AgentUpdate).
+
+The baseline of the issue's ratio is the compiled ``lludp.decode`` of the same
+datagrams (captured from the run, appended acks included). ``targets()``
+reports two ratios from one run, rounds interleaved: the circuit's per-packet
+time (its codec calls included) over the decode, and the circuit's own work
+(the compiled encode and decode of the same packets subtracted) over the
+decode, each for the compiled circuit on the compiled codec and the pure
+circuit on the compiled codec.
+"""
+
+from __future__ import annotations
+
+import importlib
+import statistics
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+from gamecodec._bench import Case, Target, measure
+from gamecodec.lludp import _circuit_py, _codec_py
+from gamecodec.lludp._models import Message
+from gamecodec.lludp.sample import bench_messages
+from gamecodec.lludp.template import default_template
+
+__all__ = ["cases", "targets"]
+
+FRAME = 0.016
+LATENCY = 0.004
+WIRE_SAMPLE = 2000
+
+
+def _compiled(name: str) -> ModuleType | None:
+    try:
+        return importlib.import_module(f"gamecodec.lludp.{name}_c")
+    except ImportError:
+        return None
+
+
+def _agent_update() -> Message:
+    msg = bench_messages()["AgentUpdate"]
+    return msg._replace(sequence=0, acks=())
+
+
+class _Play:
+    """Two circuits exchanging one AgentUpdate each per frame, lossless."""
+
+    def __init__(self, circuit: ModuleType, codec: ModuleType, *, reliable: bool = True) -> None:
+        self.a: Any = circuit.Circuit(codec=codec)
+        self.b: Any = circuit.Circuit(codec=codec)
+        self.reliable = reliable
+        self.message = _agent_update()
+        self.now = 0.0
+        self.wire: list[bytes] = []
+        self.run(400)  # past the first pings: steady state
+        self.wire.clear()
+
+    def run(self, frames: int) -> int:
+        """Play ``frames`` frames; return the number of datagrams received."""
+        a, b = self.a, self.b
+        msg = self.message
+        reliable = self.reliable
+        now = self.now
+        wire = self.wire
+        received = 0
+        for _ in range(frames):
+            a.send(msg, reliable=reliable, now=now)
+            later = now + LATENCY
+            for dg in a.datagrams_to_send(now):
+                if len(wire) < WIRE_SAMPLE:
+                    wire.append(dg)
+                b.receive_datagram(dg, later)
+                received += 1
+            b.send(msg, reliable=reliable, now=later)
+            for dg in b.datagrams_to_send(later):
+                if len(wire) < WIRE_SAMPLE:
+                    wire.append(dg)
+                a.receive_datagram(dg, later + LATENCY)
+                received += 1
+            now += FRAME
+        self.now = now
+        return received
+
+
+def cases(frames: int = 1000) -> list[Case]:
+    circuit_c = _compiled("_circuit")
+    codec_c = _compiled("_codec")
+
+    def play(circuit: ModuleType, codec: ModuleType, reliable: bool) -> Callable[[], object]:
+        game = _Play(circuit, codec, reliable=reliable)
+        return lambda: game.run(frames)
+
+    out = []
+    for reliable in (True, False):
+        probe = _Play(_circuit_py, _codec_py, reliable=reliable)
+        probe.run(frames)
+        nbytes = sum(map(len, probe.wire)) * frames * 2 // max(1, len(probe.wire))
+        kind = "reliable" if reliable else "unreliable"
+        out.append(
+            Case(
+                "lludp",
+                f"Circuit: send + receive + ack, one {kind} AgentUpdate each way per frame",
+                2 * frames,
+                nbytes,
+                None
+                if circuit_c is None or codec_c is None
+                else play(circuit_c, codec_c, reliable),
+                play(_circuit_py, _codec_py, reliable),
+            )
+        )
+    return out
+
+
+def _ratios(
+    circuit: ModuleType, codec_c: ModuleType, reliable: bool, rounds: int, min_time: float
+) -> tuple[float, float]:
+    frames = 500
+    game = _Play(circuit, codec_c, reliable=reliable)
+    packets = game.run(frames)
+    sample = list(game.wire)
+    game.wire.clear()
+    template = default_template()
+    decode = codec_c.decode
+    encode = codec_c.encode
+    sent = [m._replace(acks=()) for m in (decode(d, template) for d in sample)]
+
+    def decode_all() -> None:
+        for d in sample:
+            decode(d, template, False, 8192)
+
+    def encode_all() -> None:
+        for m in sent:
+            encode(m, template, "flag")
+
+    all_in: list[float] = []
+    own: list[float] = []
+    for _ in range(rounds):  # interleaved: this machine is shared
+        t_circuit = measure(lambda: game.run(frames), rounds=1, min_time=min_time) / packets
+        t_decode = measure(decode_all, rounds=1, min_time=min_time) / len(sample)
+        t_encode = measure(encode_all, rounds=1, min_time=min_time) / len(sample)
+        all_in.append(t_circuit / t_decode)
+        own.append((t_circuit - t_decode - t_encode) / t_decode)
+    return statistics.median(all_in), statistics.median(own)
+
+
+def targets(*, rounds: int = 7, min_time: float = 0.05) -> list[Target]:
+    """The issue's ratio: per-packet circuit cost over the compiled decode of
+    the same packets, for both circuit twins (both on the compiled codec)."""
+    circuit_c = _compiled("_circuit")
+    codec_c = _compiled("_codec")
+    if codec_c is None:
+        return []
+    twins = [("py", _circuit_py)] + ([] if circuit_c is None else [("c", circuit_c)])
+    out = []
+    for reliable in (True, False):
+        kind = "reliable" if reliable else "unreliable"
+        for twin, module in twins:
+            all_in, own = _ratios(module, codec_c, reliable, rounds, min_time)
+            out.append(
+                Target(
+                    "lludp",
+                    f"Circuit[{twin}] per {kind} AgentUpdate (send + receive + ack, codec calls "
+                    "included) / compiled decode",
+                    all_in,
+                    2.0,
+                    True,
+                )
+            )
+            out.append(
+                Target(
+                    "lludp",
+                    f"Circuit[{twin}] per {kind} AgentUpdate, circuit's own work (compiled encode "
+                    "and decode excluded) / compiled decode",
+                    own,
+                    2.0,
+                    True,
+                )
+            )
+    return out

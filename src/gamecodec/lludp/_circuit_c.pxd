@@ -1,0 +1,121 @@
+# Types for the compiled twin of _circuit_py.py (one source, aiohttp's reader_c.pxd model).
+# Cython reads this augmenting .pxd when it compiles _circuit_py.py as
+# gamecodec.lludp._circuit_c: Circuit becomes a cdef class with C-typed fields.
+cimport cython
+
+
+cdef long long _MASK
+cdef long long _HALF
+cdef int _ZEROCODED
+cdef int _RELIABLE
+cdef int _RESENT
+cdef int _ACK
+cdef double _INF
+cdef object _HEAD
+cdef object _ONE_ACK
+cdef dict _ACK_TAILS
+cdef dict _ACK_IDS
+cdef frozenset _CONTROL
+
+cdef bytes _ack_tail(list acks, Py_ssize_t count)
+cdef bytes _packet_ack_body(list ids)
+cdef bint _older(long long a, long long b)
+
+
+cdef class Circuit:
+    cdef public object template
+    cdef object _decode
+    cdef object _encode
+    cdef public bint strict
+    cdef public long max_size
+    cdef public str zero_coding
+    cdef public double ping_interval
+    cdef public double circuit_timeout
+    cdef public double reliable_timeout_factor
+    cdef public double minimum_reliable_timeout
+    cdef long _max_resends
+    cdef public double ping_alpha
+    cdef public double ping_min
+    cdef public double ping_max
+    cdef public double ack_collect_time
+    cdef public long max_appended_acks
+    cdef public long mtu
+    cdef public long duplicate_window
+    cdef public bint deliver_control
+
+    cdef long long _seq
+    cdef dict _unacked
+    cdef object _timeline
+    cdef double _last_exp
+    cdef list _out
+    cdef double _out_at
+    cdef list _acks
+    cdef double _ack_deadline
+    cdef set _seen
+    cdef object _order
+    cdef long long _prune_at
+    cdef long _ping_id
+    cdef double _ping_sent
+    cdef long _pings_in_transit
+    cdef double _next_ping
+    cdef double _last_ping_answer
+    cdef public double rtt
+    cdef double _ping_avg
+    cdef double _rto
+    cdef object _lost
+    cdef list _events
+    cdef double _wake
+    cdef public long long packets_out
+    cdef public long long packets_in
+    cdef public long long resent
+    cdef public long long duplicates
+    cdef public long long dropped
+
+    cdef double _timeout_for(self, double ping)
+
+    @cython.locals(n=long, transit=double, ping=double)
+    cdef double _rto_at(self, double now)
+
+    cpdef object next_deadline(self)
+
+    @cython.locals(unacked=dict, exp=double, t=double, lost_at=double)
+    cdef double _compute_wake(self)
+
+    @cython.locals(data=bytes, flags=int, end=Py_ssize_t, body=bytes)
+    cdef long long _send(self, object message, bint reliable, double now) except -1
+
+    @cython.locals(seq="long long", acks=list, count=Py_ssize_t, room=Py_ssize_t, wire=bytes,
+                   exp=double, out=list)
+    cdef long long _put(self, int flags, bytes body, bint can_ack, double now) except -1
+
+    @cython.locals(unacked=dict, i=Py_ssize_t)
+    cdef _schedule_early(self, long long seq, double exp)
+
+    cpdef list datagrams_to_send(self, double now)
+
+    @cython.locals(unacked=dict, cap=long, exp=double, seq="long long", body=bytes,
+                   resends=long, flags=int)
+    cdef _timers(self, double now)
+
+    @cython.locals(ping_id=long, oldest="long long")
+    cdef _send_ping(self, double now)
+
+    @cython.locals(acks=list, start=Py_ssize_t, n=Py_ssize_t, chunk=list)
+    cdef _flush_acks(self, double now)
+
+    cdef _kill(self, str reason, double now)
+
+    @cython.locals(raw=bytes, flags=int, seq="long long", acks=tuple, unacked=dict, seen=set)
+    cpdef list receive_datagram(self, object data, double now)
+
+    @cython.locals(acks=list, deadline=double)
+    cdef _queue_ack(self, long long seq, double now)
+
+    @cython.locals(blocks=dict, unacked=dict)
+    cdef _control(self, object msg, double now)
+
+    @cython.locals(prune="long long", seen=set)
+    cdef _prune(self, long long oldest)
+
+    @cython.locals(behind=long, rtt=double, avg=double)
+    cdef _ping_answered(self, long ping_id, double now)

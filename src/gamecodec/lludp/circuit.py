@@ -1,0 +1,172 @@
+"""Sans-IO LLUDP circuit: sequence numbers, acks, resends, pings (issue 7).
+
+A :class:`Circuit` is the viewer's ``LLCircuitData`` for one peer plus the
+parts of ``LLMessageSystem`` that stamp, ack and resend its packets. It does
+no I/O and reads no clock: every entry point takes ``now`` in seconds (any
+monotonic origin, e.g. ``loop.time()``)::
+
+    from gamecodec import lludp
+    from gamecodec.lludp.circuit import Circuit
+
+    circuit = Circuit(now=t)
+    circuit.send(lludp.build("ChatFromViewer", ...), reliable=True, now=t)
+    for datagram in circuit.datagrams_to_send(t):
+        sock.sendto(datagram, peer)
+    for message in circuit.receive_datagram(payload, t):  # decoded Messages
+        ...
+    for event in circuit.events():  # PeerLost, MessageDropped, BadDatagram
+        ...
+    wake_up_at = circuit.next_deadline()  # seconds, or None
+
+What it does, with the LL viewer's rules and numbers (``secondlife/viewer``,
+``indra/llmessage``; every constant is a constructor parameter with LL's value
+as its default):
+
+* **Sequence numbers** start at 1 and wrap at ``MAX_OUT_PACKET_ID`` = 2^24
+  (``LL_MAX_OUT_PACKET_ID``, ``LLCircuitData::nextPacketOutID``); every
+  packet takes one, reliable or not, pings and PacketAcks included.
+* **Reliable packets** are kept (without appended acks, as ``sendMessage``
+  stores them) until acked and resent with the RESENT flag after
+  ``max(MINIMUM_RELIABLE_TIMEOUT, RELIABLE_TIMEOUT_FACTOR * averaged ping)``
+  = ``max(1 s, 5 * ping)`` (``LL_MINIMUM_RELIABLE_TIMEOUT_SECONDS``,
+  ``LL_RELIABLE_TIMEOUT_FACTOR``, ``resendUnackedPackets``). After
+  ``MAX_RESENDS`` = 3 resends (``LL_DEFAULT_RELIABLE_RETRIES``) and one more
+  timeout, the packet is given up: a :class:`MessageDropped` event (LL's
+  ``LL_ERR_TCP_TIMEOUT`` callback). ``max_resends=None`` never gives up while
+  the circuit lives.
+* **Acks owed** (``collectRAck``) are appended to outgoing packets, oldest
+  first, at most ``MAX_APPENDED_ACKS`` = 250 and only while the datagram stays
+  within ``MTU`` = 1200 bytes (``MTUBYTES``), never on PacketAck
+  (``message.cpp`` ``sendMessage``). Acks no packet carried within
+  ``ACK_COLLECT_TIME`` of the first one queued go out as PacketAck messages of
+  up to ``MAX_PACKET_ACK_IDS`` = 255 ids, as many as the Variable block holds
+  (``LLCircuit::sendAcks``; LL sends 251 per message; the viewer's collect
+  time is its ``AckCollectTime`` setting, 0.1 s, clamped to
+  ``LL_COLLECT_ACK_TIME_MAX`` = 2 s). Acks arriving appended or in PacketAck
+  retire pending packets with one dict operation each (``ackReliablePacket``).
+* **Duplicates**: reliable sequence numbers received are remembered; a
+  reliable packet seen before is acked again and not delivered (LL checks this
+  only for packets flagged RESENT, ``isDuplicateResend``; here every reliable
+  packet is checked, so a datagram the network duplicated is caught too).
+  The memory is pruned like ``clearDuplicateList``, by the OldestUnacked of
+  the peer's StartPingCheck, but one ping late, so a resend already in flight
+  when the peer saw our ack is still caught; ``DUPLICATE_WINDOW`` caps it.
+  Unreliable packets are not deduplicated (as in LL).
+* **Pings**: a StartPingCheck every ``PING_INTERVAL`` = 5 s (the viewer's
+  ``circuit_heartbeat_interval``, ``llstartup.cpp``) with the next PingID and
+  the oldest unacked sequence (``updateWatchDogTimers``); a StartPingCheck is
+  answered at once with a CompletePingCheck of the same PingID
+  (``process_start_ping_check``); a CompletePingCheck gives the round trip
+  (``pingTimerStop``: whole pings behind count ``PING_INTERVAL`` each). The
+  averaged ping (``setPingDelay``) takes a rise at once and a fall at
+  ``AVERAGED_PING_ALPHA`` = 0.2, clamped to [0.1 s, 2 s]
+  (``LL_AVERAGED_PING_MIN``/``MAX``), starting at ``INITIAL_PING`` = 1 s
+  (``INITIAL_PING_VALUE_MSEC``). While pings go unanswered the average used for
+  timeouts is raised to the age of the oldest unanswered ping
+  (``getPingInTransitTime``). LL does not take round trips from acks, and
+  neither does this. Unlike LL, pings are not jittered by +-5 %.
+* **Peer lost**: no CompletePingCheck for ``CIRCUIT_TIMEOUT`` = 100 s (the
+  viewer's ``circuit_timeout``, ``checkCircuitTimeout``) kills the circuit:
+  a :class:`PeerLost` event, nothing is sent or delivered after it, and
+  :meth:`Circuit.send` raises :class:`~gamecodec.LocalProtocolError`. LL
+  notices at its next ping tick; here the check runs at the exact deadline.
+
+PacketAck, StartPingCheck and CompletePingCheck are handled by the circuit
+and not returned by :meth:`Circuit.receive_datagram` (``deliver_control=True``
+returns them too, after handling). A datagram the codec cannot decode (a
+:class:`~gamecodec.DecodeError`) is never raised: it becomes a
+:class:`BadDatagram` event and changes no state (its acks are not applied,
+nothing is acked). Every other decoded message, unknown message numbers
+included, is delivered as the :class:`~gamecodec.lludp.Message` the codec
+returns (with the wire's flags, sequence and acks).
+
+Deliberately left out (LL has them; they only shape traffic or keep
+statistics): bandwidth throttles and the resend throttle, the
+potentially-lost packet accounting, and the 512 kB unacked-bytes overflow rule.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+from gamecodec import _accel
+from gamecodec.errors import DecodeError
+
+__all__ = [
+    "ACK_COLLECT_TIME",
+    "AVERAGED_PING_ALPHA",
+    "AVERAGED_PING_MAX",
+    "AVERAGED_PING_MIN",
+    "CIRCUIT_TIMEOUT",
+    "COLLECT_ACK_TIME_MAX",
+    "DUPLICATE_WINDOW",
+    "INITIAL_PING",
+    "MAX_APPENDED_ACKS",
+    "MAX_OUT_PACKET_ID",
+    "MAX_PACKET_ACK_IDS",
+    "MAX_RESENDS",
+    "MINIMUM_RELIABLE_TIMEOUT",
+    "MTU",
+    "PING_INTERVAL",
+    "RELIABLE_TIMEOUT_FACTOR",
+    "BadDatagram",
+    "Circuit",
+    "CircuitEvent",
+    "MessageDropped",
+    "PeerLost",
+]
+
+
+class PeerLost(NamedTuple):
+    """The circuit is dead: the peer stopped answering pings."""
+
+    reason: str
+    at: float
+
+
+class MessageDropped(NamedTuple):
+    """A reliable packet was given up after ``max_resends`` resends.
+
+    ``data`` is the packet as first sent (without appended acks). The peer may
+    still have received it: only its ack is known to be missing.
+    """
+
+    sequence: int
+    data: bytes
+    at: float
+
+
+class BadDatagram(NamedTuple):
+    """A received datagram the codec refused; it changed nothing."""
+
+    error: DecodeError
+    data: bytes
+    at: float
+
+
+CircuitEvent = PeerLost | MessageDropped | BadDatagram
+"""What :meth:`Circuit.events` returns (delivered messages are returned by
+:meth:`Circuit.receive_datagram` itself)."""
+
+_impl = _accel.load("gamecodec.lludp", "_circuit", "lludp.circuit")
+
+if TYPE_CHECKING:
+    from gamecodec.lludp._circuit_py import Circuit
+else:
+    Circuit = _impl.Circuit
+ACK_COLLECT_TIME: float = _impl.ACK_COLLECT_TIME
+AVERAGED_PING_ALPHA: float = _impl.AVERAGED_PING_ALPHA
+AVERAGED_PING_MAX: float = _impl.AVERAGED_PING_MAX
+AVERAGED_PING_MIN: float = _impl.AVERAGED_PING_MIN
+CIRCUIT_TIMEOUT: float = _impl.CIRCUIT_TIMEOUT
+COLLECT_ACK_TIME_MAX: float = _impl.COLLECT_ACK_TIME_MAX
+DUPLICATE_WINDOW: int = _impl.DUPLICATE_WINDOW
+INITIAL_PING: float = _impl.INITIAL_PING
+MAX_APPENDED_ACKS: int = _impl.MAX_APPENDED_ACKS
+MAX_OUT_PACKET_ID: int = _impl.MAX_OUT_PACKET_ID
+MAX_PACKET_ACK_IDS: int = _impl.MAX_PACKET_ACK_IDS
+MAX_RESENDS: int = _impl.MAX_RESENDS
+MINIMUM_RELIABLE_TIMEOUT: float = _impl.MINIMUM_RELIABLE_TIMEOUT
+MTU: int = _impl.MTU
+PING_INTERVAL: float = _impl.PING_INTERVAL
+RELIABLE_TIMEOUT_FACTOR: float = _impl.RELIABLE_TIMEOUT_FACTOR

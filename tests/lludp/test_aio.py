@@ -1,0 +1,120 @@
+"""gamecodec.lludp.aio over real loopback UDP sockets, on both circuit twins."""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+import time
+from types import ModuleType
+
+import pytest
+
+from gamecodec.lludp import Message, aio, build
+from tests.conftest import load_twin
+
+MESSAGES = 10_000
+
+
+@pytest.fixture(scope="module")
+def twin(impl: str) -> ModuleType:
+    return load_twin("gamecodec.lludp", "_circuit", impl)
+
+
+def numbered(i: int) -> Message:
+    return build(
+        "TestMessage",
+        TestBlock1={"Test1": i},
+        NeighborBlock=[{"Test0": 0, "Test1": 0, "Test2": 0}] * 4,
+    )
+
+
+async def _pump(p: aio.CircuitProtocol, count: int) -> list[int]:
+    async def sender() -> None:
+        for i in range(count):
+            await p.drain()
+            p.send(numbered(i), reliable=True)
+
+    task = asyncio.create_task(sender())
+    got = [(await p.recv()).TestBlock1[0].Test1 for _ in range(count)]
+    await task
+    return got
+
+
+async def _loopback(
+    twin: ModuleType, codec: ModuleType, count: int
+) -> tuple[list[int], list[int], aio.CircuitProtocol]:
+    kw = {"circuit_type": twin.Circuit, "codec": codec}
+    a = await aio.open_circuit(("127.0.0.1", 0), **kw)
+    b = await aio.open_circuit(("127.0.0.1", 0), **kw)
+    a.peer, b.peer = b.local_address, a.local_address
+    try:
+        got_a, got_b = await asyncio.wait_for(asyncio.gather(_pump(a, count), _pump(b, count)), 60)
+        assert a.dropped == [] and b.dropped == [] and a.bad == [] and b.bad == []
+        return got_a, got_b, a
+    finally:
+        a.close()
+        b.close()
+
+
+def test_loopback_10000_reliable_messages_each_way(twin: ModuleType, codec: ModuleType) -> None:
+    start = time.perf_counter()
+    got_a, got_b, a = asyncio.run(_loopback(twin, codec, MESSAGES))
+    assert len(got_a) == len(got_b) == MESSAGES
+    assert sorted(got_a) == sorted(got_b) == list(range(MESSAGES))
+    assert a.lost is None
+    assert type(a.circuit) is twin.Circuit
+    assert time.perf_counter() - start < 60
+
+
+def test_docstring_example_runs() -> None:
+    """The module docstring's loopback example, executed as written."""
+    assert aio.__doc__ is not None
+    code = textwrap.dedent(aio.__doc__.split("::\n", 1)[1].split("\nLLUDP does not", 1)[0])
+    exec(compile(code, "aio-example", "exec"), {"__name__": "example"})
+
+
+async def _server_learns_peer(twin: ModuleType, codec: ModuleType) -> list[int]:
+    kw = {"circuit_type": twin.Circuit, "codec": codec}
+    server = await aio.open_circuit(("127.0.0.1", 0), **kw)
+    client = await aio.open_circuit(("127.0.0.1", 0), server.local_address, **kw)
+    try:
+        for i in range(30):
+            client.send(numbered(i), reliable=True)
+        got = [(await asyncio.wait_for(server.recv(), 10)).TestBlock1[0].Test1 for _ in range(30)]
+        assert server.peer == client.local_address
+        # the server's acks reach the client (appended or in a PacketAck)
+        for _ in range(100):
+            if client.circuit.unacked == 0:
+                break
+            await asyncio.sleep(0.02)
+        assert client.circuit.unacked == 0
+        return got
+    finally:
+        client.close()
+        server.close()
+
+
+def test_server_learns_its_peer_from_the_first_datagram(
+    twin: ModuleType, codec: ModuleType
+) -> None:
+    assert sorted(asyncio.run(_server_learns_peer(twin, codec))) == list(range(30))
+
+
+async def _lost_peer(twin: ModuleType, codec: ModuleType) -> aio.CircuitProtocol:
+    kw = {"circuit_type": twin.Circuit, "codec": codec}
+    a = await aio.open_circuit(("127.0.0.1", 0), ping_interval=0.05, circuit_timeout=0.3, **kw)
+    b = await aio.open_circuit(("127.0.0.1", 0), **kw)
+    a.peer = b.local_address
+    b.close()  # nobody answers the pings
+    try:
+        a.send(numbered(1), reliable=True)
+        with pytest.raises(ConnectionError, match="no CompletePingCheck"):
+            await asyncio.wait_for(a.recv(), 5)
+        return a
+    finally:
+        a.close()
+
+
+def test_lost_peer_wakes_recv(twin: ModuleType, codec: ModuleType) -> None:
+    a = asyncio.run(_lost_peer(twin, codec))
+    assert a.lost is not None and a.lost.reason == "no CompletePingCheck for 0.3 s"

@@ -1,0 +1,665 @@
+"""gamecodec.lludp Circuit: sequence numbers, appended acks, PacketAck, resends,
+duplicates, pings, the lost peer, garbage. Every test runs on both twins: [py]
+is the pure circuit on the pure codec, [c] the compiled circuit on the compiled
+codec. Expected bytes are built by hand here (struct), not by the codec."""
+
+from __future__ import annotations
+
+import struct
+from types import ModuleType
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gamecodec.errors import EncodeError, LocalProtocolError
+from gamecodec.lludp import Message, build
+from gamecodec.lludp.circuit import (
+    BadDatagram,
+    MessageDropped,
+    PeerLost,
+)
+from tests.conftest import IMPLS, load_twin
+
+RELIABLE, RESENT, ACK, ZEROCODED = 0x40, 0x20, 0x10, 0x80
+QUIET = {"ping_interval": 1000.0, "circuit_timeout": 5000.0}  # no pings in the way
+
+
+@pytest.fixture(scope="module")
+def twin(impl: str) -> ModuleType:
+    """The circuit twin under test."""
+    return load_twin("gamecodec.lludp", "_circuit", impl)
+
+
+@pytest.fixture(scope="module")
+def pair_of_twins() -> tuple[ModuleType, ModuleType, ModuleType, ModuleType]:
+    if "c" not in IMPLS:
+        pytest.skip("GAMECODEC_TEST_IMPLS excludes the compiled twin")
+    return (
+        load_twin("gamecodec.lludp", "_circuit", "py"),
+        load_twin("gamecodec.lludp", "_codec", "py"),
+        load_twin("gamecodec.lludp", "_circuit", "c"),
+        load_twin("gamecodec.lludp", "_codec", "c"),
+    )
+
+
+def make(twin: ModuleType, codec: ModuleType, **kw: Any) -> Any:
+    return twin.Circuit(codec=codec, **kw)
+
+
+def numbered(i: int) -> Message:
+    """TestMessage (Low 1, zero-coded) carrying ``i``."""
+    return build(
+        "TestMessage",
+        TestBlock1={"Test1": i},
+        NeighborBlock=[{"Test0": i, "Test1": 0, "Test2": 0}] * 4,
+    )
+
+
+def chat(text: bytes) -> Message:
+    return build(
+        "ChatFromViewer",
+        AgentData={"AgentID": bytes(16), "SessionID": bytes(16)},
+        ChatData={"Message": text, "Type": 1, "Channel": 0},
+    )
+
+
+def head(flags: int, seq: int) -> bytes:
+    return bytes((flags,)) + seq.to_bytes(4, "big")
+
+
+def tail(ids: list[int]) -> bytes:
+    """Appended acks as LL writes them: big-endian ids in queue order, then the count."""
+    return b"".join(i.to_bytes(4, "big") for i in ids) + bytes((len(ids),))
+
+
+def packet_ack(seq: int, ids: list[int]) -> bytes:
+    body = b"\x00\xff\xff\xff\xfb" + bytes((len(ids),))
+    return head(0, seq) + body + b"".join(struct.pack("<I", i) for i in ids)
+
+
+def start_ping(seq: int, ping_id: int, oldest: int, flags: int = 0) -> bytes:
+    return head(flags, seq) + b"\x00\x01" + struct.pack("<BI", ping_id, oldest)
+
+
+def complete_ping(seq: int, ping_id: int) -> bytes:
+    return head(0, seq) + b"\x00\x02" + bytes((ping_id,))
+
+
+def body_of(codec: ModuleType, message: Message) -> bytes:
+    """The encoded message after its 5 header bytes (what the circuit sends)."""
+    from gamecodec.lludp import default_template
+
+    return bytes(codec.encode(message, default_template(), "flag"))[5:]
+
+
+def reliable_from_peer(codec: ModuleType, seq: int, i: int, flags: int = RELIABLE) -> bytes:
+    return head(flags | ZEROCODED, seq) + body_of(codec, numbered(i))
+
+
+# -- sending ---------------------------------------------------------------------------
+
+
+def test_sequence_numbers_start_at_1_and_every_packet_takes_one(
+    twin: ModuleType, codec: ModuleType
+) -> None:
+    c = make(twin, codec, **QUIET)
+    assert c.next_sequence == 1
+    assert c.send(numbered(1), reliable=True, now=0.0) == 1
+    assert c.send(numbered(2), now=0.0) == 2
+    out = c.datagrams_to_send(0.0)
+    assert [d[:5] for d in out] == [head(RELIABLE | ZEROCODED, 1), head(ZEROCODED, 2)]
+    assert out[0][5:] == body_of(codec, numbered(1))
+    assert c.datagrams_to_send(0.0) == []
+    assert c.unacked == 1
+    assert c.packets_out == 2
+
+
+def test_sequence_wraps_at_2_to_the_24(twin: ModuleType, codec: ModuleType) -> None:
+    c = make(twin, codec, first_sequence=0xFFFFFF, **QUIET)
+    assert c.send(chat(b"a"), now=0.0) == 0xFFFFFF
+    assert c.send(chat(b"b"), now=0.0) == 0
+    assert [d[1:5] for d in c.datagrams_to_send(0.0)] == [b"\x00\xff\xff\xff", bytes(4)]
+
+
+def test_message_flags_sequence_and_acks_are_the_circuits(
+    twin: ModuleType, codec: ModuleType
+) -> None:
+    c = make(twin, codec, **QUIET)
+    msg = chat(b"hi")._replace(flags=0xFF, sequence=77, acks=(1, 2, 3))
+    c.send(msg, now=0.0)
+    (dg,) = c.datagrams_to_send(0.0)
+    plain = chat(b"hi")._replace(flags=ZEROCODED)
+    assert dg == head(ZEROCODED, 1) + body_of(codec, plain)
+
+
+def test_encode_error_queues_nothing(twin: ModuleType, codec: ModuleType) -> None:
+    c = make(twin, codec, **QUIET)
+    bad = build("TestMessage", TestBlock1={"Test1": 0}, NeighborBlock=[])
+    with pytest.raises(EncodeError):
+        c.send(bad, reliable=True, now=0.0)
+    assert c.next_sequence == 1 and c.unacked == 0 and c.datagrams_to_send(0.0) == []
+
+
+def test_next_deadline_is_now_while_datagrams_wait(twin: ModuleType, codec: ModuleType) -> None:
+    c = make(twin, codec, **QUIET)
+    assert c.next_deadline() == 1000.0  # the first ping
+    c.send(chat(b"x"), now=3.5)
+    assert c.next_deadline() == 3.5
+    c.datagrams_to_send(3.5)
+    assert c.next_deadline() == 1000.0
+
+
+# -- acks owed ------------------------------------------------------------------------
+
+
+def test_acks_ride_on_the_next_packet_in_queue_order(twin: ModuleType, codec: ModuleType) -> None:
+    c = make(twin, codec, **QUIET)
+    for seq in (10, 11, 12):
+        assert len(c.receive_datagram(reliable_from_peer(codec, seq, seq), 0.0)) == 1
+    assert c.acks_pending == [10, 11, 12]
+    assert c.next_deadline() == pytest.approx(0.1)
+    c.send(chat(b"x"), now=0.05)
+    (dg,) = c.datagrams_to_send(0.05)
+    assert dg == head(ZEROCODED | ACK, 1) + body_of(codec, chat(b"x")) + tail([10, 11, 12])
+    assert c.acks_pending == []
+    assert c.next_deadline() == 1000.0
+    # the codec reads them back with acks[0] nearest the count byte
+    from gamecodec.lludp import default_template
+
+    assert codec.decode(dg, default_template(), False, 8192).acks == (12, 11, 10)
+
+
+def test_acks_never_ride_on_packet_ack(twin: ModuleType, codec: ModuleType) -> None:
+    c = make(twin, codec, **QUIET)
+    c.receive_datagram(reliable_from_peer(codec, 5, 5), 0.0)
+    c.send(build("PacketAck", Packets=[{"ID": 99}]), now=0.0)
+    (dg,) = c.datagrams_to_send(0.0)
+    assert dg == packet_ack(1, [99])
+    assert c.acks_pending == [5]
+
+
+def test_at_most_250_appended_acks(twin: ModuleType, codec: ModuleType) -> None:
+    c = make(twin, codec, **QUIET)
+    for seq in range(100, 400):
+        c.receive_datagram(reliable_from_peer(codec, seq, seq), 0.0)
+    c.send(chat(b""), now=0.0)
+    (dg,) = c.datagrams_to_send(0.0)
+    assert dg[-1] == 250
+    assert dg[-1 - 4 * 250 : -1] == tail(list(range(100, 350)))[:-1]
+    assert len(dg) <= 1200
+    assert c.acks_pending == list(range(350, 400))
+
+
+def test_appended_acks_stay_within_the_mtu(twin: ModuleType, codec: ModuleType) -> None:
+    c = make(twin, codec, **QUIET)
+    for seq in range(1, 40):
+        c.receive_datagram(reliable_from_peer(codec, seq, seq), 0.0)
+    text = bytes(range(1, 256)) * 4 + bytes(range(1, 20))  # a 1039-byte Variable 2 field
+    c.send(chat(text), now=0.0)
+    (dg,) = c.datagrams_to_send(0.0)
+    plain = head(ZEROCODED, 1) + body_of(codec, chat(text))
+    fit = (1200 - len(plain) - 1) // 4
+    assert 0 < fit < 39
+    assert dg == head(ZEROCODED | ACK, 1) + plain[5:] + tail(list(range(1, 1 + fit)))
+    assert len(dg) <= 1200
+    assert c.acks_pending == list(range(1 + fit, 40))
+    # no room at all: the packet goes out bare
+    c.send(chat(text + bytes(range(1, 160))), now=0.0)
+    (dg,) = c.datagrams_to_send(0.0)
+    assert dg[0] == ZEROCODED and c.acks_pending == list(range(1 + fit, 40))
+
+
+def test_unsent_acks_flush_as_packet_acks_after_the_collect_time(
+    twin: ModuleType, codec: ModuleType
+) -> None:
+    c = make(twin, codec, **QUIET)
+    ids = list(range(1000, 1600))
+    for i, seq in enumerate(ids):
+        c.receive_datagram(reliable_from_peer(codec, seq, i), 0.5)
+    assert c.next_deadline() == pytest.approx(0.6)
+    assert c.datagrams_to_send(0.59) == []
+    out = c.datagrams_to_send(0.6)
+    assert out == [
+        packet_ack(1, ids[:255]),
+        packet_ack(2, ids[255:510]),
+        packet_ack(3, ids[510:]),
+    ]
+    assert c.acks_pending == [] and c.unacked == 0
+
+
+def test_acks_retire_pending_packets(twin: ModuleType, codec: ModuleType) -> None:
+    c = make(twin, codec, **QUIET)
+    for i in range(6):
+        c.send(numbered(i), reliable=True, now=0.0)
+    c.datagrams_to_send(0.0)
+    assert c.unacked_sequences == [1, 2, 3, 4, 5, 6]
+    # appended acks on an unreliable packet from the peer (and an unknown id)
+    c.receive_datagram(head(ZEROCODED | ACK, 1) + body_of(codec, numbered(0)) + tail([2, 77]), 0)
+    assert c.unacked_sequences == [1, 3, 4, 5, 6]
+    c.receive_datagram(packet_ack(2, [1, 5, 5, 123456]), 0.1)
+    assert c.unacked_sequences == [3, 4, 6]
+
+
+# -- resends ---------------------------------------------------------------------------
+
+
+def test_resend_after_5_initial_pings_with_resent_flag_and_no_acks(
+    twin: ModuleType, codec: ModuleType
+) -> None:
+    c = make(twin, codec, **QUIET)
+    c.send(numbered(1), reliable=True, now=0.0)
+    (first,) = c.datagrams_to_send(0.0)
+    assert c.reliable_timeout(0.0) == 5.0  # 5 x the initial 1 s ping
+    assert c.next_deadline() == 5.0
+    c.receive_datagram(reliable_from_peer(codec, 40, 40), 4.95)  # an ack is owed
+    assert c.datagrams_to_send(4.99) == []
+    out = c.datagrams_to_send(5.0)
+    # at 5.0 the ack flush (due 5.05) is not yet due: only the resend, without acks
+    assert out == [bytes((first[0] | RESENT,)) + first[1:]]
+    assert c.resent == 1
+    assert c.next_deadline() == pytest.approx(5.05)
+
+
+@pytest.mark.parametrize("max_resends", [0, 1, 3])
+def test_given_up_after_max_resends(twin: ModuleType, codec: ModuleType, max_resends: int) -> None:
+    c = make(twin, codec, max_resends=max_resends, **QUIET)
+    c.send(numbered(1), reliable=True, now=0.0)
+    (first,) = c.datagrams_to_send(0.0)
+    for k in range(1, max_resends + 1):
+        assert c.datagrams_to_send(5.0 * k) == [bytes((first[0] | RESENT,)) + first[1:]]
+    assert c.events() == []
+    assert c.datagrams_to_send(5.0 * (max_resends + 1)) == []
+    assert c.events() == [MessageDropped(1, first, 5.0 * (max_resends + 1))]
+    assert c.unacked == 0 and c.dropped == 1
+    assert c.max_resends == max_resends
+
+
+def test_max_resends_none_never_gives_up(twin: ModuleType, codec: ModuleType) -> None:
+    c = make(twin, codec, max_resends=None, **QUIET)
+    c.send(numbered(1), reliable=True, now=0.0)
+    c.datagrams_to_send(0.0)
+    for k in range(1, 51):
+        assert len(c.datagrams_to_send(5.0 * k)) == 1
+    assert c.events() == [] and c.unacked == 1 and c.resent == 50
+    assert c.max_resends is None
+
+
+def test_an_ack_stops_the_resends(twin: ModuleType, codec: ModuleType) -> None:
+    c = make(twin, codec, **QUIET)
+    c.send(numbered(1), reliable=True, now=0.0)
+    c.datagrams_to_send(0.0)
+    c.datagrams_to_send(5.0)  # resent once
+    c.receive_datagram(packet_ack(9, [1]), 6.0)
+    assert c.unacked == 0
+    assert c.next_deadline() == 1000.0
+    assert c.datagrams_to_send(10.0) == [] and c.events() == []
+
+
+# -- duplicates --------------------------------------------------------------------------
+
+
+def test_duplicate_reliable_packets_are_acked_again_but_not_delivered(
+    twin: ModuleType, codec: ModuleType
+) -> None:
+    c = make(twin, codec, **QUIET)
+    dg = reliable_from_peer(codec, 7, 7)
+    assert [m.TestBlock1[0].Test1 for m in c.receive_datagram(dg, 0.0)] == [7]
+    assert c.receive_datagram(dg, 0.01) == []  # duplicated by the network
+    resent = reliable_from_peer(codec, 7, 7, flags=RELIABLE | RESENT)
+    assert c.receive_datagram(resent, 0.02) == []  # resent by the peer
+    assert c.acks_pending == [7, 7, 7]
+    assert c.duplicates == 2 and c.packets_in == 1
+
+
+def test_unreliable_duplicates_are_delivered_as_in_ll(twin: ModuleType, codec: ModuleType) -> None:
+    c = make(twin, codec, **QUIET)
+    dg = head(ZEROCODED, 3) + body_of(codec, numbered(3))
+    assert len(c.receive_datagram(dg, 0.0)) == 1
+    assert len(c.receive_datagram(dg, 0.0)) == 1
+    assert c.acks_pending == []
+
+
+def test_duplicate_memory_is_pruned_one_ping_late(twin: ModuleType, codec: ModuleType) -> None:
+    c = make(twin, codec, **QUIET)
+    for seq in range(1, 11):
+        c.receive_datagram(reliable_from_peer(codec, seq, seq), 0.0)
+    c.receive_datagram(start_ping(11, 1, 6), 1.0)  # remembered, not applied yet
+    assert c.receive_datagram(reliable_from_peer(codec, 3, 3), 1.1) == []
+    c.receive_datagram(start_ping(12, 2, 9), 6.0)  # now sequences before 6 are forgotten
+    assert len(c.receive_datagram(reliable_from_peer(codec, 3, 3), 6.1)) == 1
+    assert c.receive_datagram(reliable_from_peer(codec, 6, 6), 6.1) == []
+
+
+def test_duplicate_window_caps_the_memory(twin: ModuleType, codec: ModuleType) -> None:
+    c = make(twin, codec, duplicate_window=4, **QUIET)
+    for seq in range(1, 7):
+        c.receive_datagram(reliable_from_peer(codec, seq, seq), 0.0)
+    assert len(c.receive_datagram(reliable_from_peer(codec, 2, 2), 0.0)) == 1  # forgotten
+    assert c.receive_datagram(reliable_from_peer(codec, 6, 6), 0.0) == []
+
+
+# -- pings ---------------------------------------------------------------------------------
+
+
+def test_start_ping_check_is_answered_and_consumed(twin: ModuleType, codec: ModuleType) -> None:
+    c = make(twin, codec, **QUIET)
+    c.receive_datagram(reliable_from_peer(codec, 4, 4), 0.0)
+    assert c.receive_datagram(start_ping(5, 42, 1), 0.0) == []
+    (dg,) = c.datagrams_to_send(0.0)
+    assert dg == bytes((ACK,)) + (1).to_bytes(4, "big") + b"\x00\x02\x2a" + tail([4])
+    # a reliable StartPingCheck is acked too
+    c.receive_datagram(start_ping(6, 43, 1, flags=RELIABLE), 0.1)
+    assert c.datagrams_to_send(0.1) == [head(ACK, 2) + b"\x00\x02\x2b" + tail([6])]
+
+
+def test_deliver_control_also_returns_them(twin: ModuleType, codec: ModuleType) -> None:
+    c = make(twin, codec, deliver_control=True, **QUIET)
+    (got,) = c.receive_datagram(start_ping(5, 42, 1), 0.0)
+    assert got.name == "StartPingCheck" and got.PingID[0].PingID == 42
+    assert c.datagrams_to_send(0.0) == [complete_ping(1, 42)]
+    (got,) = c.receive_datagram(packet_ack(6, [1]), 0.0)
+    assert got.name == "PacketAck"
+
+
+def test_pings_every_interval_with_oldest_unacked(twin: ModuleType, codec: ModuleType) -> None:
+    c = make(twin, codec)
+    assert c.next_deadline() == 5.0
+    assert c.datagrams_to_send(5.0) == [start_ping(1, 1, 0)]  # nothing unacked: the last sent
+    c.send(numbered(0), reliable=True, now=6.0)
+    c.send(numbered(1), reliable=True, now=6.0)
+    c.datagrams_to_send(6.0)
+    c.receive_datagram(packet_ack(1, [2]), 6.5)
+    assert c.next_deadline() == 10.0
+    assert c.datagrams_to_send(10.0) == [start_ping(4, 2, 3)]
+    assert c.pings_in_transit == 2
+
+
+def test_complete_ping_check_measures_the_round_trip(twin: ModuleType, codec: ModuleType) -> None:
+    c = make(twin, codec)
+    c.datagrams_to_send(5.0)
+    assert c.receive_datagram(complete_ping(1, 1), 5.3) == []
+    assert c.rtt == pytest.approx(0.3)
+    assert c.ping == pytest.approx(0.8 * 1.0 + 0.2 * 0.3)  # a fall: alpha 0.2
+    assert c.pings_in_transit == 0
+    assert c.reliable_timeout(5.3) == pytest.approx(5 * 0.86)
+    c.datagrams_to_send(10.0)
+    c.receive_datagram(complete_ping(2, 2), 11.5)  # a rise is taken at once
+    assert c.ping == pytest.approx(1.5)
+    c.datagrams_to_send(15.0)
+    c.receive_datagram(complete_ping(3, 3), 15.01)
+    assert c.ping == pytest.approx(0.8 * 1.5 + 0.2 * 0.01)
+    for k in range(4, 30):  # many fast answers: clamped at 0.1 s, timeout floor 1 s
+        c.datagrams_to_send(5.0 * k)
+        c.receive_datagram(complete_ping(k, k & 0xFF), 5.0 * k + 0.001)
+    assert c.ping == pytest.approx(0.1)
+    assert c.reliable_timeout(150.0) == 1.0
+
+
+def test_late_answer_counts_a_ping_interval_per_ping_behind(
+    twin: ModuleType, codec: ModuleType
+) -> None:
+    c = make(twin, codec)
+    c.datagrams_to_send(5.0)
+    c.datagrams_to_send(10.0)  # PingID 2 sent, PingID 1 unanswered
+    assert c.pings_in_transit == 2
+    c.receive_datagram(complete_ping(1, 1), 10.2)
+    assert c.rtt == pytest.approx(5.0 + 0.2)
+    assert c.ping == 2.0  # clamped at AVERAGED_PING_MAX
+    assert c.pings_in_transit == 1
+
+
+def test_unanswered_pings_raise_the_timeout(twin: ModuleType, codec: ModuleType) -> None:
+    c = make(twin, codec)
+    c.datagrams_to_send(5.0)
+    c.receive_datagram(complete_ping(1, 1), 5.05)
+    assert c.reliable_timeout(5.05) == pytest.approx(5 * 0.81)
+    c.datagrams_to_send(10.0)
+    assert c.reliable_timeout(10.1) == pytest.approx(5 * 0.81)  # ping young: no change
+    assert c.reliable_timeout(11.0) == pytest.approx(5.0)  # 1 s unanswered
+    c.datagrams_to_send(15.0)
+    assert c.reliable_timeout(15.5) == pytest.approx(10.0)  # capped at 5 x 2 s
+
+
+# -- the lost peer ----------------------------------------------------------------------------
+
+
+def test_peer_lost_after_100_s_without_complete_ping_check(
+    twin: ModuleType, codec: ModuleType
+) -> None:
+    c = make(twin, codec)
+    c.send(numbered(0), reliable=True, now=0.0)
+    c.datagrams_to_send(0.0)
+    t = 0.0
+    while c.lost is None:
+        deadline = c.next_deadline()
+        assert deadline is not None and deadline > t
+        t = deadline
+        c.datagrams_to_send(t)
+    assert t == 100.0
+    assert c.events()[-1] == PeerLost("no CompletePingCheck for 100 s", 100.0)
+    assert c.lost == PeerLost("no CompletePingCheck for 100 s", 100.0)
+    assert c.next_deadline() is None
+    assert c.datagrams_to_send(200.0) == []
+    assert c.receive_datagram(complete_ping(1, 1), 200.0) == []
+    with pytest.raises(LocalProtocolError):
+        c.send(numbered(1), now=200.0)
+
+
+def test_answered_pings_keep_the_circuit_alive(twin: ModuleType, codec: ModuleType) -> None:
+    c = make(twin, codec, circuit_timeout=12.0)
+    seq = 1
+    for k in range(1, 40):
+        for dg in c.datagrams_to_send(5.0 * k):
+            if dg[6] == 1:  # our StartPingCheck: the peer answers it
+                c.receive_datagram(complete_ping(seq, dg[7]), 5.0 * k + 0.05)
+                seq += 1
+    assert c.lost is None
+    c.datagrams_to_send(5.0 * 39 + 0.05 + 12.0)
+    assert c.lost is not None and c.lost.at == pytest.approx(5.0 * 39 + 12.05)
+
+
+# -- garbage ------------------------------------------------------------------------------------
+
+
+def snapshot(c: Any) -> tuple[Any, ...]:
+    return (
+        c.next_sequence,
+        c.unacked_sequences,
+        c.acks_pending,
+        c.next_deadline(),
+        c.packets_in,
+        c.duplicates,
+        c.ping,
+        c.pings_in_transit,
+    )
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"\x40\x00\x00\x00\x05\x00",  # 6 bytes
+        b"\x50\x00\x00\x00\x05\x00\x01\x09",  # 9 acks claimed
+        head(RELIABLE, 9) + b"\x00\xff\xff\xff\xfb",  # PacketAck without its count
+        head(RELIABLE | ZEROCODED, 9) + bytes(40),  # zero-run bomb past 8192 bytes
+        head(RELIABLE, 9) + b"\x50\x01",  # 80 extra header bytes claimed
+        head(ACK, 9) + b"\x00\xff" + tail([1]),  # Medium number cut short, with acks
+        # cut-short control messages decode (zero-filled, LL's tolerance) but are refused
+        head(RELIABLE | ACK, 9) + b"\x00\xff\xff\xff\xfb\x03\x01" + tail([1]),
+        head(ACK, 9) + b"\x00\x01\x05" + tail([1]),  # StartPingCheck cut short
+        head(RELIABLE, 9) + b"\x00\x02",  # CompletePingCheck without its PingID
+    ],
+)
+def test_undecodable_datagrams_become_events_and_change_nothing(
+    twin: ModuleType, codec: ModuleType, data: bytes
+) -> None:
+    c = make(twin, codec, **QUIET)
+    c.send(numbered(0), reliable=True, now=0.0)
+    c.datagrams_to_send(0.0)
+    before = snapshot(c)
+    assert c.receive_datagram(data, 0.5) == []
+    assert snapshot(c) == before
+    (event,) = c.events()
+    assert isinstance(event, BadDatagram) and event.data == data and event.at == 0.5
+    assert isinstance(event.error, ValueError)
+
+
+def test_unknown_message_numbers_are_delivered(twin: ModuleType, codec: ModuleType) -> None:
+    c = make(twin, codec, **QUIET)
+    (got,) = c.receive_datagram(head(RELIABLE, 3) + b"\x00\xff\xff\xfe\xee\x01\x02", 0.0)
+    assert not got.known and got.body == b"\x01\x02"
+    assert c.acks_pending == [3]
+
+
+def test_buffers_other_than_bytes_are_accepted(twin: ModuleType, codec: ModuleType) -> None:
+    c = make(twin, codec, **QUIET)
+    dg = reliable_from_peer(codec, 3, 3)
+    assert len(c.receive_datagram(bytearray(dg), 0.0)) == 1
+    assert c.receive_datagram(memoryview(dg), 0.0) == []
+
+
+def _valid_packets(codec: ModuleType) -> list[bytes]:
+    return [
+        reliable_from_peer(codec, 5, 5),
+        head(ZEROCODED | ACK, 6) + body_of(codec, numbered(6)) + tail([1, 2]),
+        packet_ack(7, [1, 2, 3]),
+        start_ping(8, 3, 1),
+        complete_ping(9, 1),
+        head(0, 10) + body_of(codec, chat(b"hello")),
+    ]
+
+
+@settings(
+    max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    data=st.one_of(
+        st.binary(max_size=80),
+        st.tuples(st.integers(0, 5), st.lists(st.tuples(st.integers(0, 200), st.integers(0, 255)))),
+        st.tuples(st.integers(0, 5), st.integers(0, 60)),
+    )
+)
+def test_garbage_never_raises_and_never_corrupts(
+    twin: ModuleType, codec: ModuleType, data: Any
+) -> None:
+    valid = _valid_packets(codec)
+    if isinstance(data, tuple) and isinstance(data[1], list):
+        raw = bytearray(valid[data[0]])
+        for pos, value in data[1]:
+            if pos < len(raw):
+                raw[pos] = value
+        data = bytes(raw)
+    elif isinstance(data, tuple):
+        data = valid[data[0]][: data[1]]
+    c = make(twin, codec, **QUIET)
+    for i in range(3):
+        c.send(numbered(i), reliable=True, now=0.0)
+    c.datagrams_to_send(0.0)
+    got = c.receive_datagram(data, 0.1)
+    events = c.events()
+    assert all(isinstance(e, BadDatagram) for e in events)
+    assert len(events) + len(got) <= 1
+    assert set(c.unacked_sequences) <= {1, 2, 3}
+    c.datagrams_to_send(0.2)
+    # the circuit still works: a fresh reliable message is delivered and acked
+    (after,) = c.receive_datagram(reliable_from_peer(codec, 500, 500), 0.3)
+    assert after.TestBlock1[0].Test1 == 500
+    c.send(chat(b"ok"), now=0.3)
+    (dg,) = c.datagrams_to_send(0.3)
+    assert dg[0] & ACK and dg[-5:] == tail([500])[-5:]
+
+
+# -- the twins agree ---------------------------------------------------------------------------
+
+OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("send"), st.integers(0, 3), st.booleans()),
+        st.tuples(st.just("recv"), st.integers(0, 5), st.integers(1, 40)),
+        st.tuples(st.just("garbage"), st.binary(max_size=30), st.just(0)),
+        st.tuples(st.just("tick"), st.floats(0.0, 12.0), st.just(0)),
+    ),
+    max_size=40,
+)
+
+
+def _run_ops(twin: ModuleType, codec: ModuleType, ops: list[Any]) -> list[Any]:
+    c = make(twin, codec)
+    now = 0.0
+    trace: list[Any] = []
+    for op, a, b in ops:
+        if op == "send":
+            trace.append(c.send(numbered(a), reliable=b, now=now))
+        elif op == "recv":
+            dg = _valid_packets(codec)[a]
+            dg = dg[:1] + (dg[1:5] if a != 0 else b.to_bytes(4, "big")) + dg[5:]
+            trace.append([(m.name, m.sequence, m.acks) for m in c.receive_datagram(dg, now)])
+        elif op == "garbage":
+            trace.append(c.receive_datagram(a, now))
+        else:
+            now += a
+        trace.append(c.datagrams_to_send(now))
+        trace.append(
+            [e if not isinstance(e, BadDatagram) else (str(e.error), e.data) for e in c.events()]
+        )
+        trace.append(snapshot(c))
+    return trace
+
+
+@settings(max_examples=150, deadline=None)
+@given(ops=OPS)
+def test_py_and_c_twins_agree(
+    pair_of_twins: tuple[ModuleType, ModuleType, ModuleType, ModuleType], ops: list[Any]
+) -> None:
+    py_twin, py_codec, c_twin, c_codec = pair_of_twins
+    assert _run_ops(py_twin, py_codec, ops) == _run_ops(c_twin, c_codec, ops)
+
+
+def test_facade_exports_the_active_twin() -> None:
+    from gamecodec import _accel
+    from gamecodec.lludp import circuit
+
+    assert (
+        circuit.Circuit.__module__ == f"gamecodec.lludp._circuit_{_accel.active()['lludp.circuit']}"
+    )
+    assert circuit.MAX_APPENDED_ACKS == 250 and circuit.MTU == 1200
+    assert circuit.PING_INTERVAL == 5.0 and circuit.CIRCUIT_TIMEOUT == 100.0
+    assert circuit.MAX_RESENDS == 3 and circuit.MAX_OUT_PACKET_ID == 1 << 24
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"zero_coding": "never"},
+        {"ping_interval": 0},
+        {"max_resends": -1},
+        {"max_appended_acks": 251},
+        {"duplicate_window": 0},
+    ],
+)
+def test_bad_parameters_are_refused(twin: ModuleType, codec: ModuleType, kw: Any) -> None:
+    with pytest.raises(ValueError):
+        make(twin, codec, **kw)
+
+
+def test_a_shrinking_timeout_resends_the_later_packet_first(
+    twin: ModuleType, codec: ModuleType
+) -> None:
+    c = make(twin, codec, ping_interval=2.0, circuit_timeout=1000.0)
+    c.datagrams_to_send(2.0)  # PingID 1, never answered
+    c.datagrams_to_send(4.0)  # PingID 2
+    assert c.reliable_timeout(4.5) == pytest.approx(10.0)  # 2 pings out: raised to the cap
+    a = c.send(numbered(1), reliable=True, now=4.5)
+    c.receive_datagram(complete_ping(1, 2), 4.6)
+    assert c.reliable_timeout(4.7) == pytest.approx(5 * (0.8 * 1.0 + 0.2 * 0.6))
+    b = c.send(numbered(2), reliable=True, now=4.7)
+    c.datagrams_to_send(4.7)
+
+    def resent_at(t: float) -> list[int]:
+        return [int.from_bytes(d[1:5], "big") for d in c.datagrams_to_send(t) if d[0] & RESENT]
+
+    assert resent_at(9.29) == []
+    assert resent_at(9.3) == [b]  # B's shorter timeout runs out before A's
+    assert a not in resent_at(14.49)  # (B, again, by now)
+    assert resent_at(14.5) == [a]
