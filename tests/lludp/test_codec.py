@@ -8,8 +8,10 @@ U32), ObjectRotation (Low 93: Single AgentData, Variable ObjectData), and the
 
 from __future__ import annotations
 
+import gc
 import math
 import struct
+import sys
 import uuid
 from types import ModuleType
 from typing import Any
@@ -898,3 +900,139 @@ def test_quiet_nan_f32_re_encodes(codec: ModuleType, template: Template) -> None
     for raw in (b"\x00\x00\xc0\x7f", b"\x01\x00\xc0\xff", b"\x00\x00\x80\x7f"):
         wire = header() + b"\xff\xff" + spec.number.to_bytes(2, "big") + raw
         assert codec.encode(decode(codec, template, wire, strict=True), template, "flag") == wire
+
+
+# --- result objects: recycled tuples and shared values (the compiled twin's speed-ups) ---------
+
+
+def packet_ack(ids: range) -> bytes:
+    return (
+        header()
+        + b"\xff\xff\xff\xfb"
+        + bytes((len(ids),))
+        + b"".join(i.to_bytes(4, "little") for i in ids)
+    )
+
+
+def test_recycled_blocks_are_ordinary(codec: ModuleType) -> None:
+    """Blocks and messages made again and again keep their type, values, GC tracking, refs."""
+    data = packet_ack(range(100, 300))
+    tpl = lludp.default_template()
+    cls = type(decode(codec, tpl, data).Packets[0])
+    refs = sys.getrefcount(cls)
+    for _ in range(50):
+        msg = decode(codec, tpl, data)
+        assert [b.ID for b in msg.Packets] == list(range(100, 300))
+        assert type(msg) is Message and type(msg.Packets[7]) is cls
+        assert gc.is_tracked(msg) and gc.is_tracked(msg.Packets[7])
+        ping = decode(codec, tpl, PING)  # other sizes, reusing what PacketAck left
+        assert ping.PingID[0] == (9, 5) and ping.PingID[0].OldestUnacked == 5
+        assert repr(ping.PingID[0]) == "PingID(PingID=9, OldestUnacked=5)"
+        del msg, ping
+    gc.collect()
+    assert sys.getrefcount(cls) == refs
+
+
+def test_subclass_of_a_block_class(codec: ModuleType) -> None:
+    """A Python subclass (with a __dict__ and a __del__) of a class the codec has made."""
+    tpl = lludp.default_template()
+    cls = type(decode(codec, tpl, packet_ack(range(3))).Packets[0])
+
+    died: list[int] = []
+
+    class Sub(cls):  # type: ignore[valid-type,misc]
+        def __del__(self) -> None:
+            died.append(self.note)
+
+    refs = sys.getrefcount(Sub)
+    for k in range(300):
+        sub = Sub((k,))
+        sub.note = k
+        assert (sub.ID, sub["ID"], sub.note) == (k, k, k)
+        del sub
+    gc.collect()
+    assert died == list(range(300))
+    assert sys.getrefcount(Sub) == refs
+    assert [b.ID for b in decode(codec, tpl, packet_ack(range(5))).Packets] == list(range(5))
+
+
+def test_deeply_nested_blocks_are_freed(codec: ModuleType) -> None:
+    """A chain of 200k blocks, each inside the next, deallocates without exhausting the stack."""
+    tpl = lludp.default_template()
+    cls = type(decode(codec, tpl, packet_ack(range(3))).Packets[0])
+    chain: Any = 0
+    for _ in range(200_000):
+        chain = cls((chain,))
+    del chain
+    assert decode(codec, tpl, packet_ack(range(2))).Packets[1].ID == 1
+
+
+def test_finalizer_added_to_a_block_class(codec: ModuleType) -> None:
+    """A __del__ set on a block class later still runs for every instance."""
+    tpl = parse_fresh()
+    msg = decode(codec, tpl, packet_ack(range(4)))
+    cls = type(msg.Packets[0])
+    seen: list[int] = []
+    cls.__del__ = lambda self: seen.append(self.ID)  # type: ignore[attr-defined]
+    del msg
+    assert sorted(seen) == [0, 1, 2, 3]
+    seen.clear()
+    del cls.__del__  # type: ignore[attr-defined]
+    msg = decode(codec, tpl, packet_ack(range(4)))
+    del msg
+    assert seen == []
+
+
+def parse_fresh() -> Template:
+    """A template of its own (fresh Block classes), holding PacketAck."""
+    return lludp.parse_template(
+        "version 2.0\n{ PacketAck Fixed 0xFFFFFFFB NotTrusted Unencoded\n"
+        "  { Packets Variable { ID U32 } } }\n"
+    )
+
+
+def test_many_distinct_uuids(codec: ModuleType) -> None:
+    """More UUIDs than the compiled twin caches, with repeats: every value right, every time."""
+    ids = [uuid.UUID(int=((k * 0x9E3779B97F4A7C15) % (1 << 64)) << 64 | k) for k in range(3000)]
+    ids += [*ids[:500], uuid.UUID(int=0), uuid.UUID(int=(1 << 128) - 1)]
+    tpl = lludp.default_template()
+    for k in range(0, len(ids), 2):
+        pair = ids[k : k + 2] if k + 1 < len(ids) else [ids[k], ids[0]]
+        msg = build("AgentPause", AgentData={"AgentID": pair[0], "SessionID": pair[1],
+                                             "SerialNum": k})  # fmt: skip
+        got = decode(codec, tpl, codec.encode(msg, tpl))
+        assert got.AgentData[0].AgentID == pair[0] and got.AgentData[0].SessionID == pair[1]
+        assert type(got.AgentData[0].AgentID) is uuid.UUID
+        assert got.AgentData[0].AgentID.bytes == pair[0].bytes
+
+
+def test_uuid_cache_switch(codec: ModuleType) -> None:
+    """Decoding gives equal results with the compiled twin's UUID cache on or off."""
+    switch = getattr(codec, "_set_uuid_cache", None)
+    tpl = lludp.default_template()
+    msg = build("AgentPause", AgentData={"AgentID": AGENT, "SessionID": SESSION, "SerialNum": 1})
+    data = codec.encode(msg, tpl)
+    if switch is None:
+        assert decode(codec, tpl, data) == msg
+        return
+    try:
+        assert switch(False) is True
+        assert decode(codec, tpl, data) == msg
+    finally:
+        switch(True)
+    assert decode(codec, tpl, data) == decode(codec, tpl, data) == msg
+
+
+def test_shared_float_values(codec: ModuleType) -> None:
+    """+0.0, -0.0 and 1.0 keep their bits (the compiled twin shares +0.0 and 1.0 objects)."""
+    tpl = lludp.default_template()
+    values = [(0.0, -0.0, 1.0), (-1.0, 1.0, 0.0), (0.0, 0.0, 0.0), (-0.0, -0.0, -0.0)]
+    msg = build(
+        "ObjectPosition",
+        AgentData={"AgentID": AGENT, "SessionID": SESSION},
+        ObjectData=[{"ObjectLocalID": k, "Position": v} for k, v in enumerate(values)],
+    )
+    got = decode(codec, tpl, codec.encode(msg, tpl))
+    for block, want in zip(got.ObjectData, values, strict=True):
+        assert [math.copysign(1, x) for x in block.Position] == [math.copysign(1, x) for x in want]
+        assert block.Position == want and type(block.Position) is tuple

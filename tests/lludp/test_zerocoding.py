@@ -354,3 +354,109 @@ def test_huge_max_size(codec: ModuleType, template: Template, huge: int) -> None
     assert codec.zero_decode(b"\x01\x00\x03", huge) == b"\x01\x00\x00\x00"
     ping = header(0x80) + b"\x01\x07\x00\x04"
     assert codec.decode(ping, template, True, huge).PingID[0] == (7, 0)
+
+
+# --- long inputs: the compiled twin's block-at-a-time expander ----------------------------------
+
+
+def reference_expand(data: bytes, max_size: int) -> bytes | int:
+    """LL's expansion, one byte at a time (spec §1.2): the bytes, or the offset past the cap."""
+    out = bytearray()
+    i = 0
+    while i < len(data):
+        if data[i]:
+            if len(out) >= max_size:
+                return i
+            out.append(data[i])
+            i += 1
+            continue
+        j = i + 1
+        while j < len(data) and data[j] == 0:
+            j += 1
+        count = 256 * (j - i - 1) + (data[j] if j < len(data) else 1)
+        if count > max_size - len(out):
+            return i
+        out += bytes(count)
+        i = j + 1
+    return bytes(out)
+
+
+token = st.one_of(
+    st.binary(min_size=1, max_size=40).map(lambda b: b.replace(b"\x00", b"\x07")),  # literals
+    st.integers(1, 16).map(lambda c: bytes((0, c))),  # the common short runs
+    st.one_of(st.sampled_from([16, 17, 31, 32, 33, 34]), st.integers(17, 255)).map(
+        lambda c: bytes((0, c))
+    ),  # longer runs, and those around the expander's 16- and 32-byte stores
+    st.integers(0, 255).map(lambda c: bytes((0, 0, c))),  # the wrap form (and 00 00 00)
+)
+long_coded = st.builds(
+    lambda head, tail, lone: b"".join(head) + b"".join(tail) + (b"\x00" if lone else b""),
+    st.lists(token, min_size=1, max_size=60),
+    st.lists(token, max_size=4),
+    st.booleans(),
+)
+
+
+@SETTINGS
+@given(data=long_coded, slack=st.integers(-300, 300))
+def test_long_inputs_match_the_byte_loop(codec: ModuleType, data: bytes, slack: int) -> None:
+    """Inputs of 80+ bytes with every token kind, caps on both sides of the output size."""
+    full = reference_expand(data, 1 << 30)
+    assert isinstance(full, bytes)
+    assert codec.zero_decode(data, 1 << 30) == full
+    for cap in {len(full) + slack, len(full), len(full) - 1, 8192, 8193}:
+        if cap < 0:
+            continue
+        expected = reference_expand(data, cap)
+        if isinstance(expected, bytes):
+            assert codec.zero_decode(data, cap) == expected
+        else:
+            with pytest.raises(DecodeError) as info:
+                codec.zero_decode(data, cap)
+            assert info.value.offset == expected
+
+
+@pytest.mark.parametrize("pair", [bytes((0, c)) for c in (1, 16, 17, 32, 33, 255)])
+@pytest.mark.parametrize("literals", [0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 300])
+def test_long_regular_inputs(codec: ModuleType, pair: bytes, literals: int) -> None:
+    """Literal runs and zero runs around the 16/32-byte stores and 64-byte blocks, big caps."""
+    data = (bytes(range(1, 256)) * 2)[:literals] + pair
+    expected = (bytes(range(1, 256)) * 2)[:literals] + bytes(pair[1])
+    data, expected = data * 300, expected * 300
+    assert codec.zero_decode(data, 1 << 24) == expected
+    assert codec.zero_decode(data, len(expected)) == expected
+    with pytest.raises(DecodeError) as info:
+        codec.zero_decode(data, len(expected) - 1)
+    assert info.value.offset == reference_expand(data, len(expected) - 1)
+
+
+def test_growing_result(codec: ModuleType) -> None:
+    """Outputs far bigger than the input (the compiled twin grows its result as it goes)."""
+    data = b"\x09" * 100 + b"\x00\xff" * 2000 + b"\x09" * 100
+    expected = b"\x09" * 100 + bytes(255 * 2000) + b"\x09" * 100
+    for cap in (len(expected), 1 << 24):
+        assert codec.zero_decode(data, cap) == expected
+    with pytest.raises(DecodeError) as info:
+        codec.zero_decode(data, len(expected) - 1)
+    assert info.value.offset == len(data) - 1  # the last literal, which does not fit
+
+
+def test_long_packet_body(codec: ModuleType, template: Template) -> None:
+    """A zero-coded packet whose body takes the long-input path, with a wrap in the middle."""
+    data = bytes(range(1, 200)) * 2
+    msg = build(
+        "ImprovedInstantMessage",
+        flags=0x80,
+        AgentData={"AgentID": AGENT, "SessionID": SESSION},
+        MessageBlock={
+            "FromGroup": False, "ToAgentID": AGENT, "ParentEstateID": 0,
+            "RegionID": uuid.UUID(int=0), "Position": (0.0, 0.0, 0.0), "Offline": 0, "Dialog": 0,
+            "ID": SESSION, "Timestamp": 0, "FromAgentName": b"x\x00",
+            "Message": data + bytes(300) + data, "BinaryBucket": b"",
+        },
+        EstateBlock={"EstateID": 7},
+        MetaData=[{"Data": bytes(5) + data}],
+    )  # fmt: skip
+    packet = codec.encode(msg, template)
+    assert b"\x00\xff\x00\x2d" in packet  # the 300 zeros: runs cut at 255
+    assert codec.decode(packet, template, False, 8192) == msg

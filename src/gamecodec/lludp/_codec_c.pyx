@@ -17,7 +17,7 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
-from libc.math cimport isfinite, isinf, sqrt
+from libc.math cimport isfinite, isinf, signbit, sqrt
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
@@ -33,16 +33,21 @@ cdef extern from "_lludp.h":
     Py_ssize_t lludp_expand(const uint8_t *src, Py_ssize_t n, uint8_t *dst, Py_ssize_t cap,
                             Py_ssize_t *err) nogil
     Py_ssize_t lludp_compress(const uint8_t *src, Py_ssize_t n, uint8_t *dst, Py_ssize_t cap) nogil
-    Py_ssize_t lludp_expanded_size(const uint8_t *src, Py_ssize_t n, Py_ssize_t cap,
-                                   Py_ssize_t *err) nogil
     Py_ssize_t lludp_compressed_size(const uint8_t *src, Py_ssize_t n) nogil
+    object lludp_expand_bytes(const uint8_t *src, Py_ssize_t n, Py_ssize_t cap, Py_ssize_t *err)
     object lludp_uint128(const uint8_t *p)
+    int lludp_as_u64(object v, unsigned long long *out)
+    int lludp_as_i64(object v, long long *out)
+    bint lludp_small_uint(PyObject *v, unsigned long long *out)
     int lludp_uint128_bytes(object v, uint8_t *out) except -1
     PyObject **lludp_slot(PyObject *obj, PyObject *descr)
     object lludp_alloc(object cls)
-
-cdef extern from "_tuples.h":
-    object gamecodec_alloc_subtuple(object cls, Py_ssize_t n)
+    void lludp_fast_init(object plain_heap_class)
+    object lludp_new_tuple(object cls, Py_ssize_t n)
+    Py_ssize_t lludp_fl_total()
+    PyObject *lludp_uuid_get(const uint8_t *p)
+    void lludp_uuid_put(const uint8_t *p, object obj)
+    int lludp_uuid_cache(int on)
 
 cdef extern from "Python.h":
     const Py_ssize_t PY_SSIZE_T_MAX
@@ -90,10 +95,21 @@ cdef object _SAFE_UNKNOWN = _uuid_mod.SafeUUID.unknown
 cdef bint _fast_tuples = True
 cdef bint _fast_uuid = True
 cdef tuple _EMPTY = ()
+# module globals cost a dict lookup per use on Python 3.12+: keep C references
+cdef object _Message = Message
+cdef object _Header = Header
+cdef object _ZERO = 0.0
+cdef object _ONE = 1.0
+cdef tuple _ZERO3 = (0.0, 0.0, 0.0)
 cdef bytes _NOBYTES = b""
 
 
 # ------------------------------------------------------------------ objects
+
+
+cdef inline object _u32(uint32_t v):
+    # PyLong_FromLongLong has CPython's one-digit fast path; FromUnsignedLong has not
+    return PyLong_FromLongLong(<long long>v)
 
 
 cdef inline object _item(object t, Py_ssize_t i):
@@ -106,6 +122,15 @@ cdef inline void _set(object t, Py_ssize_t i, object value) noexcept:
 
 
 cdef object _make_uuid(const uint8_t *q):
+    cdef PyObject *hit = lludp_uuid_get(q)
+    if hit != NULL:
+        return <object>hit
+    obj = _new_uuid(q)
+    lludp_uuid_put(q, obj)
+    return obj
+
+
+cdef object _new_uuid(const uint8_t *q):
     cdef object value = lludp_uint128(q)
     cdef object obj
     cdef PyObject **slot
@@ -146,11 +171,32 @@ cdef inline double _f64(const uint8_t *q) noexcept:
     return d
 
 
-cdef object _floats(const uint8_t *q, int count, bint wide):
-    cdef object t = PyTuple_New(count)
+cdef inline object _float(double d):
+    """A float object; +0.0 and 1.0, the commonest values on the wire, are shared."""
+    if d == 0.0:
+        if not signbit(d):
+            return _ZERO
+    elif d == 1.0:
+        return _ONE
+    return PyFloat_FromDouble(d)
+
+
+cdef bint _all_zero(const uint8_t *q, int n) noexcept:
     cdef int k
+    for k in range(n):
+        if q[k]:
+            return False
+    return True
+
+
+cdef object _floats(const uint8_t *q, int count, bint wide):
+    cdef object t
+    cdef int k
+    if count == 3 and _all_zero(q, 24 if wide else 12):
+        return _ZERO3  # (0.0, 0.0, 0.0): immutable, so one object serves
+    t = PyTuple_New(count)
     for k in range(count):
-        _set(t, k, PyFloat_FromDouble(_f64(q + 8 * k) if wide else _f32(q + 4 * k)))
+        _set(t, k, _float(_f64(q + 8 * k) if wide else _f32(q + 4 * k)))
     return t
 
 
@@ -162,11 +208,11 @@ cdef object _value(int t, const uint8_t *q, Py_ssize_t size):
         return _make_uuid(q)
     if t == 3:
         u32 = q[0] | (<uint32_t>q[1] << 8) | (<uint32_t>q[2] << 16) | (<uint32_t>q[3] << 24)
-        return PyLong_FromUnsignedLong(u32)
+        return _u32(u32)
     if t == 1:
         return PyLong_FromLong(q[0])
     if t == 9:
-        return PyFloat_FromDouble(_f32(q))
+        return _float(_f32(q))
     if t == 11:
         return _floats(q, 3, False)
     if t == 14:
@@ -176,10 +222,10 @@ cdef object _value(int t, const uint8_t *q, Py_ssize_t size):
         s = 1.0 - (x * x + y * y + z * z)
         w = sqrt(s) if s > 0 else 0.0
         tup = PyTuple_New(4)
-        _set(tup, 0, PyFloat_FromDouble(x))
-        _set(tup, 1, PyFloat_FromDouble(y))
-        _set(tup, 2, PyFloat_FromDouble(z))
-        _set(tup, 3, PyFloat_FromDouble(w))
+        _set(tup, 0, _float(x))
+        _set(tup, 1, _float(y))
+        _set(tup, 2, _float(z))
+        _set(tup, 3, _float(w))
         return tup
     if t == 16:
         if q[0] == 0:
@@ -201,7 +247,7 @@ cdef object _value(int t, const uint8_t *q, Py_ssize_t size):
     if t == 8:
         return PyLong_FromLongLong(<int64_t>_u64(q))
     if t == 10:
-        return PyFloat_FromDouble(_f64(q))
+        return _float(_f64(q))
     if t == 12:
         return _floats(q, 3, True)
     if t == 13:
@@ -216,7 +262,7 @@ cdef object _value(int t, const uint8_t *q, Py_ssize_t size):
 cdef inline object _new_block(object cls, Py_ssize_t n):
     """An empty Block of n slots (or a plain tuple to convert, without fast tuples)."""
     if _fast_tuples:
-        return gamecodec_alloc_subtuple(cls, n)
+        return lludp_new_tuple(cls, n)
     return PyTuple_New(n)
 
 
@@ -224,7 +270,7 @@ cdef object _named(object cls, tuple items):
     cdef Py_ssize_t i, n = PyTuple_GET_SIZE(items)
     if not _fast_tuples:
         return tuple.__new__(cls, items)
-    obj = gamecodec_alloc_subtuple(cls, n)
+    obj = lludp_new_tuple(cls, n)
     for i in range(n):
         _set(obj, i, <object>PyTuple_GET_ITEM(items, i))
     return obj
@@ -234,6 +280,9 @@ cdef object _named(object cls, tuple items):
 
 
 cdef Py_ssize_t _cap(object max_size) except -1:
+    cdef unsigned long long v
+    if PyLong_CheckExact(max_size) and lludp_as_u64(max_size, &v) == 0:
+        return v if v <= <unsigned long long>PY_SSIZE_T_MAX else PY_SSIZE_T_MAX
     if type(max_size) is not int or max_size < 0:
         raise M.bad_max_size(max_size)
     return max_size if max_size <= PY_SSIZE_T_MAX else PY_SSIZE_T_MAX
@@ -247,18 +296,16 @@ def zero_decode(data, max_size=8192):
     cdef Py_ssize_t err = 0, got
     cdef uint8_t stack[STACK + LLUDP_SLACK]
     cdef const uint8_t *p = <const uint8_t *>PyBytes_AS_STRING(src)
-    # Results are allocated at their exact size: growing or shrinking big
-    # buffers makes the C allocator map and unmap pages on every call.
+    # Small results are expanded on the stack and copied out; bigger ones into
+    # a bytes object that grows as needed and is cut to size.
     if cap <= STACK:
         got = lludp_expand(p, n, stack, cap, &err)
         if got < 0:
             raise M.zero_run_too_long(err, cap)
         return PyBytes_FromStringAndSize(<const char *>stack, got)
-    got = lludp_expanded_size(p, n, cap, &err)
-    if got < 0:
+    result = lludp_expand_bytes(p, n, cap, &err)
+    if result is None:
         raise M.zero_run_too_long(err, cap)
-    result = PyBytes_FromStringAndSize(NULL, got)
-    lludp_expand(p, n, <uint8_t *>PyBytes_AS_STRING(result), got, &err)
     return result
 
 
@@ -294,7 +341,7 @@ cdef tuple _acks(const uint8_t *p, Py_ssize_t n, Py_ssize_t *body_end):
         return _EMPTY
     acks = PyTuple_New(count)
     for k in range(count):
-        _set(acks, k, PyLong_FromUnsignedLong(_be32(p + n - 5 - 4 * k)))
+        _set(acks, k, _u32(_be32(p + n - 5 - 4 * k)))
     return acks
 
 
@@ -315,12 +362,23 @@ cdef uint32_t _number(const uint8_t *r, Py_ssize_t size, Py_ssize_t *pos) except
     return 0xFFFF0000 | (<uint32_t>r[2] << 8) | r[3]
 
 
+cdef object _last_template = None
+cdef object _last_plans = None
+
+
 cdef object _plan(object template, uint32_t code):
-    cdef object key = PyLong_FromUnsignedLong(code)
-    cdef object plans = template._plans
-    cdef PyObject *found = PyDict_GetItem(plans, key)
-    if found != NULL:
-        return <object>found
+    global _last_template, _last_plans
+    cdef object key = _u32(code)
+    cdef PyObject *found
+    if template is not _last_template:
+        # one attribute lookup per template, not per packet; a Template's
+        # _plans dict is made once, with it, and only grows
+        _last_plans = template._plans
+        _last_template = template
+    if PyDict_CheckExact(_last_plans):
+        found = PyDict_GetItem(_last_plans, key)
+        if found != NULL:
+            return <object>found
     return template.plan(code)
 
 
@@ -357,7 +415,7 @@ def peek(data, template):
         name = (<tuple>plan)[1]
         frequency = (<tuple>plan)[2]
         number = (<tuple>plan)[3]
-    return _named(Header, (flags, PyLong_FromUnsignedLong(_be32(p + 1)), p[5], frequency,
+    return _named(_Header, (flags, _u32(_be32(p + 1)), p[5], frequency,
                            number, name, acks, body_end))
 
 
@@ -365,7 +423,9 @@ def peek(data, template):
 
 
 cdef object _walk(const uint8_t *r, Py_ssize_t end, Py_ssize_t *ppos, tuple plan, bint strict,
-                  list absent, bint *truncated):
+                  Py_ssize_t *first_absent, bint *truncated):
+    # Once a count byte is missing the data has ended, so every later Variable
+    # block is missing too: *first_absent (the index of the first) says it all.
     cdef dict out = {}
     cdef tuple blocks = <tuple>plan[4]
     cdef tuple block
@@ -390,7 +450,8 @@ cdef object _walk(const uint8_t *r, Py_ssize_t end, Py_ssize_t *ppos, tuple plan
             if pos >= end:
                 if strict:
                     raise M.missing_count(6 + pos, name, bname)
-                absent.append(bname)
+                if first_absent[0] < 0:
+                    first_absent[0] = b
                 PyDict_SetItem(out, bname, [])
                 continue
             count = r[pos]
@@ -458,12 +519,17 @@ cdef object _walk(const uint8_t *r, Py_ssize_t end, Py_ssize_t *ppos, tuple plan
     return out
 
 
+cdef tuple _absent_names(tuple plan, Py_ssize_t first):
+    """The Variable blocks from index ``first`` on (their count bytes lay past the end)."""
+    return tuple([b[0] for b in (<tuple>plan[4])[first:] if b[1] == KIND_VARIABLE])
+
+
 cdef object _decode_region(const uint8_t *r, Py_ssize_t rn, uint8_t flags, uint32_t seq,
                            Py_ssize_t extra_len, tuple acks, object template, bint strict):
     cdef Py_ssize_t pos = 0
     cdef uint32_t code = _number(r, rn, &pos)
     cdef bint truncated = False
-    cdef list absent
+    cdef Py_ssize_t first_absent = -1
     if pos + extra_len > rn:
         raise M.short_extra(6 + rn, extra_len)
     extra = _NOBYTES if extra_len == 0 else PyBytes_FromStringAndSize(<const char *>r + pos, extra_len)
@@ -471,35 +537,35 @@ cdef object _decode_region(const uint8_t *r, Py_ssize_t rn, uint8_t flags, uint3
     plan = _plan(template, code)
     if plan is False:
         frequency, number = split_code(code)
-        return _named(Message, (
-            _py._unknown_name(code), {}, flags, PyLong_FromUnsignedLong(seq), acks, extra,
+        return _named(_Message, (
+            _py._unknown_name(code), {}, flags, _u32(seq), acks, extra,
             frequency, number, _NOBYTES, _EMPTY, False,
             PyBytes_FromStringAndSize(<const char *>r + pos, rn - pos),
         ))
-    absent = []
-    blocks = _walk(r, rn, &pos, <tuple>plan, strict, absent, &truncated)
+    blocks = _walk(r, rn, &pos, <tuple>plan, strict, &first_absent, &truncated)
+    absent = _EMPTY if first_absent < 0 else _absent_names(<tuple>plan, first_absent)
     excess = _NOBYTES
     if pos < rn:
         if strict:
             raise M.excess_bytes(6 + pos, (<tuple>plan)[1], rn - pos)
         excess = PyBytes_FromStringAndSize(<const char *>r + pos, rn - pos)
     if not _fast_tuples:
-        return _named(Message, (
-            (<tuple>plan)[1], blocks, flags, PyLong_FromUnsignedLong(seq), acks, extra,
+        return _named(_Message, (
+            (<tuple>plan)[1], blocks, flags, _u32(seq), acks, extra,
             (<tuple>plan)[2], (<tuple>plan)[3], excess,
-            tuple(absent) if absent else _EMPTY, truncated, None,
+            absent, truncated, None,
         ))
-    obj = gamecodec_alloc_subtuple(Message, 12)
+    obj = lludp_new_tuple(_Message, 12)
     _set(obj, 0, (<tuple>plan)[1])
     _set(obj, 1, blocks)
     _set(obj, 2, PyLong_FromLong(flags))
-    _set(obj, 3, PyLong_FromUnsignedLong(seq))
+    _set(obj, 3, _u32(seq))
     _set(obj, 4, acks)
     _set(obj, 5, extra)
     _set(obj, 6, (<tuple>plan)[2])
     _set(obj, 7, (<tuple>plan)[3])
     _set(obj, 8, excess)
-    _set(obj, 9, tuple(absent) if absent else _EMPTY)
+    _set(obj, 9, absent)
     _set(obj, 10, True if truncated else False)
     _set(obj, 11, None)
     return obj
@@ -757,11 +823,7 @@ cdef int _field_out(Buf *b, int ftype, Py_ssize_t size, object value, object bna
                 return _put(b, raw, 16)
     elif ftype <= 4 or ftype == 18:  # unsigned ints, IPPORT
         if PyLong_CheckExact(value):
-            try:
-                u = PyLong_AsUnsignedLongLong(value)
-            except OverflowError:
-                u = 0
-            else:
+            if lludp_as_u64(value, &u) == 0:
                 if size == 8 or u < (<unsigned long long>1 << (8 * size)):
                     if ftype == 18:
                         raw[0] = (u >> 8) & 0xFF
@@ -770,11 +832,7 @@ cdef int _field_out(Buf *b, int ftype, Py_ssize_t size, object value, object bna
                     return _put_le(b, u, size)
     elif ftype <= 8:  # signed ints
         if PyLong_CheckExact(value):
-            try:
-                s = PyLong_AsLongLong(value)
-            except OverflowError:
-                s = 0
-            else:
+            if lludp_as_i64(value, &s) == 0:
                 if size == 8 or (-(<long long>1 << (8 * size - 1)) <= s < (<long long>1 << (8 * size - 1))):
                     return _put_le(b, <uint64_t>s, size)
     elif ftype == 9:
@@ -821,6 +879,8 @@ cdef int _field_out(Buf *b, int ftype, Py_ssize_t size, object value, object bna
 
 
 cdef int _body(Buf *b, object message, tuple plan) except -1:
+    cdef PyObject *pv
+    cdef unsigned long long u
     cdef object name = plan[1]
     cdef tuple blocks = <tuple>plan[4]
     cdef Py_ssize_t nb = PyTuple_GET_SIZE(blocks), bi, f, nfields, count, nitems, k, size
@@ -867,11 +927,24 @@ cdef int _body(Buf *b, object message, tuple plan) except -1:
             for f in range(nfields):
                 ftype = layout[3 * f]
                 size = layout[3 * f + 1] | (layout[3 * f + 2] << 8)
-                _field_out(b, ftype, size, <object>PyTuple_GET_ITEM(item, f), bname, cls, f, name)
+                pv = PyTuple_GET_ITEM(item, f)
+                if (ftype == 3 or ftype == 1) and lludp_small_uint(pv, &u) and (u >> (8 * size)) == 0:
+                    # U32 and U8 in range, the commonest fields: no call, no temporaries
+                    if b.n + 4 > b.cap:
+                        _grow(b, 4)
+                    b.p[b.n] = u & 0xFF
+                    if size == 4:
+                        b.p[b.n + 1] = (u >> 8) & 0xFF
+                        b.p[b.n + 2] = (u >> 16) & 0xFF
+                        b.p[b.n + 3] = (u >> 24) & 0xFF
+                    b.n += size
+                    continue
+                _field_out(b, ftype, size, <object>pv, bname, cls, f, name)
     return 0
 
 
 cdef bytes _encode(object message, object template, bint smaller):
+    cdef unsigned long long seq_v
     cdef Buf b
     cdef uint8_t stack[2048]
     cdef uint8_t zstack[4096]
@@ -883,8 +956,8 @@ cdef bytes _encode(object message, object template, bint smaller):
     cdef uint8_t flags
     cdef unsigned long long v
     cdef PyObject *found
-    if type(message) is not Message:
-        if not isinstance(message, Message):
+    if type(message) is not _Message:
+        if not isinstance(message, _Message):
             raise TypeError(f"expected a Message, got {type(message).__name__}")
     name = _item(message, 0)
     b.p = stack
@@ -918,12 +991,12 @@ cdef bytes _encode(object message, object template, bint smaller):
                 excess = _py._bytes(excess, "excess", name)
             _put(&b, PyBytes_AS_STRING(excess), PyBytes_GET_SIZE(excess))
         fl = _item(message, 2)
-        if not (PyLong_CheckExact(fl) and 0 <= fl <= 0xFF):
-            fl = _py._int(fl, 0, 0xFF, "flags", name)
-        flags = fl
+        if not (PyLong_CheckExact(fl) and lludp_as_u64(fl, &v) == 0 and v <= 0xFF):
+            v = _py._int(fl, 0, 0xFF, "flags", name)
+        flags = <uint8_t>v
         seq = _item(message, 3)
-        if not (PyLong_CheckExact(seq) and 0 <= seq <= 0xFFFFFFFF):
-            seq = _py._int(seq, 0, 0xFFFFFFFF, "sequence", name)
+        if not (PyLong_CheckExact(seq) and lludp_as_u64(seq, &seq_v) == 0 and (seq_v >> 32) == 0):
+            seq_v = _py._int(seq, 0, 0xFFFFFFFF, "sequence", name)
         if PyBytes_GET_SIZE(extra) > 0xFF:
             raise M.encode_error(name, "extra", f"{PyBytes_GET_SIZE(extra)} bytes, at most 255")
         acks = _item(message, 4)
@@ -957,10 +1030,8 @@ cdef bytes _encode(object message, object template, bint smaller):
         total = 6 + coded_n
         if flags & ACKF:
             for k in range(nacks - 1, -1, -1):
-                ack = acks[k]
-                if PyLong_CheckExact(ack) and 0 <= ack <= 0xFFFFFFFF:
-                    v = ack
-                else:
+                ack = <object>PyTuple_GET_ITEM(acks, k) if PyTuple_CheckExact(acks) else acks[k]
+                if not (PyLong_CheckExact(ack) and lludp_as_u64(ack, &v) == 0 and (v >> 32) == 0):
                     v = _py._int(ack, 0, 0xFFFFFFFF, "acks", name)
                 o[total] = (v >> 24) & 0xFF
                 o[total + 1] = (v >> 16) & 0xFF
@@ -970,7 +1041,7 @@ cdef bytes _encode(object message, object template, bint smaller):
             o[total] = <uint8_t>nacks
             total += 1
         o[0] = flags
-        v = seq
+        v = seq_v
         o[1] = (v >> 24) & 0xFF
         o[2] = (v >> 16) & 0xFF
         o[3] = (v >> 8) & 0xFF
@@ -1057,6 +1128,7 @@ def forward(data, flags=None, sequence=None, acks=None):
 def _check_fast_objects():
     """Use direct tuple and UUID construction only where it is indistinguishable."""
     global _fast_tuples, _fast_uuid
+    lludp_fast_init(type("_Plain", (tuple,), {"__slots__": ()}))
     items = ("X", {}, 1, 2, (), b"", 1, 4, b"", (), False, None)
     slow = tuple.__new__(Message, items)
     fast = _named(Message, items)
@@ -1077,6 +1149,20 @@ def _check_fast_objects():
 
 
 _check_fast_objects()
+lludp_uuid_cache(1)
+
+
+def _set_uuid_cache(bint on):
+    """Turn the decoded-UUID cache on or off (off also empties it); returns the old state.
+
+    For tests and for measuring decode without cache hits; it is on by default.
+    """
+    return bool(lludp_uuid_cache(on))
+
+
+def _parked():
+    """How many dead result tuples the free list holds (-1 where there is none; for tests)."""
+    return lludp_fl_total()
 
 
 def _uses_fast_objects():

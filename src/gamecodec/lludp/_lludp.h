@@ -73,21 +73,133 @@ done:
     *po = o;
 }
 
-/* Expand LL zero-coding of src[0:n] into dst (cap bytes; every store stays below cap).
-   Returns the output size, or -1 if the output would pass cap; *err is then
-   the input index where it would. */
-static Py_ssize_t lludp_expand(const unsigned char *src, Py_ssize_t n,
-                               unsigned char *dst, Py_ssize_t cap, Py_ssize_t *err)
+/* ctz of a non-zero 64-bit word, where the compiler has one. */
+#if defined(__GNUC__)
+#define LLUDP_CTZ64(m) __builtin_ctzll(m)
+#define LLUDP_HAVE_CTZ 1
+#elif defined(_MSC_VER) && (defined(_M_X64) || defined(_M_ARM64))
+#include <intrin.h>
+static __inline int lludp_ctz64(unsigned __int64 m)
 {
-    Py_ssize_t i = 0, o = 0;
+    unsigned long k;
+    _BitScanForward64(&k, m);
+    return (int)k;
+}
+#define LLUDP_CTZ64(m) lludp_ctz64(m)
+#define LLUDP_HAVE_CTZ 1
+#if defined(_M_X64) && !defined(LLUDP_SSE2)
+#include <emmintrin.h>
+#define LLUDP_SSE2 1
+#endif
+#endif
+
+#ifdef LLUDP_HAVE_CTZ
+/* Bit k set where p[k] == 0, for k < 64. */
+static inline uint64_t lludp_zero_mask64(const unsigned char *p)
+{
+#ifdef LLUDP_SSE2
+    const __m128i z = _mm_setzero_si128();
+    uint64_t a = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)p), z));
+    uint64_t b = (uint32_t)_mm_movemask_epi8(
+        _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + 16)), z));
+    uint64_t c = (uint32_t)_mm_movemask_epi8(
+        _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + 32)), z));
+    uint64_t d = (uint32_t)_mm_movemask_epi8(
+        _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + 48)), z));
+    return a | (b << 16) | (c << 32) | (d << 48);
+#else
+    /* SWAR: 0x80 in exactly the zero bytes of each 8-byte word, gathered */
+    uint64_t m = 0;
+    int k, j;
+    for (k = 0; k < 8; k++) {
+        uint64_t v = 0, t;
+        for (j = 0; j < 8; j++) v |= (uint64_t)p[8 * k + j] << (8 * j);
+        t = (v & 0x7F7F7F7F7F7F7F7FULL) + 0x7F7F7F7F7F7F7F7FULL;
+        t = ~(t | v | 0x7F7F7F7F7F7F7F7FULL); /* 0x80 where the byte is 0 */
+        m |= ((t >> 7) * 0x0102040810204080ULL >> 56) << (8 * k);
+    }
+    return m;
+#endif
+}
+
+/* Copy 16 bytes (the caller keeps both ranges inside their buffers). */
+static inline void lludp_copy16(unsigned char *dst, const unsigned char *src)
+{
+#ifdef LLUDP_SSE2
+    _mm_storeu_si128((__m128i *)dst, _mm_loadu_si128((const __m128i *)src));
+#else
+    memcpy(dst, src, 16);
+#endif
+}
+
+/* The bulk of an expansion, from (*pi, *po) on: walks the zero bytes of each
+   64-byte block through its bit mask (no branch per byte, one rarely
+   mispredicted branch per zero pair). Each `00 c` pair with c != 0 writes its
+   literal run before it and its c zeros with 32-byte stores. It stops, leaving
+   (*pi, *po) at the start of a literal run, near the end of the input, at a
+   `00 00` wrap, or where the output might come near cap; the exact loop of
+   lludp_expand_from does the rest. */
+static void lludp_expand_bulk(const unsigned char *src, Py_ssize_t n, unsigned char *dst,
+                              Py_ssize_t cap, Py_ssize_t *pi, Py_ssize_t *po)
+{
+    Py_ssize_t i = *pi, o = *po, b = i;
+#ifdef LLUDP_SSE2
+    const __m128i zero = _mm_setzero_si128();
+#else
+    static const unsigned char zero16[16] = {0};
+#endif
+    /* every zero p of a block has p + 33 <= n: its count byte and the 32
+       bytes read from the start of its literal run are inside the input */
+    while (b + 96 <= n) {
+        uint64_t m = lludp_zero_mask64(src + b);
+        if (b < i) m &= ~(uint64_t)0 << (i - b); /* (only ever the count byte at b) */
+        while (m) {
+            Py_ssize_t p = b + LLUDP_CTZ64(m), lit = p - i;
+            Py_ssize_t c = src[p + 1];
+            m &= m - 1;
+            if (c == 0 || o + lit + c + 32 > cap) goto out;
+            lludp_copy16(dst + o, src + i);
+            lludp_copy16(dst + o + 16, src + i + 16);
+            if (lit > 32) memcpy(dst + o + 32, src + i + 32, (size_t)(lit - 32));
+            o += lit;
+#ifdef LLUDP_SSE2
+            _mm_storeu_si128((__m128i *)(dst + o), zero);
+            _mm_storeu_si128((__m128i *)(dst + o + 16), zero);
+#else
+            memcpy(dst + o, zero16, 16);
+            memcpy(dst + o + 16, zero16, 16);
+#endif
+            if (c > 32) memset(dst + o + 32, 0, (size_t)(c - 32));
+            o += c;
+            i = p + 2;
+        }
+        b += 64;
+    }
+out:
+    *pi = i;
+    *po = o;
+}
+#endif
+
+/* Expand LL zero-coding of src[*pi:n] into dst[*po:] (every store stays below
+   cap). Returns 0 when done (*po is the output size), or -1 if the output
+   would pass cap: *pi is then the input index where it would (the start of
+   the literal byte or zero run that does not fit) and *po the output so far,
+   so a caller with a bigger buffer can carry on from there. */
+static int lludp_expand_from(const unsigned char *src, Py_ssize_t n, unsigned char *dst,
+                             Py_ssize_t cap, Py_ssize_t *pi, Py_ssize_t *po)
+{
+    Py_ssize_t i, o;
+#ifdef LLUDP_HAVE_CTZ
+    if (n - *pi >= 96) lludp_expand_bulk(src, n, dst, cap, pi, po);
+#endif
+    i = *pi;
+    o = *po;
     while (i < n) {
         lludp_copy_literals(src, n, dst, cap, &i, &o);
         if (i >= n) break;
         if (src[i]) {
-            if (o >= cap) {
-                *err = i;
-                return -1;
-            }
+            if (o >= cap) goto full;
             dst[o++] = src[i++];
             continue;
         }
@@ -97,17 +209,60 @@ static Py_ssize_t lludp_expand(const unsigned char *src, Py_ssize_t n,
             count = 256 * (j - i - 1);
             if (j < n) count += src[j++];
             else count += 1;
-            if (count > cap - o) {
-                *err = i;
-                return -1;
-            }
+            if (count > cap - o) goto full;
             if (count <= 16 && o + 16 <= cap) memset(dst + o, 0, 16);
             else memset(dst + o, 0, (size_t)count);
             o += count;
             i = j;
         }
     }
+    *pi = i;
+    *po = o;
+    return 0;
+full:
+    *pi = i;
+    *po = o;
+    return -1;
+}
+
+/* Expand LL zero-coding of src[0:n] into dst (cap bytes; every store stays below cap).
+   Returns the output size, or -1 if the output would pass cap; *err is then
+   the input index where it would. */
+static Py_ssize_t lludp_expand(const unsigned char *src, Py_ssize_t n,
+                               unsigned char *dst, Py_ssize_t cap, Py_ssize_t *err)
+{
+    Py_ssize_t i = 0, o = 0;
+    if (lludp_expand_from(src, n, dst, cap, &i, &o) < 0) {
+        *err = i;
+        return -1;
+    }
     return o;
+}
+
+/* The expansion of src[0:n] as a new bytes object, grown as it fills (first
+   guess 1.5 n + 64, never past cap) and cut to size at the end: no sizing
+   pass. Returns None (a new reference, no exception) if the output would pass
+   cap, with *err the input index where it would; NULL with an exception if
+   memory runs out. */
+static PyObject *lludp_expand_bytes(const unsigned char *src, Py_ssize_t n, Py_ssize_t cap,
+                                    Py_ssize_t *err)
+{
+    Py_ssize_t i = 0, o = 0, size = n + n / 2 + 64;
+    PyObject *res;
+    if (size > cap || size < n) size = cap;
+    res = PyBytes_FromStringAndSize(NULL, size);
+    if (res == NULL) return NULL;
+    while (lludp_expand_from(src, n, (unsigned char *)PyBytes_AS_STRING(res), size, &i, &o) < 0) {
+        if (size >= cap) {
+            Py_DECREF(res);
+            *err = i;
+            Py_RETURN_NONE;
+        }
+        size = (size > cap / 2) ? cap : 2 * size;
+        if (_PyBytes_Resize(&res, size) < 0) return NULL;
+    }
+    if (o != size && _PyBytes_Resize(&res, o) < 0) return NULL;
+    return res;
 }
 
 /* LL zero-coding of src[0:n] into dst, which holds cap bytes, at least the
@@ -137,36 +292,6 @@ static Py_ssize_t lludp_compress(const unsigned char *src, Py_ssize_t n, unsigne
             dst[o++] = (unsigned char)run;
             i = j;
         }
-    }
-    return o;
-}
-
-/* The exact size lludp_expand gives for src[0:n], or -1 past cap (*err as there). */
-static Py_ssize_t lludp_expanded_size(const unsigned char *src, Py_ssize_t n, Py_ssize_t cap,
-                                      Py_ssize_t *err)
-{
-    Py_ssize_t i = 0, o = 0;
-    while (i < n) {
-        const unsigned char *z = memchr(src + i, 0, (size_t)(n - i));
-        Py_ssize_t lit = (z ? (Py_ssize_t)(z - src) : n) - i, j, count;
-        if (lit > cap - o) {
-            *err = i + (cap - o);
-            return -1;
-        }
-        o += lit;
-        i += lit;
-        if (i >= n) break;
-        j = i + 1;
-        while (j < n && src[j] == 0) j++;
-        count = 256 * (j - i - 1);
-        if (j < n) count += src[j++];
-        else count += 1;
-        if (count > cap - o) {
-            *err = i;
-            return -1;
-        }
-        o += count;
-        i = j;
     }
     return o;
 }
@@ -223,6 +348,54 @@ static int lludp_uint128_bytes(PyObject *v, unsigned char *out)
 #endif
 }
 
+/* The value of an exact int as an unsigned 64-bit integer: 0, or -1 (with no
+   exception left) if it is negative or too big. */
+static inline int lludp_as_u64(PyObject *v, unsigned long long *out)
+{
+    unsigned long long u;
+#if PY_VERSION_HEX >= 0x030C0000 && !defined(Py_LIMITED_API)
+    if (PyUnstable_Long_IsCompact((PyLongObject *)v)) {
+        Py_ssize_t x = PyUnstable_Long_CompactValue((PyLongObject *)v);
+        if (x < 0) return -1;
+        *out = (unsigned long long)x;
+        return 0;
+    }
+#endif
+    u = PyLong_AsUnsignedLongLong(v);
+    if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return -1;
+    }
+    *out = u;
+    return 0;
+}
+
+/* 1 and *out = the value if v is an exact int in [0, 2**32); 0 otherwise. */
+static inline int lludp_small_uint(PyObject *v, unsigned long long *out)
+{
+    if (!PyLong_CheckExact(v)) return 0;
+    return lludp_as_u64(v, out) == 0 && (*out >> 32) == 0;
+}
+
+/* The same for a signed 64-bit integer. */
+static inline int lludp_as_i64(PyObject *v, long long *out)
+{
+    long long s;
+#if PY_VERSION_HEX >= 0x030C0000 && !defined(Py_LIMITED_API)
+    if (PyUnstable_Long_IsCompact((PyLongObject *)v)) {
+        *out = (long long)PyUnstable_Long_CompactValue((PyLongObject *)v);
+        return 0;
+    }
+#endif
+    s = PyLong_AsLongLong(v);
+    if (s == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
 /* A fresh instance of cls from its tp_alloc (slots NULL), as object.__new__ makes it. */
 static PyObject *lludp_alloc(PyObject *cls)
 {
@@ -238,6 +411,250 @@ static PyObject **lludp_slot(PyObject *obj, PyObject *descr)
     m = ((PyMemberDescrObject *)descr)->d_member;
     if (m->type != Py_T_OBJECT_EX) return NULL;
     return (PyObject **)((char *)obj + m->offset);
+}
+
+/* ------------------------------------------------------------------ fast objects
+
+   A free list for the codec's tuple-subclass results (Block classes, Message,
+   Header). CPython gives instances of a tuple subclass no free list: each one
+   costs PyType_GenericAlloc plus subtype_dealloc, which dominated decoding.
+   lludp_adopt(cls) gives an eligible class (a heap subclass of tuple with
+   __slots__ = (), no finalizer, still CPython's subtype_dealloc) our
+   lludp_tuple_dealloc, which parks dead instances here; lludp_new_tuple reuses
+   them for any adopted class of the same length. Everything an instance sees
+   is unchanged: type, refcounts, GC tracking, hash, repr. Only GIL builds of
+   CPython 3.11-3.13 (the versions whose subtype_dealloc contract this code was
+   checked against); elsewhere the classes are left alone and tp_alloc is used. */
+
+#if !defined(Py_GIL_DISABLED) && !defined(Py_LIMITED_API) && !defined(PYPY_VERSION) && \
+    PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030E0000
+#define LLUDP_FREELIST 1
+#define LLUDP_FL_SIZES 64
+#endif
+
+#ifdef LLUDP_FREELIST
+static PyObject *lludp_fl_head[LLUDP_FL_SIZES + 1];
+static int lludp_fl_count[LLUDP_FL_SIZES + 1];
+/* CPython's slots of a plain heap subclass of tuple with __slots__ = (), read
+   off such a class at import (they are private to typeobject.c). */
+static destructor lludp_subtype_dealloc = NULL;
+static traverseproc lludp_subtype_traverse = NULL;
+
+static inline int lludp_fl_limit(Py_ssize_t n) { return n <= 20 ? 1000 : 100; }
+
+static void lludp_tuple_dealloc(PyObject *op);
+
+/* 1 if op is an instance of an adopted class (the exact class). */
+#define LLUDP_ADOPTED(tp) ((tp)->tp_dealloc == lludp_tuple_dealloc)
+
+/* Nesting of lludp_tuple_dealloc calls: below LLUDP_NEST it skips CPython's
+   trashcan (which costs a thread-state lookup per object); deeper chains of
+   blocks inside blocks go through it, so deallocation never overflows the stack. */
+#define LLUDP_NEST 32
+static int lludp_nest = 0;
+
+static inline void lludp_park(PyObject *op, PyTypeObject *tp)
+{
+    Py_ssize_t i, n = Py_SIZE(op);
+    for (i = 0; i < n; i++) Py_CLEAR(((PyTupleObject *)op)->ob_item[i]);
+    if (n >= 1 && n <= LLUDP_FL_SIZES && lludp_fl_count[n] < lludp_fl_limit(n) &&
+        tp->tp_finalize == NULL) {
+        ((PyTupleObject *)op)->ob_item[0] = lludp_fl_head[n];
+        lludp_fl_head[n] = op;
+        lludp_fl_count[n]++;
+    }
+    else {
+        tp->tp_free(op);
+    }
+    Py_DECREF(tp);
+}
+
+static void lludp_tuple_dealloc(PyObject *op)
+{
+    PyTypeObject *tp = Py_TYPE(op);
+    if (!LLUDP_ADOPTED(tp)) {
+        /* An instance of a Python subclass of an adopted class: its
+           subtype_dealloc has done the subclass' part and calls us as the base
+           dealloc. Because the base is a heap type it leaves the type's
+           reference to us (typeobject.c, type_needs_decref). */
+        PyTuple_Type.tp_dealloc(op);
+        Py_DECREF(tp);
+        return;
+    }
+    if (tp->tp_finalize != NULL) { /* a __del__ added to the class later */
+        if (PyObject_CallFinalizerFromDealloc(op) < 0) return; /* resurrected */
+    }
+    PyObject_GC_UnTrack(op);
+    if (lludp_nest < LLUDP_NEST) {
+        lludp_nest++;
+        lludp_park(op, tp);
+        lludp_nest--;
+        return;
+    }
+    Py_TRASHCAN_BEGIN(op, lludp_tuple_dealloc)
+    lludp_park(op, tp);
+    Py_TRASHCAN_END
+}
+
+/* Give cls our dealloc if it is a class we know how to recycle; 1 if it has it. */
+static int lludp_adopt(PyTypeObject *tp)
+{
+    if (LLUDP_ADOPTED(tp)) return 1;
+    if (lludp_subtype_dealloc == NULL || tp->tp_dealloc != lludp_subtype_dealloc) return 0;
+    PyTypeObject *b;
+    if (tp->tp_finalize != NULL || tp->tp_del != NULL || tp->tp_free != PyObject_GC_Del ||
+        tp->tp_alloc != PyType_GenericAlloc || tp->tp_traverse != lludp_subtype_traverse ||
+        tp->tp_itemsize != PyTuple_Type.tp_itemsize)
+        return 0;
+    /* tp and every class between it and tuple: heap classes that add nothing
+       to a tuple (__slots__ = ()), deallocated by subtype_dealloc (or adopted) */
+    for (b = tp; b != &PyTuple_Type; b = b->tp_base) {
+        if (b == NULL || !(b->tp_flags & Py_TPFLAGS_HEAPTYPE) || !(b->tp_flags & Py_TPFLAGS_HAVE_GC) ||
+            b->tp_basicsize != PyTuple_Type.tp_basicsize || b->tp_dictoffset != 0 ||
+            b->tp_weaklistoffset != 0 ||
+            (b->tp_dealloc != lludp_subtype_dealloc && !LLUDP_ADOPTED(b)))
+            return 0;
+    }
+    tp->tp_dealloc = lludp_tuple_dealloc;
+    return 1;
+}
+
+/* Learn CPython's subtype_dealloc from a plain heap class (once, at import). */
+static void lludp_fast_init(PyObject *plain_heap_class)
+{
+    PyTypeObject *tp = (PyTypeObject *)plain_heap_class;
+    if (tp->tp_base != &PyTuple_Type || tp->tp_dictoffset != 0 || tp->tp_weaklistoffset != 0 ||
+        !(tp->tp_flags & Py_TPFLAGS_HEAPTYPE))
+        return;
+    lludp_subtype_traverse = tp->tp_traverse;
+    lludp_subtype_dealloc = tp->tp_dealloc;
+}
+
+/* An instance of cls with n empty (NULL) slots, GC-tracked, as tp_alloc gives. */
+static PyObject *lludp_new_tuple(PyObject *cls, Py_ssize_t n)
+{
+    PyTypeObject *tp = (PyTypeObject *)cls;
+    PyObject *op;
+    if (n >= 1 && n <= LLUDP_FL_SIZES && lludp_fl_head[n] != NULL && lludp_adopt(tp) &&
+        tp->tp_finalize == NULL) {
+        op = lludp_fl_head[n];
+        lludp_fl_head[n] = ((PyTupleObject *)op)->ob_item[0];
+        lludp_fl_count[n]--;
+        ((PyTupleObject *)op)->ob_item[0] = NULL;
+        Py_INCREF(tp);
+        Py_SET_TYPE(op, tp);
+#if defined(Py_REF_DEBUG) || defined(Py_TRACE_REFS)
+        _Py_NewReference(op);
+#else
+        Py_SET_REFCNT(op, 1); /* what _Py_NewReference does in a release build */
+#endif
+        PyObject_GC_Track(op);
+        return op;
+    }
+    if (!LLUDP_ADOPTED(tp)) lludp_adopt(tp);
+    return tp->tp_alloc(tp, n);
+}
+
+/* How many parked instances there are (for tests). */
+static Py_ssize_t lludp_fl_total(void)
+{
+    Py_ssize_t k, total = 0;
+    for (k = 0; k <= LLUDP_FL_SIZES; k++) total += lludp_fl_count[k];
+    return total;
+}
+#else
+static void lludp_fast_init(PyObject *plain_heap_class) { (void)plain_heap_class; }
+static int lludp_adopt(PyTypeObject *tp) { (void)tp; return 0; }
+static PyObject *lludp_new_tuple(PyObject *cls, Py_ssize_t n)
+{
+    PyObject *op = ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, n);
+#if PY_VERSION_HEX >= 0x030E0000
+    if (op != NULL) ((PyTupleObject *)op)->ob_hash = -1;
+#endif
+    return op;
+}
+static Py_ssize_t lludp_fl_total(void) { return -1; }
+#endif
+
+/* ------------------------------------------------------------------ UUID cache
+
+   Decoded UUIDs are uuid.UUID objects (immutable). The same ids come back all
+   the time (AgentID and SessionID in every AgentUpdate, an object's FullID and
+   OwnerID in each of its updates, the nil id everywhere), so a small
+   direct-mapped cache hands back the object already made for the same 16
+   bytes. GIL builds only: without a GIL the table would be a data race. */
+
+#define LLUDP_UUID_SLOTS 1024
+typedef struct {
+    uint64_t hi, lo;
+    PyObject *obj;
+} lludp_uuid_entry;
+static lludp_uuid_entry lludp_uuids[LLUDP_UUID_SLOTS];
+static int lludp_uuid_cache_on = 0;
+
+static inline uint64_t lludp_load64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static inline Py_ssize_t lludp_uuid_index(uint64_t hi, uint64_t lo)
+{
+    uint64_t h = (hi ^ (lo * 0x9E3779B97F4A7C15ULL)) * 0xC2B2AE3D27D4EB4FULL;
+    return (Py_ssize_t)(h >> (64 - 10));
+}
+
+/* A borrowed reference to the cached UUID of p, or NULL (no exception) on a miss. */
+static inline PyObject *lludp_uuid_get(const unsigned char *p)
+{
+#ifndef Py_GIL_DISABLED
+    uint64_t hi, lo;
+    lludp_uuid_entry *e;
+    if (!lludp_uuid_cache_on) return NULL;
+    hi = lludp_load64(p);
+    lo = lludp_load64(p + 8);
+    e = &lludp_uuids[lludp_uuid_index(hi, lo)];
+    if (e->obj != NULL && e->hi == hi && e->lo == lo) return e->obj;
+#else
+    (void)p;
+#endif
+    return NULL;
+}
+
+static inline void lludp_uuid_put(const unsigned char *p, PyObject *obj)
+{
+#ifndef Py_GIL_DISABLED
+    uint64_t hi, lo;
+    lludp_uuid_entry *e;
+    PyObject *old;
+    if (!lludp_uuid_cache_on) return;
+    hi = lludp_load64(p);
+    lo = lludp_load64(p + 8);
+    e = &lludp_uuids[lludp_uuid_index(hi, lo)];
+    old = e->obj;
+    Py_INCREF(obj);
+    e->hi = hi;
+    e->lo = lo;
+    e->obj = obj;
+    Py_XDECREF(old);
+#else
+    (void)p;
+    (void)obj;
+#endif
+}
+
+/* Turn the cache on or off (off empties it); returns the previous state. */
+static int lludp_uuid_cache(int on)
+{
+    int was = lludp_uuid_cache_on, k;
+#ifdef Py_GIL_DISABLED
+    on = 0;
+#endif
+    lludp_uuid_cache_on = 0;
+    for (k = 0; k < LLUDP_UUID_SLOTS; k++) Py_CLEAR(lludp_uuids[k].obj);
+    lludp_uuid_cache_on = on;
+    return was;
 }
 
 #endif
