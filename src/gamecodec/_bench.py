@@ -12,7 +12,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["Case", "Result", "Target", "measure", "run_case"]
+__all__ = [
+    "Case",
+    "Result",
+    "Target",
+    "calibrate",
+    "measure",
+    "measure_together",
+    "paired_ratio",
+    "run_case",
+]
 
 
 @dataclass(frozen=True)
@@ -88,8 +97,8 @@ class Target:
         }
 
 
-def measure(fn: Callable[[], object], *, rounds: int = 7, min_time: float = 0.05) -> float:
-    """Median seconds per call of ``fn`` over ``rounds`` rounds."""
+def calibrate(fn: Callable[[], object], min_time: float) -> int:
+    """How many calls of ``fn`` (after one warm-up call) take ``min_time``."""
     fn()
     loops = 1
     while True:
@@ -98,15 +107,42 @@ def measure(fn: Callable[[], object], *, rounds: int = 7, min_time: float = 0.05
             fn()
         elapsed = time.perf_counter() - start
         if elapsed >= min_time or loops >= 1 << 24:
-            break
+            return loops
         loops *= 2 if elapsed <= 0 else max(2, min(10, int(min_time / elapsed) + 1))
-    samples = [elapsed / loops]
-    for _ in range(rounds - 1):
-        start = time.perf_counter()
-        for _ in range(loops):
-            fn()
-        samples.append((time.perf_counter() - start) / loops)
-    return statistics.median(samples)
+
+
+def _seconds(fn: Callable[[], object], loops: int) -> float:
+    start = time.perf_counter()
+    for _ in range(loops):
+        fn()
+    return (time.perf_counter() - start) / loops
+
+
+def measure(fn: Callable[[], object], *, rounds: int = 7, min_time: float = 0.05) -> float:
+    """Median seconds per call of ``fn`` over ``rounds`` rounds."""
+    loops = calibrate(fn, min_time)
+    return statistics.median(_seconds(fn, loops) for _ in range(rounds))
+
+
+def measure_together(
+    fns: dict[str, Callable[[], object]], *, rounds: int = 7, min_time: float = 0.05
+) -> dict[str, list[float]]:
+    """Seconds per call of each function in each of ``rounds`` interleaved rounds.
+
+    Each round times every function in turn (each for its own calibrated loop
+    count), so a change of load on a shared machine hits every side of a
+    ratio alike instead of one side only."""
+    loops = {name: calibrate(fn, min_time) for name, fn in fns.items()}
+    samples: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            samples[name].append(_seconds(fn, loops[name]))
+    return samples
+
+
+def paired_ratio(samples: dict[str, list[float]], top: str, bottom: str) -> float:
+    """Median over rounds of ``top / bottom`` measured within each round."""
+    return statistics.median(a / b for a, b in zip(samples[top], samples[bottom], strict=True))
 
 
 def run_case(case: Case, *, rounds: int = 7, min_time: float = 0.05) -> Result:

@@ -20,14 +20,12 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import statistics
-import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from gamecodec._bench import Case, Target
+from gamecodec._bench import Case, Target, measure_together, paired_ratio
 from gamecodec.archipelago import _codec_py, _typed
 from gamecodec.archipelago.sample import received_items_frame, sample_session
 
@@ -156,37 +154,6 @@ def cases() -> list[Case]:
     return out
 
 
-def _loops(fn: Callable[[], object], min_time: float) -> int:
-    loops = 1
-    while True:
-        start = time.perf_counter()
-        for _ in range(loops):
-            fn()
-        if time.perf_counter() - start >= min_time or loops >= 1 << 20:
-            return loops
-        loops *= 2
-
-
-def _seconds(fn: Callable[[], object], loops: int) -> float:
-    start = time.perf_counter()
-    for _ in range(loops):
-        fn()
-    return (time.perf_counter() - start) / loops
-
-
-def paired_ratio(
-    slow: Callable[[], object], fast: Callable[[], object], *, rounds: int, min_time: float
-) -> float:
-    """Median over rounds of slow-time / fast-time, the two timed back to back in
-    each round, so load that drifts during the run (a shared machine) cancels out."""
-    slow_loops = _loops(slow, min_time)
-    fast_loops = _loops(fast, min_time)
-    ratios = [
-        _seconds(slow, slow_loops) / _seconds(fast, fast_loops) for _ in range(max(rounds, 3))
-    ]
-    return statistics.median(ratios)
-
-
 def targets(*, rounds: int = 7, min_time: float = 0.05) -> list[Target]:
     """The issue's ratios against the pure twin: compat >= 10x, typed >= 20x, on
     ReceivedItems x1000, the sample session and (when present) the recorded corpus
@@ -224,6 +191,9 @@ def targets(*, rounds: int = 7, min_time: float = 0.05) -> list[Target]:
             ),
         ]
         for title, slow, fast, limit in rows:
-            ratio = paired_ratio(slow, fast, rounds=rounds, min_time=min_time)
+            samples = measure_together(
+                {"slow": slow, "fast": fast}, rounds=max(rounds, 3), min_time=min_time
+            )
+            ratio = paired_ratio(samples, "slow", "fast")
             out.append(Target("archipelago", f"{title} ({b.label})", ratio, limit, False))
     return out

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import importlib
 import statistics
-import time
 from collections.abc import Callable
 from types import ModuleType
 
-from gamecodec._bench import Case, Target
+from gamecodec._bench import Case, Target, measure_together, paired_ratio
 from gamecodec.bzrc import _codec_py
 from gamecodec.bzrc._encode import encode_response
 from gamecodec.bzrc.sample import mytanks_responses, occgrid_response
@@ -27,7 +26,6 @@ from gamecodec.bzrc.sample import mytanks_responses, occgrid_response
 __all__ = [
     "cases",
     "measure_all",
-    "measure_together",
     "split_baseline",
     "split_only_baseline",
     "targets",
@@ -145,45 +143,6 @@ def cases() -> list[Case]:
     ]
 
 
-def _loops(fn: Callable[[], object], min_time: float) -> int:
-    """How many calls of ``fn`` take at least ``min_time`` seconds."""
-    fn()
-    loops = 1
-    while True:
-        start = time.perf_counter()
-        for _ in range(loops):
-            fn()
-        elapsed = time.perf_counter() - start
-        if elapsed >= min_time or loops >= 1 << 24:
-            return loops
-        loops *= 2 if elapsed <= 0 else max(2, min(10, int(min_time / elapsed) + 1))
-
-
-def measure_together(
-    fns: dict[str, Callable[[], object]], *, rounds: int = 7, min_time: float = 0.05
-) -> dict[str, list[float]]:
-    """Seconds per call of each function in each of ``rounds`` interleaved rounds.
-
-    Each round times every function in turn (each for its own calibrated
-    loop count), so a change of load on this shared machine hits every side
-    of a ratio alike instead of one side only."""
-    loops = {name: _loops(fn, min_time) for name, fn in fns.items()}
-    samples: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(rounds):
-        for name, fn in fns.items():
-            n = loops[name]
-            start = time.perf_counter()
-            for _ in range(n):
-                fn()
-            samples[name].append((time.perf_counter() - start) / n)
-    return samples
-
-
-def _ratio(samples: dict[str, list[float]], top: str, bottom: str) -> float:
-    """Median over rounds of the ratio measured within each round."""
-    return statistics.median(a / b for a, b in zip(samples[top], samples[bottom], strict=True))
-
-
 def measure_all(
     *, rounds: int = 7, min_time: float = 0.05
 ) -> tuple[dict[str, float], list[Target]]:
@@ -227,21 +186,21 @@ def measure_all(
         Target(
             "bzrc",
             "800x800 occgrid: pure / compiled",
-            _ratio(samples, "grid_py", "grid_c"),
+            paired_ratio(samples, "grid_py", "grid_c"),
             100.0,
             False,
         ),
         Target(
             "bzrc",
             "800x800 occgrid: compiled / bytes(memoryview(reply))",
-            _ratio(samples, "grid_c", "grid_copy"),
+            paired_ratio(samples, "grid_c", "grid_copy"),
             10.0,
             True,
         ),
         Target(
             "bzrc",
             "mytanks (20 tanks): str.split loop with field conversion / compiled",
-            _ratio(samples, "tanks_split", "tanks_c"),
+            paired_ratio(samples, "tanks_split", "tanks_c"),
             5.0,
             False,
         ),

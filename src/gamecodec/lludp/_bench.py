@@ -13,7 +13,8 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from gamecodec._bench import Case, Target, measure
+from gamecodec._bench import Case, Target, measure_together
+from gamecodec._bench import paired_ratio as ratio
 from gamecodec.lludp import _codec_py
 from gamecodec.lludp.sample import bench_messages
 from gamecodec.lludp.template import Template, default_template
@@ -126,23 +127,42 @@ def _ratio_targets(c: ModuleType, tpl: Template, rounds: int, min_time: float) -
     for name, data in bench_packets().items():
         ours = c.decode(data, tpl)
         theirs = hip["decode"](data)
-        t_hd = measure(_each(hip["decode"], data), rounds=rounds, min_time=min_time)
-        t_cd = measure(_each(c.decode, data, tpl), rounds=rounds, min_time=min_time)
-        t_he = measure(_each(hip["encode"], theirs), rounds=rounds, min_time=min_time)
-        t_ce = measure(_each(c.encode, ours, tpl), rounds=rounds, min_time=min_time)
-        t_hp = measure(_each(hip["peek"], data), rounds=rounds, min_time=min_time)
-        t_cp = measure(_each(c.peek, data, tpl), rounds=rounds, min_time=min_time)
+        t = measure_together(
+            {
+                "hd": _each(hip["decode"], data),
+                "cd": _each(c.decode, data, tpl),
+                "he": _each(hip["encode"], theirs),
+                "ce": _each(c.encode, ours, tpl),
+                "hp": _each(hip["peek"], data),
+                "cp": _each(c.peek, data, tpl),
+            },
+            rounds=rounds,
+            min_time=min_time,
+        )
         out += [
-            Target("lludp", f"Hippolyzer / compiled decode, {name}", t_hd / t_cd, 50, False),
-            Target("lludp", f"Hippolyzer / compiled encode, {name}", t_he / t_ce, 40, False),
-            Target("lludp", f"Hippolyzer lazy / compiled peek, {name}", t_hp / t_cp, 20, False),
+            Target(
+                "lludp", f"Hippolyzer / compiled decode, {name}", ratio(t, "hd", "cd"), 50, False
+            ),
+            Target(
+                "lludp", f"Hippolyzer / compiled encode, {name}", ratio(t, "he", "ce"), 40, False
+            ),
+            Target(
+                "lludp", f"Hippolyzer lazy / compiled peek, {name}", ratio(t, "hp", "cp"), 20, False
+            ),
         ]
     body = _zero_body(bench_packets())
-    t_hz = measure(_each(hip["zero_decode"], body), rounds=rounds, min_time=min_time)
-    t_cz = measure(_each(c.zero_decode, body), rounds=rounds, min_time=min_time)
+    t = measure_together(
+        {"hz": _each(hip["zero_decode"], body), "cz": _each(c.zero_decode, body)},
+        rounds=rounds,
+        min_time=min_time,
+    )
     out.append(
         Target(
-            "lludp", f"Hippolyzer / compiled zero_decode, {len(body)} B", t_hz / t_cz, 100, False
+            "lludp",
+            f"Hippolyzer / compiled zero_decode, {len(body)} B",
+            ratio(t, "hz", "cz"),
+            100,
+            False,
         )
     )
     return out
@@ -156,8 +176,15 @@ def targets(*, rounds: int = 7, min_time: float = 0.05) -> list[Target]:
     tpl = default_template()
     out = _ratio_targets(c, tpl, rounds, min_time)
     for label, buf in expand_buffers().items():
-        t_copy = measure(_each(lambda b: bytes(memoryview(b)), buf), rounds=rounds,
-                         min_time=min_time)  # fmt: skip
-        t_zd = measure(_each(c.zero_decode, buf, 1 << 24), rounds=rounds, min_time=min_time)
-        out.append(Target("lludp", f"zero-expand 64 KiB ({label}) / copy", t_zd / t_copy, 4, True))
+        t = measure_together(
+            {
+                "copy": _each(lambda b: bytes(memoryview(b)), buf),
+                "zd": _each(c.zero_decode, buf, 1 << 24),
+            },
+            rounds=rounds,
+            min_time=min_time,
+        )
+        out.append(
+            Target("lludp", f"zero-expand 64 KiB ({label}) / copy", ratio(t, "zd", "copy"), 4, True)
+        )
     return out
