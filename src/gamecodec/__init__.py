@@ -25,7 +25,11 @@ PROTOCOLS: tuple[str, ...] = ("archipelago", "avara", "bzrc", "lludp", "ywindow"
 
 
 def implementation() -> dict[str, str]:
-    """Which implementation each protocol uses: ``"c"`` (compiled) or ``"py"``."""
+    """Which implementation each protocol uses: ``"c"`` (compiled) or ``"py"``.
+
+    Session twins loaded so far appear as ``"<protocol>.<module>"``
+    (``"avara.session"``, ``"lludp.circuit"``).
+    """
     import importlib
 
     for name in PROTOCOLS:
