@@ -1,16 +1,37 @@
-"""gamecodec.avara.aio over real loopback UDP sockets."""
+"""gamecodec.avara.aio over real loopback UDP sockets, on both session twins."""
 
 from __future__ import annotations
 
 import asyncio
 import textwrap
 import time
+from types import ModuleType
+from typing import Any
 
 import pytest
 
 from gamecodec.avara import aio
+from tests.conftest import load_twin
 
 MESSAGES = 10_000
+
+
+@pytest.fixture(scope="session")
+def twin(impl: str) -> ModuleType:
+    """The session twin under test: [py] the pure one, [c] the compiled one."""
+    return load_twin("gamecodec.avara", "_session", impl)
+
+
+async def _open(
+    twin: ModuleType, local: aio.Address, remote: aio.Address | None = None, **kw: Any
+) -> aio.AvaraProtocol:
+    """``aio.open_connection`` with a ``Connection`` of the twin under test."""
+    loop = asyncio.get_running_loop()
+    conn = twin.Connection(now=loop.time(), **kw)
+    _, protocol = await loop.create_datagram_endpoint(
+        lambda: aio.AvaraProtocol(conn, remote), local_addr=local
+    )
+    return protocol
 
 
 async def _pump(p: aio.AvaraProtocol, count: int) -> list[int]:
@@ -25,9 +46,9 @@ async def _pump(p: aio.AvaraProtocol, count: int) -> list[int]:
     return got
 
 
-async def _loopback(count: int) -> tuple[list[int], list[int], aio.AvaraProtocol]:
-    a = await aio.open_connection(("127.0.0.1", 0), my_id=1, peer_id=2)
-    b = await aio.open_connection(("127.0.0.1", 0), my_id=2, peer_id=1)
+async def _loopback(twin: ModuleType, count: int) -> tuple[list[int], list[int], aio.AvaraProtocol]:
+    a = await _open(twin, ("127.0.0.1", 0), my_id=1, peer_id=2)
+    b = await _open(twin, ("127.0.0.1", 0), my_id=2, peer_id=1)
     a.peer, b.peer = b.local_address, a.local_address
     try:
         got_a, got_b = await asyncio.wait_for(asyncio.gather(_pump(a, count), _pump(b, count)), 60)
@@ -38,9 +59,9 @@ async def _loopback(count: int) -> tuple[list[int], list[int], aio.AvaraProtocol
         b.close()
 
 
-def test_loopback_10000_reliable_messages_each_way() -> None:
+def test_loopback_10000_reliable_messages_each_way(twin: ModuleType) -> None:
     start = time.perf_counter()
-    got_a, got_b, a = asyncio.run(_loopback(MESSAGES))
+    got_a, got_b, a = asyncio.run(_loopback(twin, MESSAGES))
     assert got_a == list(range(MESSAGES))
     assert got_b == list(range(MESSAGES))
     assert a.lost is None
@@ -48,15 +69,16 @@ def test_loopback_10000_reliable_messages_each_way() -> None:
 
 
 def test_docstring_example_runs() -> None:
-    """The module docstring's loopback example, executed as written."""
+    """The module docstring's loopback example, executed as written (on the
+    active twin, through ``aio.open_connection``)."""
     assert aio.__doc__ is not None
     code = textwrap.dedent(aio.__doc__.split("::\n", 1)[1])
     exec(compile(code, "aio-example", "exec"), {"__name__": "example"})
 
 
-async def _server_learns_peer() -> list[int]:
-    server = await aio.open_connection(("127.0.0.1", 0), my_id=0, peer_id=1)
-    client = await aio.open_connection(("127.0.0.1", 0), server.local_address, my_id=1, peer_id=0)
+async def _server_learns_peer(twin: ModuleType) -> list[int]:
+    server = await _open(twin, ("127.0.0.1", 0), my_id=0, peer_id=1)
+    client = await _open(twin, ("127.0.0.1", 0), server.local_address, my_id=1, peer_id=0)
     try:
         for i in range(30):
             await client.drain()
@@ -69,13 +91,13 @@ async def _server_learns_peer() -> list[int]:
         server.close()
 
 
-def test_server_learns_its_peer_from_the_first_datagram() -> None:
-    assert asyncio.run(_server_learns_peer()) == list(range(30))
+def test_server_learns_its_peer_from_the_first_datagram(twin: ModuleType) -> None:
+    assert asyncio.run(_server_learns_peer(twin)) == list(range(30))
 
 
-async def _lost_peer() -> aio.AvaraProtocol:
-    a = await aio.open_connection(("127.0.0.1", 0), my_id=1, peer_id=2)
-    b = await aio.open_connection(("127.0.0.1", 0), my_id=2, peer_id=1)
+async def _lost_peer(twin: ModuleType) -> aio.AvaraProtocol:
+    a = await _open(twin, ("127.0.0.1", 0), my_id=1, peer_id=2)
+    b = await _open(twin, ("127.0.0.1", 0), my_id=2, peer_id=1)
     a.peer = b.local_address
     b.close()  # nobody answers: the transmit queue overflows
     try:
@@ -88,6 +110,6 @@ async def _lost_peer() -> aio.AvaraProtocol:
         a.close()
 
 
-def test_lost_peer_wakes_recv() -> None:
-    a = asyncio.run(_lost_peer())
+def test_lost_peer_wakes_recv(twin: ModuleType) -> None:
+    a = asyncio.run(_lost_peer(twin))
     assert a.lost is not None

@@ -19,6 +19,7 @@ from gamecodec.avara.session import (
 )
 from gamecodec.errors import EncodeError
 from tests.avara.helpers import sign
+from tests.conftest import load_twin
 
 KM = int(CommandId.kpKeyAndMouse)
 
@@ -42,9 +43,16 @@ def from_peer(ack: int, *serials: int, bitmap: int | None = None) -> bytes:
     return sign(body)
 
 
+@pytest.fixture(scope="session")
+def twin(impl: str) -> ModuleType:
+    """The session twin under test: [py] the pure one, [c] the compiled one
+    (the ``codec`` fixture, which checks its bytes, is the same impl's codec)."""
+    return load_twin("gamecodec.avara", "_session", impl)
+
+
 @pytest.fixture
-def conn(codec: ModuleType) -> Connection:
-    return Connection(my_id=1, peer_id=2, now=0.0, codec=codec)
+def conn(twin: ModuleType) -> Connection:
+    return twin.Connection(my_id=1, peer_id=2, now=0.0)
 
 
 def test_serial_diff_wraps() -> None:
@@ -113,8 +121,8 @@ def test_bitmap_highest_bit_and_bytes(conn: Connection) -> None:
     assert conn.datagrams_to_send(0.1) == [sign(bytes.fromhex("010000000080"))]
 
 
-def test_bitmap_across_wraparound(codec: ModuleType) -> None:
-    conn = Connection(peer_id=2, now=0.0, first_receive_serial=65532, codec=codec)
+def test_bitmap_across_wraparound(twin: ModuleType) -> None:
+    conn = twin.Connection(peer_id=2, now=0.0, first_receive_serial=65532)
     delivered = conn.receive_datagram(from_peer(0xFFFE, 65532, 65534, 2), 0.1)
     assert [c.serial for c in delivered] == [65532, 65534]
     assert conn.ack_block() == (0xFFFF, 0b10)  # base 65534, missing 0, have 2
@@ -162,6 +170,25 @@ def test_truncated_command_keeps_the_ones_before(conn: Connection) -> None:
     assert [c.serial for c in conn.receive_datagram(sign(body), 0.1)] == [0]
 
 
+@pytest.mark.parametrize("length", [985, 0x8000, 0xFFFF])  # > 984, and negative as i16
+def test_bad_data_len_ends_the_datagram(conn: Connection, length: int) -> None:
+    """Spec §3: a dataLen outside 0..984 drops that command and the rest, even
+    when the datagram holds that many bytes (so this is not a truncation)."""
+    bad = bytes([2, 0, 0, 0x08, KM]) + length.to_bytes(2, "little") + b"\x00" * length
+    body = (0xFFFE).to_bytes(2, "little") + cmd_bytes(0, 1) + bad + cmd_bytes(4, 5)
+    assert [c.serial for c in conn.receive_datagram(sign(body), 0.1)] == [0]
+    assert conn.receive_serial == 2 and conn.receive_queue == ()
+
+
+def test_long_data_len_and_distribution_are_read(conn: Connection) -> None:
+    """A 2-byte dataLen (flag 0x08) and the distribution field (0x40) decode as in §3."""
+    data = bytes(range(256)) + b"!"
+    head = bytes([0, 0, 3, 0x4C, 0xF8]) + (-1).to_bytes(2, "little", signed=True)
+    head += (-7).to_bytes(4, "little", signed=True) + len(data).to_bytes(2, "little")
+    (c,) = conn.receive_datagram(sign((0xFFFE).to_bytes(2, "little") + head + data), 0.1)
+    assert c == Command(0, 3, 0x4C, -8, -1, -7, 0, 0, None, data)
+
+
 def test_skip_rule_gives_up_a_missing_serial(conn: Connection) -> None:
     """16 queued commands (4 / fpsScale at 16 ms frames) skip the missing one."""
     assert conn.skip_after == 16
@@ -175,16 +202,16 @@ def test_skip_rule_gives_up_a_missing_serial(conn: Connection) -> None:
     assert conn.ack_block() == (34, None)
 
 
-def test_skip_rule_scales_with_frame_time_and_can_be_disabled(codec: ModuleType) -> None:
-    assert Connection(frame_time=64.0, codec=codec).skip_after == 4
-    conn = Connection(peer_id=2, skip_after=None, codec=codec)
+def test_skip_rule_scales_with_frame_time_and_can_be_disabled(twin: ModuleType) -> None:
+    assert twin.Connection(frame_time=64.0).skip_after == 4
+    conn = twin.Connection(peer_id=2, skip_after=None)
     conn.receive_datagram(from_peer(0xFFFE, *range(2, 80, 2)), 0.1)
     assert conn.events() == [] and len(conn.receive_queue) == 39
     assert len(conn.receive_datagram(from_peer(0xFFFE, 0), 0.2)) == 40
 
 
-def test_control_packet_sets_peer_cram_data(codec: ModuleType) -> None:
-    conn = Connection(peer_id=2, peer_cram_data=0, codec=codec)
+def test_control_packet_sets_peer_cram_data(twin: ModuleType) -> None:
+    conn = twin.Connection(peer_id=2, peer_cram_data=0)
     body = (0xFFFE).to_bytes(2, "little") + bytes([0, 0, 0, 0x82, 0xFC, 2, 0, 2])
     (c,) = conn.receive_datagram(sign(body), 0.1)
     assert (c.command, c.p1, c.p2) == (-4, 0, 2)
@@ -199,8 +226,8 @@ def decode(codec: ModuleType, data: bytes) -> tuple[int, list[tuple[int, int, in
     return dg.ack, [(c.serial, c.send_count, c.p3) for c in dg.commands]
 
 
-def test_serials_step_two_and_sender_byte_until_100(codec: ModuleType) -> None:
-    conn = Connection(my_id=1, now=0.0, codec=codec)
+def test_serials_step_two_and_sender_byte_until_100(twin: ModuleType, codec: ModuleType) -> None:
+    conn = twin.Connection(my_id=1, now=0.0)
     serials = [conn.send(KM, p3=i, now=0.0) for i in range(60)]
     assert serials == list(range(0, 120, 2))
     sent = []
@@ -214,14 +241,15 @@ def test_serials_step_two_and_sender_byte_until_100(codec: ModuleType) -> None:
     assert all((c.sender == 1) == (c.serial <= 100) for c in sent)
 
 
-def test_serial_wraps_65534_to_0(codec: ModuleType) -> None:
-    conn = Connection(codec=codec)
-    conn._serial = 65534  # as after 32767 commands
+def test_serial_wraps_65534_to_0(twin: ModuleType) -> None:
+    conn = twin.Connection()
+    for _ in range(32767):  # serials 0 .. 65532, none acked
+        conn.send(KM, now=0.0)
     assert [conn.send(KM, now=0.0) for _ in range(3)] == [65534, 0, 2]
 
 
-def test_resend_same_serial_send_count_plus_one(codec: ModuleType) -> None:
-    conn = Connection(codec=codec)
+def test_resend_same_serial_send_count_plus_one(twin: ModuleType, codec: ModuleType) -> None:
+    conn = twin.Connection()
     conn.send(int(CommandId.kpRosterMessage), data=b"hi", now=0.0)
     (first,) = conn.datagrams_to_send(0.0)
     assert decode(codec, first) == (0xFFFE, [(0, 0, 0)])
@@ -233,8 +261,8 @@ def test_resend_same_serial_send_count_plus_one(codec: ModuleType) -> None:
     assert codec.decode_datagram(again).commands[0].data == b"hi"
 
 
-def test_urgent_first_send_uses_urgent_retransmit_time(codec: ModuleType) -> None:
-    conn = Connection(codec=codec)
+def test_urgent_first_send_uses_urgent_retransmit_time(twin: ModuleType, codec: ModuleType) -> None:
+    conn = twin.Connection()
     conn.send(KM, p1=-8, p3=7, now=0.0)  # p1 != 0: urgent after the first write
     conn.datagrams_to_send(0.0)
     assert conn.next_deadline() == pytest.approx(0.032)  # 2 frames
@@ -243,14 +271,14 @@ def test_urgent_first_send_uses_urgent_retransmit_time(codec: ModuleType) -> Non
     assert conn.next_deadline() == pytest.approx(0.032 + INITIAL_RETRANSMIT_TIME)
 
 
-def test_no_cram_data_no_urgent_timer(codec: ModuleType) -> None:
-    conn = Connection(peer_cram_data=0, codec=codec)
+def test_no_cram_data_no_urgent_timer(twin: ModuleType) -> None:
+    conn = twin.Connection(peer_cram_data=0)
     conn.send(KM, p1=-8, p3=7, now=0.0)
     conn.datagrams_to_send(0.0)
     assert conn.next_deadline() == pytest.approx(INITIAL_RETRANSMIT_TIME)
 
 
-def test_packing_below_64_bytes(codec: ModuleType) -> None:
+def test_packing_below_64_bytes(twin: ModuleType, codec: ModuleType) -> None:
     """Commands are appended while the datagram is shorter than 64 bytes.
 
     16-byte commands (p3 u16, dataLen u8, p1, sender, 6 data bytes): four of
@@ -258,7 +286,7 @@ def test_packing_below_64_bytes(codec: ModuleType) -> None:
     write) sent 32 ms ago are taken 5 s early (CRAMTIME): the second datagram
     repeats three of the first's (``FindBestPacket`` with urgencyAdjust).
     """
-    conn = Connection(codec=codec)
+    conn = twin.Connection()
     for i in range(10):
         conn.send(KM, p1=-8, p3=1000 + i, data=b"\x00" * 6, now=0.0)
     out = conn.datagrams_to_send(0.0)
@@ -274,8 +302,10 @@ def test_packing_below_64_bytes(codec: ModuleType) -> None:
         assert len(d) - 16 < 64
 
 
-def test_packing_without_cram_data_sends_only_due_commands(codec: ModuleType) -> None:
-    conn = Connection(peer_cram_data=0, codec=codec)
+def test_packing_without_cram_data_sends_only_due_commands(
+    twin: ModuleType, codec: ModuleType
+) -> None:
+    conn = twin.Connection(peer_cram_data=0)
     for i in range(10):
         conn.send(KM, p1=-8, p3=1000 + i, data=b"\x00" * 6, now=0.0)
     out = conn.datagrams_to_send(0.0)
@@ -283,9 +313,9 @@ def test_packing_without_cram_data_sends_only_due_commands(codec: ModuleType) ->
     assert got == [[(s, 0) for s in range(k, min(k + 8, 20), 2)] for k in range(0, 20, 8)]
 
 
-def test_due_resends_packed_together_like_v10(codec: ModuleType) -> None:
+def test_due_resends_packed_together_like_v10(twin: ModuleType, codec: ModuleType) -> None:
     """V10: three retransmissions (sendCount 1) in one datagram."""
-    conn = Connection(codec=codec)
+    conn = twin.Connection()
     for i in range(3):
         conn.send(KM, p1=-8, p3=i, now=i / 1000)
         conn.datagrams_to_send(i / 1000)  # one datagram each, none acked
@@ -303,8 +333,8 @@ def test_ack_only_waits_41ms_plus_retransmit_time_after_last_send(conn: Connecti
     assert conn.datagrams_to_send(due) == [sign(bytes.fromhex("0000"))]
 
 
-def test_acks_drop_commands_and_update_rtt(codec: ModuleType) -> None:
-    conn = Connection(codec=codec)
+def test_acks_drop_commands_and_update_rtt(twin: ModuleType) -> None:
+    conn = twin.Connection()
     t = 0.0
     for i in range(40):
         conn.send(KM, p1=-8, p3=i, now=t)
@@ -316,18 +346,75 @@ def test_acks_drop_commands_and_update_rtt(codec: ModuleType) -> None:
     assert conn.mean_round_trip < 1.0
 
 
-def test_bitmap_ack_drops_only_those_commands(codec: ModuleType) -> None:
-    conn = Connection(codec=codec)
+def test_bitmap_ack_drops_only_those_commands(twin: ModuleType) -> None:
+    conn = twin.Connection()
     for i in range(5):
         conn.send(KM, p3=i, now=0.0)
     conn.datagrams_to_send(0.0)
     # peer: has 0 (base 0), missing 2, has 4 and 8
     conn.receive_datagram(sign(bytes.fromhex("0100") + (0b1010).to_bytes(4, "little")), 0.1)
-    assert sorted(o.serial for o in conn._txq) == [2, 6]
+    # one datagram held 0..8, re-queued last-written first: 8 6 4 2 0
+    assert conn.unacked_serials == (6, 2)
 
 
-def test_resend_limit_without_receive(codec: ModuleType) -> None:
-    conn = Connection(peer_cram_data=0, codec=codec)
+def test_bitmap_bit_31_acks_base_plus_64(twin: ModuleType) -> None:
+    conn = twin.Connection(peer_cram_data=0)
+    for i in range(34):  # serials 0 .. 66
+        conn.send(KM, p3=i, now=0.0)
+    conn.datagrams_to_send(0.0)
+    assert conn.unacked_serials[:2] == (64, 66)  # beyond the window: not sent yet
+    conn.receive_datagram(sign(bytes.fromhex("0000")), 0.1)  # ack 0: 64 may go now
+    conn.datagrams_to_send(0.1)
+    assert conn.unacked_serials[0] == 66 and conn.unacked_serials[-1] == 64  # 64 went out
+    # base 0, bit 31 = serial 64; bits above it would be undefined in C++
+    conn.receive_datagram(sign(bytes.fromhex("0100") + (0x80000000).to_bytes(4, "little")), 0.2)
+    assert 64 not in conn.unacked_serials
+    assert 2 in conn.unacked_serials and 66 in conn.unacked_serials
+
+
+def test_codec_argument_is_accepted_and_ignored(twin: ModuleType, codec: ModuleType) -> None:
+    a = twin.Connection(codec=codec)
+    b = twin.Connection()
+    for conn in (a, b):
+        conn.send(KM, p1=-8, p3=3, now=0.0)
+    assert a.datagrams_to_send(0.0) == b.datagrams_to_send(0.0)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"my_id": 300},
+        {"peer_id": -129},
+        {"version": 70000},
+        {"frame_time": 0.0},
+        {"frame_time": -16.0},
+        {"now": float("nan")},
+    ],
+)
+def test_constructor_refuses_what_cannot_be_on_the_wire(
+    twin: ModuleType, kw: dict[str, int]
+) -> None:
+    with pytest.raises(ValueError, match=r"outside|signed byte|not a finite time"):
+        twin.Connection(**kw)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf"), 1e18])
+def test_times_the_timers_cannot_use_are_refused(twin: ModuleType, bad: float) -> None:
+    """A non-finite or absurd clock would stall the resend timers: refused, no change."""
+    conn = twin.Connection(now=0.0)
+    conn.send(KM, p1=-8, now=0.0)
+    with pytest.raises(ValueError, match="not a finite time"):
+        conn.send(KM, now=bad)
+    with pytest.raises(ValueError, match="not a finite time"):
+        conn.datagrams_to_send(bad)
+    with pytest.raises(ValueError, match="not a finite time"):
+        conn.receive_datagram(from_peer(0xFFFE, 0), bad)
+    assert conn.unacked == 1 and conn.receive_serial == 0 and conn.next_serial == 2
+    assert len(conn.datagrams_to_send(0.0)) == 1
+
+
+def test_resend_limit_without_receive(twin: ModuleType, codec: ModuleType) -> None:
+    conn = twin.Connection(peer_cram_data=0)
     conn.send(int(CommandId.kpRosterMessage), data=b"x", now=0.0)
     sends = []
     t = 0.0
@@ -342,8 +429,8 @@ def test_resend_limit_without_receive(codec: ModuleType) -> None:
     assert decode(codec, dg)[1][0][1] == 4
 
 
-def test_peer_lost_on_transmit_queue_overflow(codec: ModuleType) -> None:
-    conn = Connection(codec=codec)
+def test_peer_lost_on_transmit_queue_overflow(twin: ModuleType) -> None:
+    conn = twin.Connection()
     t = 0.0
     for i in range(MAX_TRANSMIT_QUEUE + 1):
         conn.send(KM, p1=-8, p3=i, now=t)
@@ -357,8 +444,8 @@ def test_peer_lost_on_transmit_queue_overflow(codec: ModuleType) -> None:
         conn.send(KM, now=t)
 
 
-def test_peer_lost_after_120s_without_ack(codec: ModuleType) -> None:
-    conn = Connection(max_resends_without_receive=None, codec=codec)
+def test_peer_lost_after_120s_without_ack(twin: ModuleType) -> None:
+    conn = twin.Connection(max_resends_without_receive=None)
     conn.send(KM, p1=-8, now=0.0)
     t = 0.0
     while conn.lost is None:
@@ -370,10 +457,10 @@ def test_peer_lost_after_120s_without_ack(codec: ModuleType) -> None:
     assert 120.0 < conn.lost.at < 121.0
 
 
-def test_other_net_version(codec: ModuleType) -> None:
-    a = Connection(my_id=1, peer_id=2, version=17, codec=codec)
-    b = Connection(my_id=2, peer_id=1, version=17, codec=codec)
-    v18 = Connection(my_id=2, peer_id=1, codec=codec)
+def test_other_net_version(twin: ModuleType) -> None:
+    a = twin.Connection(my_id=1, peer_id=2, version=17)
+    b = twin.Connection(my_id=2, peer_id=1, version=17)
+    v18 = twin.Connection(my_id=2, peer_id=1)
     a.send(KM, p1=-8, p3=5, now=0.0)
     (dg,) = a.datagrams_to_send(0.0)
     assert dg == sign(bytes.fromhex("feff") + cmd_bytes(0, 5)[:-1] + b"\x01", version=17)
@@ -385,8 +472,8 @@ def test_other_net_version(codec: ModuleType) -> None:
     "bad",
     [{"p1": 200}, {"p2": -40000}, {"p3": 1 << 31}, {"data": b"x" * 985}, {"data": "text"}],
 )
-def test_send_refuses_what_cannot_be_encoded(codec: ModuleType, bad: dict[str, object]) -> None:
-    conn = Connection(codec=codec)
+def test_send_refuses_what_cannot_be_encoded(twin: ModuleType, bad: dict[str, object]) -> None:
+    conn = twin.Connection()
     with pytest.raises(EncodeError):
         conn.send(KM, now=0.0, **bad)  # type: ignore[arg-type]
     with pytest.raises(EncodeError):

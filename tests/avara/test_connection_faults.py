@@ -28,6 +28,7 @@ from gamecodec.avara.session import (
     PeerLost,
     SerialSkipped,
 )
+from tests.conftest import load_twin
 from tests.netsim import LinkConfig, Network
 
 MESSAGES = int(os.environ.get("GAMECODEC_FAULT_MESSAGES", "100000"))
@@ -37,6 +38,12 @@ FAULTY = LinkConfig(
     loss=0.30, duplicate=0.05, reorder=0.10, reorder_delay=0.05, delay=0.02, jitter=0.01
 )
 RELIABLE = {"skip_after": None, "max_resends_without_receive": None}
+
+
+@pytest.fixture(scope="session")
+def twin(impl: str) -> ModuleType:
+    """The session twin under test: [py] the pure one, [c] the compiled one."""
+    return load_twin("gamecodec.avara", "_session", impl)
 
 
 class Peer:
@@ -92,9 +99,9 @@ class Peer:
         self.net.at(now + FRAME, self.tick)
 
 
-def pair(codec: ModuleType, total: int, seed: int, cfg: LinkConfig, **kw: object) -> Network:
-    a = Peer(Connection(my_id=1, peer_id=2, codec=codec, **kw), total)  # type: ignore[arg-type]
-    b = Peer(Connection(my_id=2, peer_id=1, codec=codec, **kw), total)  # type: ignore[arg-type]
+def pair(twin: ModuleType, total: int, seed: int, cfg: LinkConfig, **kw: object) -> Network:
+    a = Peer(twin.Connection(my_id=1, peer_id=2, **kw), total)  # type: ignore[arg-type]
+    b = Peer(twin.Connection(my_id=2, peer_id=1, **kw), total)  # type: ignore[arg-type]
     net = Network(a, b, seed=seed, ab=cfg)
     a.net = b.net = net
     net.at(0.0, a.tick)
@@ -111,8 +118,8 @@ def done(net: Network) -> bool:
     ) or (a.lost is not None or b.lost is not None)
 
 
-def test_reliable_profile_delivers_everything_exactly_once_in_order(codec: ModuleType) -> None:
-    net = pair(codec, MESSAGES, seed=7, cfg=FAULTY, **RELIABLE)
+def test_reliable_profile_delivers_everything_exactly_once_in_order(twin: ModuleType) -> None:
+    net = pair(twin, MESSAGES, seed=7, cfg=FAULTY, **RELIABLE)
     net.run(stop=lambda: done(net))
     for peer in (net.a, net.b):
         assert isinstance(peer, Peer)
@@ -125,12 +132,12 @@ def test_reliable_profile_delivers_everything_exactly_once_in_order(codec: Modul
 
 
 @pytest.mark.parametrize("loss", [0.30, 0.05])
-def test_game_profile_delivers_in_order_and_reports_skips(codec: ModuleType, loss: float) -> None:
+def test_game_profile_delivers_in_order_and_reports_skips(twin: ModuleType, loss: float) -> None:
     count = MESSAGES // 5
     cfg = LinkConfig(
         loss=loss, duplicate=0.05, reorder=0.10, reorder_delay=0.05, delay=0.02, jitter=0.01
     )
-    net = pair(codec, count, seed=11, cfg=cfg)
+    net = pair(twin, count, seed=11, cfg=cfg)
     net.run(stop=lambda: done(net))
     for peer in (net.a, net.b):
         assert isinstance(peer, Peer)
@@ -144,11 +151,11 @@ def test_game_profile_delivers_in_order_and_reports_skips(codec: ModuleType, los
 
 
 @pytest.mark.parametrize("profile", ["reliable", "game"])
-def test_cut_link_reports_peer_lost_on_queue_overflow(codec: ModuleType, profile: str) -> None:
+def test_cut_link_reports_peer_lost_on_queue_overflow(twin: ModuleType, profile: str) -> None:
     """The game keeps sending every frame: 1024 waiting commands kill the connection."""
     kw = RELIABLE if profile == "reliable" else {}
     mild = LinkConfig(loss=0.05, duplicate=0.05, reorder=0.1, delay=0.02, jitter=0.01)
-    net = pair(codec, 10**9, seed=3, cfg=mild, **kw)
+    net = pair(twin, 10**9, seed=3, cfg=mild, **kw)
     a, b = net.a, net.b
     assert isinstance(a, Peer) and isinstance(b, Peer)
     a.limit = b.limit = 10**9  # the game does not wait for acks
@@ -164,11 +171,11 @@ def test_cut_link_reports_peer_lost_on_queue_overflow(codec: ModuleType, profile
 
 
 @pytest.mark.parametrize("profile", ["reliable", "game"])
-def test_cut_link_idle_peer_lost_after_120s(codec: ModuleType, profile: str) -> None:
+def test_cut_link_idle_peer_lost_after_120s(twin: ModuleType, profile: str) -> None:
     """An application that stops sending: 120 s without an ack kill it (reliable
     profile: resends never stop; game profile: see the report on the 3-resend cap)."""
     kw = RELIABLE if profile == "reliable" else {}
-    net = pair(codec, 200, seed=5, cfg=LinkConfig(delay=0.02), **kw)
+    net = pair(twin, 200, seed=5, cfg=LinkConfig(delay=0.02), **kw)
     a, b = net.a, net.b
     assert isinstance(a, Peer) and isinstance(b, Peer)
     net.run(until=2.0)
@@ -181,7 +188,7 @@ def test_cut_link_idle_peer_lost_after_120s(codec: ModuleType, profile: str) -> 
 
 
 @pytest.mark.parametrize("seed", range(20))
-def test_many_seeds_short_runs(codec: ModuleType, seed: int) -> None:
+def test_many_seeds_short_runs(twin: ModuleType, seed: int) -> None:
     """Short runs under varied fault mixes (including bursty reordering)."""
     rng_cfg = LinkConfig(
         loss=0.05 + 0.3 * (seed % 4) / 3,
@@ -191,7 +198,7 @@ def test_many_seeds_short_runs(codec: ModuleType, seed: int) -> None:
         delay=0.005 + 0.05 * (seed % 2),
         jitter=0.03,
     )
-    net = pair(codec, 300, seed=seed, cfg=rng_cfg, **RELIABLE)
+    net = pair(twin, 300, seed=seed, cfg=rng_cfg, **RELIABLE)
     net.run(stop=lambda: done(net))
     for peer in (net.a, net.b):
         assert isinstance(peer, Peer)
@@ -199,7 +206,7 @@ def test_many_seeds_short_runs(codec: ModuleType, seed: int) -> None:
         assert peer.got == list(range(300))
     # the game's defaults may give up serials (skip rule) or, when the 3-resend
     # cap meets a lost ACK-only datagram, stall until the 120 s kill
-    game = pair(codec, 300, seed=seed, cfg=rng_cfg)
+    game = pair(twin, 300, seed=seed, cfg=rng_cfg)
     game.run(stop=lambda: done(game))
     peers = (game.a, game.b)
     for peer in peers:
@@ -211,13 +218,13 @@ def test_many_seeds_short_runs(codec: ModuleType, seed: int) -> None:
             assert len(peer.got) + len(peer.skipped) == 300
 
 
-def test_netsim_is_deterministic(codec: ModuleType) -> None:
+def test_netsim_is_deterministic(twin: ModuleType) -> None:
     runs = []
     for _ in range(2):
-        net = pair(codec, 500, seed=42, cfg=FAULTY, **RELIABLE)
+        net = pair(twin, 500, seed=42, cfg=FAULTY, **RELIABLE)
         steps = net.run(stop=lambda n=net: done(n))
         runs.append((steps, net.now, net.stats))
     assert runs[0] == runs[1]
-    other = pair(codec, 500, seed=43, cfg=FAULTY, **RELIABLE)
+    other = pair(twin, 500, seed=43, cfg=FAULTY, **RELIABLE)
     other.run(stop=lambda: done(other))
     assert other.stats != runs[0][2]

@@ -1,0 +1,199 @@
+# cython: language_level=3
+# Types for _session_py.py, compiled as gamecodec.avara._session_c (the
+# one-source twin pattern: Cython reads this beside the pure source). A few
+# primitives (_fits, _crc, _copy, _trunc, _head, _command; _sqrt is libc's)
+# have C bodies here; their pure versions sit in the .py's
+# ``if not cython.compiled`` block, which Cython drops.
+cimport cython
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_Check
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_SET_ITEM
+from libc.math cimport sqrt as _sqrt
+from libc.string cimport memcpy
+
+
+cdef extern from "_tuples.h":
+    object gamecodec_alloc_subtuple(object cls, Py_ssize_t n)
+
+
+cdef double _ACK_DELAY, _CRAM_TIME, _ULP_TIMEOUT, _MAX_RETRANSMIT_TIME, _RTT_UP, _RTT_DOWN, _INF
+cdef double _MAX_TIME
+cdef int _MAX_QUEUE, _CRAM_PACK, _SETTLE, _STEP, _MAX_DATA, _PUNCH, _WINDOW, _NO_BITMAP_LIMIT
+cdef int _CONTROL, _MAX_PICKS
+cdef unsigned short _T0[256]
+cdef unsigned short _T1[256]
+cdef unsigned short _T2[256]
+cdef unsigned short _T3[256]
+cdef tuple _SMALL
+
+
+cdef int _diff(int a, int b) noexcept
+cdef _check_time(double now)
+
+
+cdef inline bint _fits(object value, long long low, long long high) noexcept:
+    """Whether value is an int in low..high."""
+    cdef int overflow = 0
+    cdef long long v
+    if not PyLong_Check(value):
+        return False
+    v = PyLong_AsLongLongAndOverflow(value, &overflow)
+    return overflow == 0 and low <= v <= high
+
+
+cdef inline int _crc(const unsigned char *buf, Py_ssize_t start, Py_ssize_t end,
+                     unsigned int crc) noexcept:
+    """CRC-16/KERMIT of buf[start:end] from crc, four bytes a step (slice-by-4)."""
+    cdef Py_ssize_t i = start
+    cdef unsigned int c
+    while end - i >= 4:
+        c = crc ^ (buf[i] | (<unsigned int>buf[i + 1] << 8))
+        crc = _T3[c & 0xFF] ^ _T2[c >> 8] ^ _T1[buf[i + 2]] ^ _T0[buf[i + 3]]
+        i += 4
+    while i < end:
+        crc = (crc >> 8) ^ _T0[(crc ^ buf[i]) & 0xFF]
+        i += 1
+    return crc
+
+
+cdef inline void _copy(unsigned char *out, Py_ssize_t pos, bytes data) noexcept:
+    memcpy(out + pos, PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
+
+
+cdef inline long long _trunc(double x) noexcept:
+    """(long) x, saturating (NaN gives 0): the pure twin's int() semantics
+    where they are defined, and no undefined behaviour where they are not."""
+    if x != x:
+        return 0
+    if x >= 9.2e18:
+        return 9200000000000000000
+    if x <= -9.2e18:
+        return -9200000000000000000
+    return <long long>x
+
+
+cdef inline object _small(int v):
+    """A shared int object for -128..255 (CPython shares only -5..256)."""
+    return _SMALL[v + 128]
+
+
+cdef inline bytes _head(unsigned char *buf, Py_ssize_t size):
+    return PyBytes_FromStringAndSize(<char *>buf, size)
+
+
+cdef inline void _put(object t, Py_ssize_t i, object value) noexcept:
+    Py_INCREF(value)
+    PyTuple_SET_ITEM(t, i, value)
+
+
+cdef inline object _command(object cls, int serial, int send_count, int flags, int command,
+                            object distribution, int p3, int p2, int p1, object sender,
+                            object data):
+    """cls(serial, ...) for the Command NamedTuple, allocated directly (_tuples.h)."""
+    obj = gamecodec_alloc_subtuple(cls, 10)
+    _put(obj, 0, serial)
+    _put(obj, 1, _small(send_count))
+    _put(obj, 2, _small(flags))
+    _put(obj, 3, _small(command))
+    _put(obj, 4, distribution)
+    _put(obj, 5, p3)
+    _put(obj, 6, p2)
+    _put(obj, 7, _small(p1))
+    _put(obj, 8, sender)
+    _put(obj, 9, data)
+    return obj
+
+
+cdef class Connection:
+    cdef readonly int my_id, peer_id, version
+    cdef public int cram_data, peer_cram_data
+    cdef readonly double frame_time
+    cdef double _alpha_up, _alpha_down, _urgent_resend, _resend_cap
+    cdef int _skip
+    cdef unsigned int _crc_seed
+    cdef unsigned char _out[1072]  # _OUT_SIZE
+    cdef int _picked[16]  # _MAX_PICKS
+    # sending side
+    cdef int _serial, _max_valid, _nrwr
+    cdef double _valid_time
+    cdef readonly double retransmit_time, urgent_retransmit_time, mean_round_trip
+    cdef double _var_round_trip
+    cdef int _cap, _count, _head, _tail, _free
+    cdef list _t_data
+    cdef int[::1] _t_serial, _t_command, _t_p1, _t_p2, _t_p3, _t_flags, _t_size
+    cdef int[::1] _t_send_count, _t_urgent, _t_prev, _t_next
+    cdef double[::1] _t_birth, _t_next_send
+    # receiving side
+    cdef int _receive_serial, _ack_base
+    cdef unsigned int _ack_bitmap
+    cdef dict _rxq
+    cdef bint _have_to_send_ack
+    cdef double _next_ack_time
+    cdef list _events
+    cdef readonly object lost
+    cdef bint _dl_stale
+    cdef double _dl_exact, _dl_lower
+    cdef readonly long long total_sent, total_resent
+
+    cpdef tuple ack_block(self)
+    cpdef list events(self)
+
+    @cython.locals(size=int, cap=int, slot=int)
+    cdef _grow(self)
+    @cython.locals(tail=int)
+    cdef inline void _append(self, int slot) noexcept
+    @cython.locals(prev=int, nxt=int)
+    cdef inline void _unlink(self, int slot) noexcept
+    cdef inline _release(self, int slot)
+
+    @cython.locals(n=Py_ssize_t, serial=int, flags=int, size=int, slot=int)
+    cdef int _queue(self, int command, int p1, int p2, int p3, bytes data, bint urgent,
+                    double now) except -1
+    @cython.locals(allow=bint, max_valid=int, slot=int, best=int, d=int, best_time=double,
+                   t=double, next_send="double[::1]", send_count="int[::1]",
+                   serial="int[::1]", nxt="int[::1]", urgent="int[::1]")
+    cdef int _find_best(self, double now, double cram_time, double urgency) except -2
+    cdef inline void _sent(self, int slot, double now) noexcept
+
+    cpdef list datagrams_to_send(self, double now)
+    @cython.locals(out=list, buf="unsigned char *", picked="int *", first=int, slot=int,
+                   pos=Py_ssize_t, count=int, i=int, ack=int, bits="unsigned int", cram=int,
+                   early=bint, length=Py_ssize_t, rest=int, rt=double)
+    cdef list _transmit(self, double now)
+    @cython.locals(out="unsigned char *", serial=int, flags=int, p3=int, p2=int, data=bytes,
+                   n=Py_ssize_t)
+    cdef Py_ssize_t _write_command(self, Py_ssize_t pos, int slot) except -1
+    @cython.locals(out="unsigned char *", crc="unsigned int")
+    cdef bytes _signed(self, Py_ssize_t size)
+    @cython.locals(slot=int)
+    cdef bint _oldest_check(self, double now) except -1
+    cdef _kill(self, str reason, double now)
+
+    cpdef object next_deadline(self)
+    @cython.locals(best=double, lower=double, allow=bint, max_valid=int, oldest=double,
+                   slot=int, t=double, kill=double)
+    cdef _compute_deadlines(self)
+
+    cpdef list receive_datagram(self, object data, double now)
+    @cython.locals(p="const unsigned char *", size=Py_ssize_t, pos=Py_ssize_t,
+                   start=Py_ssize_t, delivered=list, ack=int, bits="unsigned int",
+                   max_valid=int, rs=int, rxq=dict, changed=bint, peer_id=int, serial=int,
+                   send_count=int, flags=int, command=int, d=int, high=int, p1=int, p2=int,
+                   p3=int, n=Py_ssize_t, who=int, skip=int, base=int, one="unsigned int",
+                   s=int, k=int)
+    cdef list _receive(self, bytes data, double now)
+    @cython.locals(slot=int, nxt=int, d=int)
+    cdef _bitmap_acks(self, int base, unsigned int bits, double now)
+    @cython.locals(slot=int, nxt=int)
+    cdef _cumulative_acks(self, int ack, double now)
+    @cython.locals(rtt=double, mean=double, diff=double, alpha=double, sc=int, inc=double,
+                   var=double, spread="long long", rt_ms="long long", rt=double, floor=double,
+                   half_ms="long long", urgent=double)
+    cdef _validated(self, int slot, double when)
+
+
+cdef class _Idle:
+    cdef list _out, _none
+    cpdef list datagrams_to_send(self, double now)
+    cpdef list receive_datagram(self, object data, double now)

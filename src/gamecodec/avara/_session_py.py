@@ -1,0 +1,1070 @@
+# cython: annotation_typing=False, boundscheck=False, wraparound=False
+"""Avara reliable connection, pure-Python twin (compiled as ``_session_c``).
+
+This one source is both twins: run as Python it is the pure twin, and Cython
+compiles it, typed by ``_session_c.pxd``, into ``gamecodec.avara._session_c``
+(a few primitives, such as the CRC, the byte copies and the NamedTuple
+construction, have C bodies in the .pxd; their pure versions are in the
+``if not cython.compiled`` block below). ``gamecodec.avara.session``
+documents the model and picks the twin; ``tests/avara/test_connection_parity.py``
+holds the twins together.
+
+The hot path works on the bytes directly: a received datagram is checked and
+parsed in one pass (no ``Datagram``, only the delivered ``Command``s are
+built), and an outgoing datagram is written into a scratch buffer. The
+transmit queue is a pool of slots in parallel arrays (C ints and doubles in
+the compiled twin), linked in queue order: the game's ``FindBestPacket``
+scans in that order, and resent commands go back at its end.
+"""
+
+from __future__ import annotations
+
+import binascii
+import math
+from array import array
+from typing import Any, Final
+
+from gamecodec.avara._models import DEFAULT_VERSION, MAX_DATA_LEN, PUNCH_SIZE, Command
+
+# The event classes live in the facade, which is never compiled, so both twins
+# return instances of the same classes (it defines them before loading a twin).
+from gamecodec.avara.session import PeerLost, SerialSkipped
+from gamecodec.errors import EncodeError, LocalProtocolError
+
+try:
+    import cython  # type: ignore[import-untyped]
+except ImportError:  # Cython is a build-time dependency only
+    from types import SimpleNamespace
+
+    cython = SimpleNamespace(compiled=False)
+
+__all__ = [
+    "ACK_DELAY",
+    "CRAM_PACK_SIZE",
+    "CRAM_TIME",
+    "INITIAL_RETRANSMIT_TIME",
+    "INITIAL_ROUND_TRIP_TIME",
+    "MAX_RESENDS_WITHOUT_RECEIVE",
+    "MAX_RETRANSMIT_TIME",
+    "MAX_TRANSMIT_QUEUE",
+    "SEND_WINDOW",
+    "SERIAL_STEP",
+    "SETTLE",
+    "ULP_TIMEOUT",
+    "Connection",
+    "serial_diff",
+]
+
+SERIAL_STEP: Final = 2
+"""``kSerialNumberStepSize`` (§4.1)."""
+ACK_DELAY: Final = 0.041
+"""``kAckRetransmitBase``: an ACK-only datagram waits this + retransmitTime (§4.2)."""
+INITIAL_RETRANSMIT_TIME: Final = 2.0
+"""``kInitialRetransmitTime`` (§4.5)."""
+INITIAL_ROUND_TRIP_TIME: Final = 1.0
+"""``kInitialRoundTripTime``: 240 ticks of ~4.17 ms in the tick-based source."""
+MAX_RETRANSMIT_TIME: Final = 4.0
+"""``kMaxAllowedRetransmitTime`` (§4.5)."""
+ULP_TIMEOUT: Final = 120.0
+"""``kULPTimeOut``: this long without an ack kills the connection (§4.5)."""
+MAX_TRANSMIT_QUEUE: Final = 1024
+"""``kMaxTransmitQueueLength`` (§4.5)."""
+SEND_WINDOW: Final = 32
+"""``kMaxReceiveQueueLength``: commands sent at most this many serials past the ack."""
+MAX_RESENDS_WITHOUT_RECEIVE: Final = 3
+"""Resends allowed without hearing from the peer (§4.5)."""
+CRAM_TIME: Final = 5.0
+"""``CRAMTIME``: packed extras may be resent up to this early (§2.2)."""
+CRAM_PACK_SIZE: Final = 64
+"""Keep packing while the datagram is shorter than this (§2.2)."""
+SETTLE: Final = 100
+"""``SERIAL_NUMBER_UDP_SETTLE``: the sender byte is written while serial <= this (§4.3)."""
+
+# Typed copies for the hot path (C globals in the compiled twin, see the .pxd).
+_ACK_DELAY: Final = ACK_DELAY
+_CRAM_TIME: Final = CRAM_TIME
+_ULP_TIMEOUT: Final = ULP_TIMEOUT
+_MAX_RETRANSMIT_TIME: Final = MAX_RETRANSMIT_TIME
+_MAX_QUEUE: Final = MAX_TRANSMIT_QUEUE
+_CRAM_PACK: Final = CRAM_PACK_SIZE
+_SETTLE: Final = SETTLE
+_STEP: Final = SERIAL_STEP
+_MAX_DATA: Final = MAX_DATA_LEN
+_PUNCH: Final = PUNCH_SIZE
+_WINDOW: Final = 2 * SEND_WINDOW  # in serials
+_NO_BITMAP_LIMIT: Final = 64  # bitmap bits reach base + 64 (spec §4.2)
+_CONTROL: Final = -4  # kpPacketProtocolControl; p1 0 = udpCramInfo
+_RTT_UP: Final = 80.0
+_RTT_DOWN: Final = 160.0
+_INF: Final = math.inf
+# The longest datagram: < 64 bytes of header and packed commands, then one of
+# at most 17 header bytes + MAX_DATA_LEN (spec §2.2).
+_OUT_SIZE: Final = 63 + 17 + MAX_DATA_LEN + 8
+_MAX_PICKS: Final = 16  # commands packed in one datagram: at most 13 (5 bytes each)
+# Times (seconds) must be finite and within +-2**40 (35,000 years; Unix time is
+# fine): there a double still resolves a 2 ms resend timer, so every command
+# sent gets a deadline after ``now`` and datagrams_to_send always ends.
+_MAX_TIME: Final = float(2**40)
+
+
+def serial_diff(a: int, b: int) -> int:
+    """``a - b`` as the game's ``RolloverCounter`` sees it: -32768..32767."""
+    return ((a - b + 0x8000) & 0xFFFF) - 0x8000
+
+
+def _diff(a: int, b: int) -> int:
+    """:func:`serial_diff` on C ints (inlined in the compiled twin)."""
+    return ((a - b + 0x8000) & 0xFFFF) - 0x8000
+
+
+# -- primitives: C bodies in _session_c.pxd, pure bodies here --------------------------
+
+
+def _crc_tables() -> list[list[int]]:
+    """CRC-16/KERMIT (spec §2.1) lookup tables for slice-by-4: ``t[k][b]`` is
+    the CRC of byte ``b`` followed by ``k`` zero bytes."""
+    first = []
+    for byte in range(256):
+        crc = byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x8408 if crc & 1 else crc >> 1
+        first.append(crc)
+    tables = [first]
+    prev = first
+    for _ in range(3):
+        prev = [(c >> 8) ^ first[c & 0xFF] for c in prev]
+        tables.append(prev)
+    return tables
+
+
+# what the C bodies use: the CRC tables (C arrays there) and shared small ints
+_TABLES = _crc_tables()
+_T0 = _TABLES[0]
+_T1 = _TABLES[1]
+_T2 = _TABLES[2]
+_T3 = _TABLES[3]
+_SMALL = tuple(range(-128, 256))  # CPython itself shares only -5..256
+
+if not cython.compiled:  # the pure bodies (Cython drops this block)
+    _new = tuple.__new__  # NamedTuples without their __new__ (DESIGN.md, hot-path rules)
+    _REVERSE: Final = bytes(int(f"{i:08b}"[::-1], 2) for i in range(256))
+
+    def _crc(buf: bytes | bytearray, start: int, end: int, crc: int) -> int:
+        """CRC-16/KERMIT of ``buf[start:end]``, continuing from ``crc``."""
+        # KERMIT is XMODEM (binascii.crc_hqx) on bit-reversed bytes, bit-reversed
+        rev = _REVERSE
+        init = rev[crc & 0xFF] << 8 | rev[crc >> 8]
+        out = binascii.crc_hqx(buf[start:end].translate(rev), init)
+        return rev[out & 0xFF] << 8 | rev[out >> 8]
+
+    def _copy(out: bytearray, pos: int, data: bytes) -> None:
+        """``out[pos:] = data`` (the buffer is long enough)."""
+        out[pos : pos + len(data)] = data
+
+    _sqrt = math.sqrt
+
+    def _fits(value: object, low: int, high: int) -> bool:
+        """Whether ``value`` is an int in ``low..high``."""
+        return isinstance(value, int) and low <= value <= high
+
+    def _trunc(x: float) -> int:
+        """``(long) x``: truncation toward zero, saturating (NaN gives 0), so
+        both twins agree on any double, even from a clock that jumps."""
+        if math.isnan(x):
+            return 0
+        if x >= 9.2e18:
+            return 9_200_000_000_000_000_000
+        if x <= -9.2e18:
+            return -9_200_000_000_000_000_000
+        return int(x)
+
+    def _head(buf: bytearray, size: int) -> bytes:
+        """The first ``size`` bytes of ``buf``."""
+        return bytes(buf[:size])
+
+    def _command(  # noqa: PLR0917
+        cls: type[Command],
+        serial: int,
+        send_count: int,
+        flags: int,
+        command: int,
+        distribution: int | None,
+        p3: int,
+        p2: int,
+        p1: int,
+        sender: int | None,
+        data: bytes,
+    ) -> Command:
+        """A ``Command`` built without running the NamedTuple's ``__new__``."""
+        fields = (serial, send_count, flags, command, distribution, p3, p2, p1, sender, data)
+        return _new(cls, fields)
+
+
+def _check_time(now: float) -> None:
+    """Refuse a ``now`` the timers cannot work with (see ``_MAX_TIME``)."""
+    if not -_MAX_TIME <= now <= _MAX_TIME:
+        raise ValueError(f"now {now!r}: not a finite time within +-2**40 s")
+
+
+def _grown(old: Any, code: str, size: int, cap: int) -> Any:
+    """A ``cap``-long array of ``code`` starting with ``old[:size]``."""
+    new = array(code, [0]) * cap
+    for i in range(size):
+        new[i] = old[i]
+    return new
+
+
+class Connection:
+    """One direction pair of the game's reliable command stream with one peer.
+
+    ``my_id`` is our slot (the sender byte we write), ``peer_id`` the peer's:
+    a received command whose sender byte names another slot is ignored, as
+    the game does (spec §3.2); delivered commands are as decoded (``sender``
+    is ``None`` where the byte was absent, meaning ``peer_id``).
+    ``frame_time`` (ms, default 16) sets the resend floor (2 frames) and the
+    skip rule (``4 / fpsScale`` = 256 / frame_time queued commands);
+    ``skip_after`` overrides the latter (``True``, the default: the game's
+    rule; an int: that many; ``None``: never skip, wait for the resend).
+    ``max_resends_without_receive`` (default 3, the game's) caps resends
+    while nothing is heard from the peer; ``None`` removes the cap.
+    ``cram_data`` / ``peer_cram_data`` are the "connection speed" settings
+    (0..3) that allow ``min(both) - 1`` early resends per datagram; the peer's
+    value is also taken from a received ``kpPacketProtocolControl``.
+    ``first_receive_serial`` is where the peer's stream starts (a server
+    that consumed a client's login expects 2). ``codec`` is accepted for
+    compatibility and ignored: the connection reads and writes datagrams
+    itself.
+    """
+
+    # the transmit queue's slot pool (typed memoryviews in the compiled twin)
+    _t_serial: array[int]
+    _t_command: array[int]
+    _t_p1: array[int]
+    _t_p2: array[int]
+    _t_p3: array[int]
+    _t_flags: array[int]
+    _t_size: array[int]
+    _t_send_count: array[int]
+    _t_urgent: array[int]
+    _t_birth: array[float]
+    _t_next_send: array[float]
+    _t_prev: array[int]
+    _t_next: array[int]
+
+    def __init__(
+        self,
+        *,
+        my_id: int = 1,
+        peer_id: int = 0,
+        now: float = 0.0,
+        version: int = DEFAULT_VERSION,
+        frame_time: float = 16.0,
+        cram_data: int = 3,
+        peer_cram_data: int = 3,
+        skip_after: int | bool | None = True,
+        max_resends_without_receive: int | None = MAX_RESENDS_WITHOUT_RECEIVE,
+        first_receive_serial: int = 0,
+        codec: object = None,
+    ) -> None:
+        if not _fits(my_id, -128, 127) or not _fits(peer_id, -128, 127):
+            raise ValueError(f"slot ids {my_id!r}, {peer_id!r}: each must fit a signed byte")
+        if not _fits(version, 0, 0xFFFF):
+            raise ValueError(f"version {version!r} outside 0..65535")
+        if not 1.0 <= frame_time <= 10_000.0:
+            raise ValueError(f"frame_time {frame_time!r} outside 1..10000 ms")
+        _check_time(now)
+        self.my_id = my_id
+        self.peer_id = peer_id
+        self.version = version
+        self.cram_data = cram_data
+        self.peer_cram_data = peer_cram_data
+        self.frame_time = frame_time
+        fps_scale = frame_time / 64.0
+        self._alpha_up = fps_scale / _RTT_UP
+        self._alpha_down = fps_scale / _RTT_DOWN
+        if skip_after is True:
+            skip_after = int(4 / fps_scale)
+        # at least 1: with 0 the rule would skip forever
+        self._skip = -1 if skip_after is None or skip_after is False else max(1, int(skip_after))
+        self._urgent_resend = 2 * frame_time / 1000.0
+        self._resend_cap = (
+            _INF if max_resends_without_receive is None else float(max_resends_without_receive)
+        )
+        self._crc_seed = _crc(version.to_bytes(2, "little"), 0, 2, 0)
+        self._out = bytearray(_OUT_SIZE)  # the datagram being written
+        self._picked = list(range(_MAX_PICKS))  # the slots packed into it (scratch)
+        # sending side: the transmit queue, slots linked in queue order
+        self._serial = 0
+        self._max_valid = 0xFFFE
+        self._nrwr = 0  # resends without receive
+        self._valid_time = float(now)
+        self.retransmit_time = INITIAL_RETRANSMIT_TIME
+        self.urgent_retransmit_time = self._urgent_resend
+        self.mean_round_trip = INITIAL_ROUND_TRIP_TIME
+        self._var_round_trip = INITIAL_ROUND_TRIP_TIME * INITIAL_ROUND_TRIP_TIME
+        self._cap = 0
+        self._count = 0
+        self._head = self._tail = self._free = -1
+        self._t_data: list[bytes] = []
+        self._grow()
+        # receiving side
+        self._receive_serial = first_receive_serial & 0xFFFF
+        self._rxq: dict[int, Command] = {}
+        self._ack_base = 0
+        self._ack_bitmap = 0
+        self._have_to_send_ack = True
+        self._next_ack_time = now + _ACK_DELAY
+        self._events: list[SerialSkipped | PeerLost] = []
+        self.lost: PeerLost | None = None
+        self._dl_stale = True
+        self._dl_exact = _INF
+        self._dl_lower = _INF
+        self.total_sent = 0
+        self.total_resent = 0
+
+    # -- state ------------------------------------------------------------
+
+    @property
+    def skip_after(self) -> int | None:
+        """Queued commands that make the receiver give up a missing serial."""
+        return None if self._skip < 0 else self._skip
+
+    @property
+    def max_resends_without_receive(self) -> int | None:
+        """The resend cap while nothing is heard from the peer (``None``: none)."""
+        cap = self._resend_cap
+        return None if cap == _INF else int(cap)
+
+    @property
+    def next_serial(self) -> int:
+        """The serial the next command will get."""
+        return self._serial
+
+    @property
+    def receive_serial(self) -> int:
+        """The peer's serial we deliver next (``receiveSerial``)."""
+        return self._receive_serial
+
+    @property
+    def unacked(self) -> int:
+        """Commands in the transmit queue (sent or not, not yet acked)."""
+        return self._count
+
+    @property
+    def unacked_serials(self) -> tuple[int, ...]:
+        """Serials of the transmit queue, in queue order (resent ones last)."""
+        out = []
+        slot = self._head
+        while slot >= 0:
+            out.append(self._t_serial[slot])
+            slot = self._t_next[slot]
+        return tuple(out)
+
+    @property
+    def receive_queue(self) -> tuple[int, ...]:
+        """Serials waiting for a missing one, in serial order."""
+        rs = self._receive_serial
+        return tuple(sorted(self._rxq, key=lambda s: (s - rs) & 0xFFFF))
+
+    def ack_block(self) -> tuple[int, int | None]:
+        """``(ack, bitmap)`` as ``WriteAcks`` would write them now (§4.2)."""
+        if self._ack_base & 1:
+            return self._ack_base, self._ack_bitmap
+        return (self._receive_serial - 2) & 0xFFFF, None
+
+    def events(self) -> list[SerialSkipped | PeerLost]:
+        """Events since the last call: :class:`SerialSkipped`, :class:`PeerLost`."""
+        out = self._events
+        self._events = []
+        return out
+
+    # -- the transmit queue: a pool of slots in parallel arrays ------------
+
+    def _grow(self) -> None:
+        """Double the slot pool (the new slots go on the free list)."""
+        size = self._cap
+        cap = 2 * size if size else 8
+        self._t_serial = _grown(self._t_serial if size else None, "i", size, cap)
+        self._t_command = _grown(self._t_command if size else None, "i", size, cap)
+        self._t_p1 = _grown(self._t_p1 if size else None, "i", size, cap)
+        self._t_p2 = _grown(self._t_p2 if size else None, "i", size, cap)
+        self._t_p3 = _grown(self._t_p3 if size else None, "i", size, cap)
+        self._t_flags = _grown(self._t_flags if size else None, "i", size, cap)
+        self._t_size = _grown(self._t_size if size else None, "i", size, cap)
+        self._t_send_count = _grown(self._t_send_count if size else None, "i", size, cap)
+        self._t_urgent = _grown(self._t_urgent if size else None, "i", size, cap)
+        self._t_birth = _grown(self._t_birth if size else None, "d", size, cap)
+        self._t_next_send = _grown(self._t_next_send if size else None, "d", size, cap)
+        self._t_prev = _grown(self._t_prev if size else None, "i", size, cap)
+        self._t_next = _grown(self._t_next if size else None, "i", size, cap)
+        self._t_data.extend([b""] * (cap - size))
+        for slot in range(cap - 1, size - 1, -1):
+            self._t_next[slot] = self._free
+            self._free = slot
+        self._cap = cap
+
+    def _append(self, slot: int) -> None:
+        """Put ``slot`` at the end of the queue."""
+        tail = self._tail
+        self._t_prev[slot] = tail
+        self._t_next[slot] = -1
+        if tail < 0:
+            self._head = slot
+        else:
+            self._t_next[tail] = slot
+        self._tail = slot
+        self._count += 1
+
+    def _unlink(self, slot: int) -> None:
+        """Take ``slot`` out of the queue (it stays allocated)."""
+        prev = self._t_prev[slot]
+        nxt = self._t_next[slot]
+        if prev < 0:
+            self._head = nxt
+        else:
+            self._t_next[prev] = nxt
+        if nxt < 0:
+            self._tail = prev
+        else:
+            self._t_prev[nxt] = prev
+        self._count -= 1
+
+    def _release(self, slot: int) -> None:
+        """Return an unlinked slot to the pool."""
+        self._t_data[slot] = b""
+        self._t_next[slot] = self._free
+        self._free = slot
+
+    # -- sending ----------------------------------------------------------
+
+    def send(
+        self,
+        command: int,
+        *,
+        p1: int = 0,
+        p2: int = 0,
+        p3: int = 0,
+        data: bytes = b"",
+        urgent: bool = False,
+        now: float,
+    ) -> int:
+        """Queue one reliable command; return its serial.
+
+        Values are checked here (a bad value raises
+        :class:`~gamecodec.EncodeError` now, not when sending). ``urgent`` is the
+        game's ``kpUrgentFlag``: preferred when packing, and resent after
+        ``urgent_retransmit_time`` when its p1 is non-zero (the flag then
+        reads the wire byte, spec §4.5 quirk).
+        """
+        if self.lost is not None:
+            raise LocalProtocolError(f"send on a lost connection ({self.lost.reason})")
+        if not _fits(command, -128, 127):
+            raise EncodeError(f"command {command!r} outside -128..127")
+        if not _fits(p1, -128, 127):
+            raise EncodeError(f"p1 {p1!r} outside -128..127")
+        if not _fits(p2, -0x8000, 0x7FFF):
+            raise EncodeError(f"p2 {p2!r} outside -32768..32767")
+        if not _fits(p3, -0x80000000, 0x7FFFFFFF):
+            raise EncodeError(f"p3 {p3!r} outside -2147483648..2147483647")
+        if type(data) is not bytes:
+            raise EncodeError(f"data must be bytes, not {type(data).__name__}")
+        if len(data) > _MAX_DATA:
+            raise EncodeError(f"{len(data)} data bytes, more than {MAX_DATA_LEN}")
+        return self._queue(command, p1, p2, p3, data, urgent, now)
+
+    def _queue(  # noqa: PLR0917
+        self, command: int, p1: int, p2: int, p3: int, data: bytes, urgent: object, now: float
+    ) -> int:
+        """Put a checked command at the end of the transmit queue."""
+        if not -_MAX_TIME <= now <= _MAX_TIME:
+            _check_time(now)
+        n = len(data)
+        serial = self._serial
+        # the writer's flag rules (spec §3); the sender byte while serial <= 100
+        flags = 0x01 if p1 else 0
+        size = 6 if p1 else 5
+        if p2:
+            flags |= 0x02
+            size += 2
+        if p3 < 0 or p3 > 0xFFFF:
+            flags |= 0x04
+            size += 4
+        elif p3:
+            flags |= 0x20
+            size += 2
+        if n > 255:
+            flags |= 0x08
+            size += 2
+        elif n:
+            flags |= 0x10
+            size += 1
+        if (_SETTLE - serial) & 0xFFFF <= 0x7FFF:
+            flags |= 0x80
+            size += 1
+        if self._free < 0:
+            self._grow()
+        slot = self._free
+        self._free = self._t_next[slot]
+        self._t_serial[slot] = serial
+        self._t_command[slot] = command
+        self._t_p1[slot] = p1
+        self._t_p2[slot] = p2
+        self._t_p3[slot] = p3
+        self._t_flags[slot] = flags
+        self._t_size[slot] = size + n
+        self._t_send_count[slot] = 0
+        self._t_urgent[slot] = 1 if urgent else 0
+        self._t_birth[slot] = now
+        self._t_next_send[slot] = now
+        self._t_data[slot] = data
+        self._append(slot)
+        self._serial = (serial + _STEP) & 0xFFFF
+        self._dl_stale = True
+        return serial
+
+    def _find_best(self, now: float, cram_time: float, urgency: float) -> int:
+        """``FindBestPacket``: the slot to put next, unlinked, or -1."""
+        allow = self._nrwr < self._resend_cap
+        max_valid = self._max_valid
+        slot = self._head
+        if self._count == 1:  # the usual case: one new command
+            if now < self._t_next_send[slot] or not (allow or not self._t_send_count[slot]):
+                return -1
+            d = _diff(self._t_serial[slot], max_valid)
+            if d > _WINDOW:
+                return -1
+            self._unlink(slot)
+            if d > 0:  # due, so due with any cram time and urgency too
+                return slot
+            self._validated(slot, now)
+            self._release(slot)
+            return -1
+        next_send = self._t_next_send
+        send_count = self._t_send_count
+        serial = self._t_serial
+        urgent = self._t_urgent
+        nxt = self._t_next
+        # the first due command (resends only while allowed) ...
+        while slot >= 0 and not (now >= next_send[slot] and (allow or not send_count[slot])):
+            slot = nxt[slot]
+        # ... then the first one not more than SEND_WINDOW serials past the ack
+        while slot >= 0 and _diff(serial[slot], max_valid) > _WINDOW:
+            slot = nxt[slot]
+        if slot < 0:
+            return -1
+        best = slot
+        best_time = next_send[slot] - urgency if urgent[slot] else next_send[slot]
+        slot = nxt[slot]
+        while slot >= 0:
+            if _diff(serial[slot], max_valid) <= _WINDOW:
+                t = next_send[slot] - urgency if urgent[slot] else next_send[slot]
+                if best_time > t and (allow or not send_count[slot]):
+                    best_time = t
+                    best = slot
+            slot = nxt[slot]
+        if _diff(serial[best], max_valid) > 0:
+            if best_time - cram_time - now <= 0:
+                self._unlink(best)
+                return best
+            return -1
+        self._unlink(best)  # acked already: GetOutPacket validates it
+        self._validated(best, now)
+        self._release(best)
+        return -1
+
+    def _sent(self, slot: int, now: float) -> None:
+        """``GetOutPacket``'s bookkeeping for a command taken to be written."""
+        self._have_to_send_ack = False
+        self._next_ack_time = now + _ACK_DELAY + self.retransmit_time
+        self.total_sent += 1
+        if self._t_send_count[slot]:
+            self.total_resent += 1
+            self._nrwr += 1
+
+    def datagrams_to_send(self, now: float) -> list[bytes]:
+        """Every datagram due at ``now`` (usually none or one)."""
+        if not -_MAX_TIME <= now <= _MAX_TIME:
+            _check_time(now)
+        if self.lost is not None:
+            return []
+        if not self._dl_stale and now < self._dl_lower:
+            return []  # nothing can be due before the cached lower bound
+        return self._transmit(now)
+
+    def _transmit(self, now: float) -> list[bytes]:
+        self._dl_stale = True
+        out: list[bytes] = []
+        if self._count and now - self._valid_time > _ULP_TIMEOUT and self._oldest_check(now):
+            return out
+        buf = self._out
+        picked = self._picked
+        while True:
+            if self._count > _MAX_QUEUE:
+                self._kill("transmit queue overflow", now)
+                return out
+            first = self._find_best(now, 0.0, 0.0) if self._count else -1
+            if first >= 0:
+                self._sent(first, now)
+            elif not (self._have_to_send_ack and self._next_ack_time <= now):
+                return out
+            # WriteAcks: the cumulative ack, or base + 1 and the bitmap (§4.2)
+            if self._ack_base & 1:
+                ack = self._ack_base
+                bits = self._ack_bitmap
+                buf[2] = ack & 0xFF
+                buf[3] = ack >> 8
+                buf[4] = bits & 0xFF
+                buf[5] = (bits >> 8) & 0xFF
+                buf[6] = (bits >> 16) & 0xFF
+                buf[7] = bits >> 24
+                pos = 8
+            else:
+                ack = (self._receive_serial - 2) & 0xFFFF
+                buf[2] = ack & 0xFF
+                buf[3] = ack >> 8
+                pos = 4
+            if first < 0:  # an ACK-only datagram
+                self._have_to_send_ack = False
+                self._next_ack_time = now + _ACK_DELAY + self.retransmit_time
+                out.append(self._signed(pos))
+                continue
+            cram = min(self.cram_data, self.peer_cram_data)
+            early = cram != 0
+            cram -= 1
+            picked[0] = first
+            count = 1
+            if self._count:  # something else might be packed: keep going while < 64 bytes
+                length = pos + self._t_size[first]
+                while length < _CRAM_PACK:
+                    slot = self._find_best(now, _CRAM_TIME if cram > 0 else 0.0, _CRAM_TIME)
+                    cram -= 1
+                    if slot < 0:
+                        break
+                    self._sent(slot, now)
+                    picked[count] = slot
+                    count += 1
+                    length += self._t_size[slot]
+            for i in range(count):
+                pos = self._write_command(pos, picked[i])
+            out.append(self._signed(pos))
+            rest = self._count
+            rt = self.retransmit_time
+            for i in range(count - 1, -1, -1):  # re-queued last-written first
+                slot = picked[i]
+                # after the first write the in-memory flags are the wire flags:
+                # "urgent" now means p1 != 0 (spec §4.5 quirk)
+                if self._t_send_count[slot] == 0:
+                    self._t_birth[slot] = now
+                    if early and self._t_p1[slot]:
+                        self._t_next_send[slot] = now + self.urgent_retransmit_time
+                        self._t_urgent[slot] = 1
+                    else:
+                        self._t_next_send[slot] = now + rt
+                        self._t_urgent[slot] = 0
+                else:
+                    self._t_next_send[slot] = now + rt
+                    self._t_urgent[slot] = 0
+                self._t_send_count[slot] += 1  # a short in memory, its low byte on the wire
+                self._append(slot)
+            if not rest and self.urgent_retransmit_time > 0 and rt > 0:
+                return out  # only the commands just sent are queued: none is due
+
+    def _write_command(self, pos: int, slot: int) -> int:
+        """Write the command in ``slot`` at ``pos`` of the datagram buffer."""
+        out = self._out
+        serial = self._t_serial[slot]
+        flags = self._t_flags[slot]
+        out[pos] = serial & 0xFF
+        out[pos + 1] = serial >> 8
+        out[pos + 2] = self._t_send_count[slot] & 0xFF
+        out[pos + 3] = flags
+        out[pos + 4] = self._t_command[slot] & 0xFF
+        pos += 5
+        if flags & 0x24:
+            p3 = self._t_p3[slot]
+            out[pos] = p3 & 0xFF
+            out[pos + 1] = (p3 >> 8) & 0xFF
+            pos += 2
+            if flags & 0x04:
+                out[pos] = (p3 >> 16) & 0xFF
+                out[pos + 1] = (p3 >> 24) & 0xFF
+                pos += 2
+        if flags & 0x02:
+            p2 = self._t_p2[slot]
+            out[pos] = p2 & 0xFF
+            out[pos + 1] = (p2 >> 8) & 0xFF
+            pos += 2
+        data = self._t_data[slot]
+        n = len(data)
+        if flags & 0x08:
+            out[pos] = n & 0xFF
+            out[pos + 1] = n >> 8
+            pos += 2
+        elif flags & 0x10:
+            out[pos] = n
+            pos += 1
+        if flags & 0x01:
+            out[pos] = self._t_p1[slot] & 0xFF
+            pos += 1
+        if flags & 0x80:
+            out[pos] = self.my_id & 0xFF
+            pos += 1
+        _copy(out, pos, data)
+        return pos + n
+
+    def _signed(self, size: int) -> bytes:
+        """The datagram buffer's first ``size`` bytes with their CRC (§2.1)."""
+        out = self._out
+        crc = _crc(out, 2, size, self._crc_seed)
+        out[0] = crc & 0xFF
+        out[1] = crc >> 8
+        return _head(out, size)
+
+    def _oldest_check(self, now: float) -> bool:
+        if now - self._valid_time <= _ULP_TIMEOUT:
+            return False
+        slot = self._head
+        while slot >= 0:
+            if self._t_send_count[slot] and now - self._t_birth[slot] > _ULP_TIMEOUT:
+                self._kill("no acknowledgement for 120 s", now)
+                return True
+            slot = self._t_next[slot]
+        return False
+
+    def _kill(self, reason: str, now: float) -> None:
+        if self.lost is None:
+            self.lost = PeerLost(reason, now)
+            self._events.append(self.lost)
+
+    def next_deadline(self) -> float | None:
+        """When :meth:`datagrams_to_send` next has something to do, or None.
+
+        The earliest of: a due command inside the peer's window (resends only
+        while the resend limit allows), an owed ACK-only datagram, and the
+        120 s kill check. (A command blocked by the window or the resend limit
+        waits for the peer: :meth:`receive_datagram` moves the deadline.)
+        """
+        if self._dl_stale:
+            self._compute_deadlines()
+        if self._dl_exact == _INF:
+            return None
+        return self._dl_exact
+
+    def _compute_deadlines(self) -> None:
+        self._dl_stale = False
+        if self.lost is not None:
+            self._dl_exact = self._dl_lower = _INF
+            return
+        best = lower = _INF
+        if self._count:
+            if self._count > _MAX_QUEUE:
+                self._dl_exact = self._dl_lower = self._valid_time  # overdue: kill at once
+                return
+            allow = self._nrwr < self._resend_cap
+            max_valid = self._max_valid
+            oldest = _INF
+            slot = self._head
+            while slot >= 0:
+                t = self._t_next_send[slot]
+                if self._t_send_count[slot]:
+                    oldest = min(oldest, self._t_birth[slot])
+                    if not allow:
+                        slot = self._t_next[slot]
+                        continue
+                lower = min(lower, t)
+                if t < best and _diff(self._t_serial[slot], max_valid) <= _WINDOW:
+                    best = t
+                slot = self._t_next[slot]
+            if oldest != _INF:
+                kill = max(oldest, self._valid_time) + _ULP_TIMEOUT + 1e-6
+                best = min(best, kill)
+                lower = min(lower, kill)
+        if self._have_to_send_ack:
+            best = min(best, self._next_ack_time)
+            lower = min(lower, self._next_ack_time)
+        self._dl_exact = best
+        # nothing can happen before the first command the first scan may pick
+        self._dl_lower = lower
+
+    # -- receiving --------------------------------------------------------
+
+    def receive_datagram(self, data: bytes, now: float) -> list[Command]:
+        """Take one datagram from the peer; return the commands it released,
+        in serial order (the game's ``ReceivedGoodPacket`` calls).
+
+        Datagrams the game drops (bad checksum, shorter than 4 bytes, 7-byte
+        hole punches) give ``[]``. A command that runs past the end of the
+        datagram or has a bad dataLen ends it; the commands before it still
+        count (as in the game).
+        """
+        if not -_MAX_TIME <= now <= _MAX_TIME:
+            _check_time(now)
+        if self.lost is not None:
+            return []
+        if type(data) is not bytes:
+            data = memoryview(data).tobytes()
+        return self._receive(data, now)
+
+    def _receive(self, data: bytes, now: float) -> list[Command]:
+        p = data  # the bytes' buffer in the compiled twin
+        size = len(data)
+        delivered: list[Command] = []
+        if size == _PUNCH or size < 4:
+            return delivered
+        if _crc(p, 2, size, self._crc_seed) != p[0] | p[1] << 8:
+            return delivered
+        self._dl_stale = True
+        # ValidateReceivedPackets: the bitmap first, then the cumulative ack
+        self._nrwr = 0
+        ack = p[2] | p[3] << 8
+        pos = 4
+        if ack & 1:
+            ack &= 0xFFFE
+            if size < 8:
+                pos = size  # a truncated bitmap ends the datagram
+            else:
+                bits = p[6] | p[7] << 8  # unsigned in the compiled twin
+                bits = bits << 16 | p[4] | p[5] << 8
+                pos = 8
+                if bits and self._count:
+                    self._bitmap_acks(ack, bits, now)
+        self._valid_time = now
+        max_valid = self._max_valid
+        if ack != max_valid and (ack - max_valid) & 0xFFFF <= 0x7FFF:
+            self._max_valid = ack
+            if self._count:
+                self._cumulative_acks(ack, now)
+        if pos >= size:
+            return delivered
+        rs = self._receive_serial
+        rxq = self._rxq
+        changed = False
+        peer_id = self.peer_id
+        while pos < size:  # the command loop of spec §3.1
+            if size - pos < 5:
+                break
+            serial = p[pos] | p[pos + 1] << 8
+            send_count = p[pos + 2]
+            flags = p[pos + 3]
+            command = p[pos + 4]
+            if command > 127:
+                command -= 256
+            pos += 5
+            distribution = sender = None
+            p1 = p2 = p3 = n = who = 0
+            if flags & 0x40:
+                if size - pos < 2:
+                    break
+                d = p[pos] | p[pos + 1] << 8
+                distribution = d - 0x10000 if d > 0x7FFF else d
+                pos += 2
+            if flags & 0x04:
+                if size - pos < 4:
+                    break
+                high = p[pos + 2] | p[pos + 3] << 8
+                if high > 0x7FFF:
+                    high -= 0x10000
+                p3 = high * 0x10000 + (p[pos] | p[pos + 1] << 8)
+                pos += 4
+            elif flags & 0x20:
+                if size - pos < 2:
+                    break
+                p3 = p[pos] | p[pos + 1] << 8
+                pos += 2
+            if flags & 0x02:
+                if size - pos < 2:
+                    break
+                p2 = p[pos] | p[pos + 1] << 8
+                if p2 > 0x7FFF:
+                    p2 -= 0x10000
+                pos += 2
+            if flags & 0x08:
+                if size - pos < 2:
+                    break
+                n = p[pos] | p[pos + 1] << 8
+                if n > _MAX_DATA:  # also every negative i16: the game stops here
+                    break
+                pos += 2
+            elif flags & 0x10:
+                if size - pos < 1:
+                    break
+                n = p[pos]
+                pos += 1
+            if flags & 0x01:
+                if size - pos < 1:
+                    break
+                p1 = p[pos]
+                if p1 > 127:
+                    p1 -= 256
+                pos += 1
+            if flags & 0x80:
+                if size - pos < 1:
+                    break
+                who = p[pos]
+                if who > 127:
+                    who -= 256
+                sender = who
+                pos += 1
+            if size - pos < n:
+                break
+            start = pos
+            pos += n
+            self._have_to_send_ack = True
+            if flags & 0x80 and who != peer_id:
+                continue  # not from this peer's slot: the game ignores it (spec §3.2)
+            if serial == rs:
+                delivered.append(
+                    _command(
+                        Command,
+                        serial,
+                        send_count,
+                        flags,
+                        command,
+                        distribution,
+                        p3,
+                        p2,
+                        p1,
+                        sender,
+                        p[start:pos],
+                    )
+                )
+                rs = (rs + 2) & 0xFFFF
+                if rxq:
+                    while rs in rxq:
+                        delivered.append(rxq.pop(rs))
+                        rs = (rs + 2) & 0xFFFF
+                        changed = True
+            elif (rs - serial) & 0xFFFF <= 0x7FFF:
+                continue  # already delivered: a duplicate
+            elif serial in rxq:
+                continue  # already queued: a duplicate
+            else:
+                rxq[serial] = _command(
+                    Command,
+                    serial,
+                    send_count,
+                    flags,
+                    command,
+                    distribution,
+                    p3,
+                    p2,
+                    p1,
+                    sender,
+                    p[start:pos],
+                )
+                changed = True
+                skip = self._skip
+                if skip >= 0:
+                    while len(rxq) >= skip:
+                        self._events.append(SerialSkipped(rs))
+                        rs = (rs + 2) & 0xFFFF
+                        while rs in rxq:
+                            delivered.append(rxq.pop(rs))
+                            rs = (rs + 2) & 0xFFFF
+            if command == _CONTROL and p1 == 0:
+                self.peer_cram_data = p2  # udpCramInfo: the peer's cramData
+        self._receive_serial = rs
+        if changed:
+            base = (rs - 2) & 0xFFFF
+            if rxq:
+                bits = 0
+                one = 1  # unsigned in the compiled twin: bit 31 is a plain bit
+                for s in rxq:
+                    k = (_diff(s, base) >> 1) - 1
+                    bits |= one << (k & 31)  # x86 masks the shift count
+                self._ack_bitmap = bits
+                self._ack_base = base + 1
+            else:
+                self._ack_base = base
+        return delivered
+
+    def _bitmap_acks(self, base: int, bits: int, now: float) -> None:
+        """Drop the commands the ack bitmap reports (bits for base+4 .. base+64)."""
+        slot = self._head
+        while slot >= 0:
+            nxt = self._t_next[slot]
+            d = _diff(self._t_serial[slot], base)
+            if 2 <= d <= _NO_BITMAP_LIMIT and bits >> ((d >> 1) - 1) & 1:
+                self._unlink(slot)
+                self._validated(slot, now)
+                self._release(slot)
+            slot = nxt
+
+    def _cumulative_acks(self, ack: int, now: float) -> None:
+        """``RunValidate``: drop every command with serial <= ack."""
+        slot = self._head
+        while slot >= 0:
+            nxt = self._t_next[slot]
+            if (ack - self._t_serial[slot]) & 0xFFFF <= 0x7FFF:
+                self._unlink(slot)
+                self._validated(slot, now)
+                self._release(slot)
+            slot = nxt
+
+    def _validated(self, slot: int, when: float) -> None:
+        """``ValidatePacket``: an acked command updates the RTT statistics."""
+        rtt = when - self._t_birth[slot]
+        if self._max_valid == 4:
+            if rtt < self.mean_round_trip:
+                self.mean_round_trip = rtt
+                self._var_round_trip = rtt * rtt
+            return
+        if self._t_command[slot] not in (6, 17, 31):
+            return  # only kpRosterMessage, kpKeyAndMouse and kpPing are timed
+        mean = self.mean_round_trip
+        diff = rtt - mean
+        alpha = self._alpha_up if diff > 0 else self._alpha_down
+        sc = self._t_send_count[slot]
+        if sc > 1:
+            alpha /= sc * sc
+        inc = alpha * diff
+        mean += inc
+        var = (1 - alpha) * (self._var_round_trip + diff * inc)
+        self.mean_round_trip = mean
+        self._var_round_trip = var
+        # the game counts whole milliseconds: (long) truncations, then clamps
+        spread = _trunc(2500.0 * _sqrt(var))
+        rt_ms = _trunc(mean * 1000.0 + spread)
+        rt = rt_ms / 1000.0
+        floor = self._urgent_resend
+        if rt < floor:
+            rt = floor
+        elif rt > _MAX_RETRANSMIT_TIME:
+            rt = _MAX_RETRANSMIT_TIME
+        self.retransmit_time = rt
+        half_ms = _trunc(mean * 500.0)  # LatencyEstimate(): max mean RTT / 2
+        urgent = min(half_ms / 1000.0, floor)
+        self.urgent_retransmit_time = urgent if urgent < rt else rt
+
+
+class _Idle:
+    """A stand-in with ``Connection``'s three per-packet calls that does
+    nothing and allocates nothing (it returns shared objects): what the loop
+    driving a connection and the bare calls cost. ``_bench_session`` subtracts
+    it to measure the session's own work per packet."""
+
+    def __init__(self, datagram: bytes) -> None:
+        self._out = [datagram]
+        self._none: list[Command] = []
+
+    def send(
+        self,
+        command: int,
+        *,
+        p1: int = 0,
+        p2: int = 0,
+        p3: int = 0,
+        data: bytes = b"",
+        urgent: bool = False,
+        now: float,
+    ) -> int:
+        """Take the arguments; return 0."""
+        return 0
+
+    def datagrams_to_send(self, now: float) -> list[bytes]:
+        """The same one-datagram list every time."""
+        return self._out
+
+    def receive_datagram(self, data: bytes, now: float) -> list[Command]:
+        """The same empty list every time."""
+        return self._none
