@@ -983,6 +983,27 @@ def test_finalizer_added_to_a_block_class(codec: ModuleType) -> None:
     assert seen == []
 
 
+def test_resurrected_block_is_not_recycled_as_finalized(codec: ModuleType) -> None:
+    """A block once resurrected by a __del__ keeps CPython's "finalized" mark;
+    recycled into a new message it would never run a later class's __del__."""
+    zombies: list[object] = []
+    first = parse_fresh()
+    old = type(decode(codec, first, packet_ack(range(1))).Packets[0])
+    old.__del__ = lambda self: zombies.append(self)  # type: ignore[attr-defined]  # resurrects
+    msg = decode(codec, first, packet_ack(range(10)))
+    del msg
+    assert len(zombies) == 10
+    del old.__del__  # type: ignore[attr-defined]
+    zombies.clear()  # the ten die for good (parked for reuse, unless finalized)
+    msg = decode(codec, parse_fresh(), packet_ack(range(10)))
+    assert not any(gc.is_finalized(block) for block in msg.Packets)
+    ran: list[int] = []
+    type(msg.Packets[0]).__del__ = lambda self: ran.append(self.ID)  # type: ignore[attr-defined]
+    del msg
+    gc.collect()
+    assert sorted(ran) == list(range(10))
+
+
 def parse_fresh() -> Template:
     """A template of its own (fresh Block classes), holding PacketAck."""
     return lludp.parse_template(

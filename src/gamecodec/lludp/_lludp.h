@@ -457,8 +457,11 @@ static inline void lludp_park(PyObject *op, PyTypeObject *tp)
 {
     Py_ssize_t i, n = Py_SIZE(op);
     for (i = 0; i < n; i++) Py_CLEAR(((PyTupleObject *)op)->ob_item[i]);
+    /* an object that was finalized once (a __del__ that resurrected it, since
+       removed) keeps the GC FINALIZED bit, which no public API clears: a reused
+       one would never get a __del__ set on its next class */
     if (n >= 1 && n <= LLUDP_FL_SIZES && lludp_fl_count[n] < lludp_fl_limit(n) &&
-        tp->tp_finalize == NULL) {
+        tp->tp_finalize == NULL && !PyObject_GC_IsFinalized(op)) {
         ((PyTupleObject *)op)->ob_item[0] = lludp_fl_head[n];
         lludp_fl_head[n] = op;
         lludp_fl_count[n]++;
@@ -481,7 +484,10 @@ static void lludp_tuple_dealloc(PyObject *op)
         Py_DECREF(tp);
         return;
     }
-    if (tp->tp_finalize != NULL) { /* a __del__ added to the class later */
+    if (tp->tp_finalize != NULL && !PyObject_GC_IsFinalized(op)) {
+        /* a __del__ added to the class later; tracked while it runs, as
+           subtype_dealloc does (a trashcan re-entry comes here untracked) */
+        if (!PyObject_GC_IsTracked(op)) PyObject_GC_Track(op);
         if (PyObject_CallFinalizerFromDealloc(op) < 0) return; /* resurrected */
     }
     PyObject_GC_UnTrack(op);
@@ -543,11 +549,7 @@ static PyObject *lludp_new_tuple(PyObject *cls, Py_ssize_t n)
         ((PyTupleObject *)op)->ob_item[0] = NULL;
         Py_INCREF(tp);
         Py_SET_TYPE(op, tp);
-#if defined(Py_REF_DEBUG) || defined(Py_TRACE_REFS)
-        _Py_NewReference(op);
-#else
-        Py_SET_REFCNT(op, 1); /* what _Py_NewReference does in a release build */
-#endif
+        _Py_NewReference(op); /* refcount 1; debug totals; 3.13's PyRefTracer CREATE event */
         PyObject_GC_Track(op);
         return op;
     }
