@@ -146,8 +146,11 @@ def paired_ratio(samples: dict[str, list[float]], top: str, bottom: str) -> floa
 
 
 def run_case(case: Case, *, rounds: int = 7, min_time: float = 0.05) -> Result:
-    compiled = (
-        None if case.compiled is None else measure(case.compiled, rounds=rounds, min_time=min_time)
-    )
-    pure = measure(case.pure, rounds=rounds, min_time=min_time)
+    """Time both twins of ``case`` in interleaved rounds; medians of each."""
+    fns = {"pure": case.pure}
+    if case.compiled is not None:
+        fns["compiled"] = case.compiled
+    samples = measure_together(fns, rounds=rounds, min_time=min_time)
+    compiled = statistics.median(samples["compiled"]) if "compiled" in samples else None
+    pure = statistics.median(samples["pure"])
     return Result(case.protocol, case.operation, case.packets, case.nbytes, compiled, pure)

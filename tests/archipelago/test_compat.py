@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from types import ModuleType
 from typing import NamedTuple
 
@@ -190,7 +191,8 @@ def test_depth_limit_counts_like_the_reference(codec: ModuleType) -> None:
 @pytest.mark.parametrize(
     ("data", "offset"),
     [
-        ("[1,]", 3),
+        # Python 3.13's json points at the trailing comma, earlier ones after it
+        ("[1,]", 2 if sys.version_info >= (3, 13) else 3),
         ("", 0),
         ("[1] x", 4),
         ('["é", x]', 7),
