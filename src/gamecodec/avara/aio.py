@@ -34,85 +34,33 @@ Loopback example (both peers send 10,000 reliable commands)::
 from __future__ import annotations
 
 import asyncio
-from typing import Any, cast
+from typing import Any
 
+from gamecodec._aio import Address, SessionProtocol
 from gamecodec.avara._models import Command
 from gamecodec.avara.session import SEND_WINDOW, Connection, PeerLost, SerialSkipped
-from gamecodec.errors import LocalProtocolError
 
 __all__ = ["AvaraProtocol", "open_connection"]
 
-Address = tuple[Any, ...]
 
-
-class AvaraProtocol(asyncio.DatagramProtocol):
+class AvaraProtocol(SessionProtocol[Connection, Command]):
     """A :class:`asyncio.DatagramProtocol` driving one :class:`Connection`.
 
     Datagrams from addresses other than ``peer`` are ignored (when ``peer``
     is ``None``, the first sender becomes the peer). ``skipped`` lists the
     serials the skip rule gave up; ``lost`` is set when the session kills the
     connection, and then :meth:`recv` raises :class:`ConnectionError`.
+    Commands are delivered in serial order.
     """
 
+    name = "Avara"
+    drain_limit = SEND_WINDOW
+
     def __init__(self, connection: Connection, peer: Address | None = None) -> None:
+        super().__init__(connection, peer)
         self.connection = connection
-        self._peer = peer
         self.skipped: list[int] = []
         self.lost: PeerLost | None = None
-        self._transport: asyncio.DatagramTransport | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._timer: asyncio.TimerHandle | None = None
-        self._timer_at: float | None = None
-        self._received: asyncio.Queue[Command | None] = asyncio.Queue()
-        self._room = asyncio.Event()
-        self._room.set()
-
-    # -- asyncio callbacks ------------------------------------------------
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._transport = cast(asyncio.DatagramTransport, transport)
-        self._loop = asyncio.get_running_loop()
-        self._flush()
-
-    def datagram_received(self, data: bytes, addr: Address) -> None:
-        if self._peer is None:
-            self._peer = addr
-        elif addr != self._peer:
-            return
-        assert self._loop is not None
-        put = self._received.put_nowait
-        for cmd in self.connection.receive_datagram(data, self._loop.time()):
-            put(cmd)
-        self._flush()
-
-    def error_received(self, exc: Exception) -> None:
-        """ICMP errors (port unreachable ...): the game ignores them too."""
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        self._transport = None
-        self._received.put_nowait(None)
-        self._room.set()
-
-    # -- API ----------------------------------------------------------------
-
-    @property
-    def peer(self) -> Address | None:
-        """Where datagrams go (and the only address they are taken from)."""
-        return self._peer
-
-    @peer.setter
-    def peer(self, addr: Address | None) -> None:
-        self._peer = addr
-        self._flush()
-
-    @property
-    def local_address(self) -> Address:
-        """The socket's own address (to give to the other side)."""
-        assert self._transport is not None
-        return tuple(self._transport.get_extra_info("sockname"))
 
     def send(
         self,
@@ -125,68 +73,17 @@ class AvaraProtocol(asyncio.DatagramProtocol):
         urgent: bool = False,
     ) -> int:
         """Queue a reliable command and send what is due; return its serial."""
-        if self._loop is None or self._transport is None:
-            raise LocalProtocolError("send on a closed endpoint")
         serial = self.connection.send(
-            command, p1=p1, p2=p2, p3=p3, data=data, urgent=urgent, now=self._loop.time()
+            command, p1=p1, p2=p2, p3=p3, data=data, urgent=urgent, now=self._now()
         )
         self._flush()
         return serial
 
-    async def drain(self, limit: int = SEND_WINDOW) -> None:
-        """Wait until fewer than ``limit`` commands are unacknowledged."""
-        while self.connection.unacked >= limit and self.lost is None and self._transport:
-            self._room.clear()
-            await self._room.wait()
-
-    async def recv(self) -> Command:
-        """The next delivered command, in serial order."""
-        if self.lost is not None and self._received.empty():
-            raise ConnectionError(f"Avara peer lost: {self.lost.reason}")
-        cmd = await self._received.get()
-        if cmd is None:
-            self._received.put_nowait(None)  # wake other readers too
-            raise ConnectionError(
-                "Avara peer lost" if self.lost is None else f"Avara peer lost: {self.lost.reason}"
-            )
-        return cmd
-
-    def close(self) -> None:
-        """Close the socket (the game sends no goodbye at this layer)."""
-        if self._transport is not None:
-            self._transport.close()
-
-    # -- internals ------------------------------------------------------------
-
-    def _flush(self) -> None:
-        loop, transport = self._loop, self._transport
-        if loop is None or transport is None:
-            return
-        peer = self._peer
-        if peer is None:
-            return  # nobody to talk to yet: no timers either
-        conn = self.connection
-        for dg in conn.datagrams_to_send(loop.time()):
-            transport.sendto(dg, peer)
-        for event in conn.events():
-            if isinstance(event, SerialSkipped):
-                self.skipped.append(event.serial)
-            else:
-                self.lost = event
-                self._received.put_nowait(None)
-        if conn.unacked < SEND_WINDOW or self.lost is not None:
-            self._room.set()
-        deadline = conn.next_deadline()
-        if deadline != self._timer_at:
-            if self._timer is not None:
-                self._timer.cancel()
-            self._timer = None if deadline is None else loop.call_at(deadline, self._on_timer)
-            self._timer_at = deadline
-
-    def _on_timer(self) -> None:
-        self._timer = None
-        self._timer_at = None
-        self._flush()
+    def _event(self, event: Any) -> None:
+        if isinstance(event, SerialSkipped):
+            self.skipped.append(event.serial)
+        else:
+            self._peer_lost(event)
 
 
 async def open_connection(

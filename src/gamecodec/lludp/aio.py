@@ -47,21 +47,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
-from gamecodec.errors import LocalProtocolError
+from gamecodec._aio import Address, SessionProtocol
 from gamecodec.lludp._models import Message
 from gamecodec.lludp.circuit import BadDatagram, Circuit, MessageDropped, PeerLost
 
 __all__ = ["DRAIN_LIMIT", "CircuitProtocol", "open_circuit"]
 
-Address = tuple[Any, ...]
-
 DRAIN_LIMIT = 256
 """Default bound of :meth:`CircuitProtocol.drain`: reliable messages unacked."""
 
 
-class CircuitProtocol(asyncio.DatagramProtocol):
+class CircuitProtocol(SessionProtocol[Circuit, Message]):
     """A :class:`asyncio.DatagramProtocol` driving one :class:`Circuit`.
 
     Datagrams from addresses other than ``peer`` are ignored (when ``peer``
@@ -69,138 +67,32 @@ class CircuitProtocol(asyncio.DatagramProtocol):
     reliable messages the circuit gave up (:class:`MessageDropped`) and
     ``bad`` the datagrams it could not decode (:class:`BadDatagram`); ``lost``
     is set when the circuit reports the peer lost, and then :meth:`recv`
-    raises :class:`ConnectionError`.
+    raises :class:`ConnectionError`. Messages are delivered in arrival order.
     """
 
+    name = "LLUDP"
+    drain_limit = DRAIN_LIMIT
+
     def __init__(self, circuit: Circuit, peer: Address | None = None) -> None:
+        super().__init__(circuit, peer)
         self.circuit = circuit
-        self._peer = peer
         self.dropped: list[MessageDropped] = []
         self.bad: list[BadDatagram] = []
         self.lost: PeerLost | None = None
-        self._transport: asyncio.DatagramTransport | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._timer: asyncio.TimerHandle | None = None
-        self._timer_at: float | None = None
-        self._received: asyncio.Queue[Message | None] = asyncio.Queue()
-        self._room = asyncio.Event()
-        self._room.set()
-        self._limit = DRAIN_LIMIT
-
-    # -- asyncio callbacks ------------------------------------------------
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._transport = cast(asyncio.DatagramTransport, transport)
-        self._loop = asyncio.get_running_loop()
-        self._flush()
-
-    def datagram_received(self, data: bytes, addr: Address) -> None:
-        if self._peer is None:
-            self._peer = addr
-        elif addr != self._peer:
-            return
-        assert self._loop is not None
-        put = self._received.put_nowait
-        for message in self.circuit.receive_datagram(data, self._loop.time()):
-            put(message)
-        self._flush()
-
-    def error_received(self, exc: Exception) -> None:
-        """ICMP errors (port unreachable ...): the circuit's pings decide."""
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        self._transport = None
-        self._received.put_nowait(None)
-        self._room.set()
-
-    # -- API ----------------------------------------------------------------
-
-    @property
-    def peer(self) -> Address | None:
-        """Where datagrams go (and the only address they are taken from)."""
-        return self._peer
-
-    @peer.setter
-    def peer(self, addr: Address | None) -> None:
-        self._peer = addr
-        self._flush()
-
-    @property
-    def local_address(self) -> Address:
-        """The socket's own address (to give to the other side)."""
-        assert self._transport is not None
-        return tuple(self._transport.get_extra_info("sockname"))
 
     def send(self, message: Message, *, reliable: bool = False) -> int:
         """Send ``message`` now (with the acks owed); return its sequence number."""
-        if self._loop is None or self._transport is None:
-            raise LocalProtocolError("send on a closed endpoint")
-        seq = self.circuit.send(message, reliable=reliable, now=self._loop.time())
+        seq = self.circuit.send(message, reliable=reliable, now=self._now())
         self._flush()
         return seq
 
-    async def drain(self, limit: int = DRAIN_LIMIT) -> None:
-        """Wait until fewer than ``limit`` reliable messages are unacknowledged."""
-        self._limit = limit
-        while self.circuit.unacked >= limit and self.lost is None and self._transport:
-            self._room.clear()
-            await self._room.wait()
-
-    async def recv(self) -> Message:
-        """The next delivered message (in arrival order)."""
-        if self.lost is not None and self._received.empty():
-            raise ConnectionError(f"LLUDP peer lost: {self.lost.reason}")
-        message = await self._received.get()
-        if message is None:
-            self._received.put_nowait(None)  # wake other readers too
-            raise ConnectionError(
-                "LLUDP endpoint closed"
-                if self.lost is None
-                else f"LLUDP peer lost: {self.lost.reason}"
-            )
-        return message
-
-    def close(self) -> None:
-        """Close the socket (send a CloseCircuit first if the peer expects one)."""
-        if self._transport is not None:
-            self._transport.close()
-
-    # -- internals ------------------------------------------------------------
-
-    def _flush(self) -> None:
-        loop, transport = self._loop, self._transport
-        if loop is None or transport is None:
-            return
-        peer = self._peer
-        if peer is None:
-            return  # nobody to talk to yet: no timers either
-        circuit = self.circuit
-        for dg in circuit.datagrams_to_send(loop.time()):
-            transport.sendto(dg, peer)
-        for event in circuit.events():
-            if isinstance(event, MessageDropped):
-                self.dropped.append(event)
-            elif isinstance(event, BadDatagram):
-                self.bad.append(event)
-            else:
-                self.lost = event
-                self._received.put_nowait(None)
-        if circuit.unacked < self._limit or self.lost is not None:
-            self._room.set()
-        deadline = circuit.next_deadline()
-        if deadline != self._timer_at:
-            if self._timer is not None:
-                self._timer.cancel()
-            self._timer = None if deadline is None else loop.call_at(deadline, self._on_timer)
-            self._timer_at = deadline
-
-    def _on_timer(self) -> None:
-        self._timer = None
-        self._timer_at = None
-        self._flush()
+    def _event(self, event: Any) -> None:
+        if isinstance(event, MessageDropped):
+            self.dropped.append(event)
+        elif isinstance(event, BadDatagram):
+            self.bad.append(event)
+        else:
+            self._peer_lost(event)
 
 
 async def open_circuit(

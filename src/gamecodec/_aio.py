@@ -1,0 +1,182 @@
+"""The asyncio datagram adapter shared by the UDP sessions (Avara, LLUDP).
+
+:class:`SessionProtocol` drives any Sans-IO session with the methods
+``receive_datagram(data, now)``, ``datagrams_to_send(now)``, ``events()``,
+``next_deadline()`` and the property ``unacked``: it feeds received datagrams
+with the loop's clock, writes what the session wants to send, and keeps one
+timer at the session's next deadline. Each protocol's ``aio`` module
+subclasses it with its own ``send`` and event handling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Generic, Protocol, TypeVar, cast
+
+from gamecodec.errors import LocalProtocolError
+
+__all__ = ["Address", "Session", "SessionProtocol"]
+
+Address = tuple[Any, ...]
+
+
+class Session(Protocol):
+    """What :class:`SessionProtocol` needs of a session."""
+
+    @property
+    def unacked(self) -> int: ...
+    def receive_datagram(self, data: bytes, now: float) -> list[Any]: ...
+    def datagrams_to_send(self, now: float) -> list[bytes]: ...
+    def events(self) -> list[Any]: ...
+    def next_deadline(self) -> float | None: ...
+
+
+S = TypeVar("S", bound=Session)
+T = TypeVar("T")
+
+
+class SessionProtocol(asyncio.DatagramProtocol, Generic[S, T]):
+    """A :class:`asyncio.DatagramProtocol` driving one session of type ``S``
+    that delivers items of type ``T``.
+
+    Datagrams from addresses other than ``peer`` are ignored (when ``peer``
+    is ``None``, the first sender becomes the peer). ``lost`` is set when the
+    session reports its peer lost; :meth:`recv` then raises
+    :class:`ConnectionError`.
+    """
+
+    name = "session"
+    """The protocol's name in error messages."""
+    drain_limit = 32
+    """The default bound of :meth:`drain`."""
+
+    def __init__(self, session: S, peer: Address | None = None) -> None:
+        self.session = session
+        self._peer = peer
+        self.lost: Any = None
+        self._transport: asyncio.DatagramTransport | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at: float | None = None
+        self._received: asyncio.Queue[T | None] = asyncio.Queue()
+        self._room = asyncio.Event()
+        self._room.set()
+        self._limit = self.drain_limit
+
+    # -- asyncio callbacks ------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = cast(asyncio.DatagramTransport, transport)
+        self._loop = asyncio.get_running_loop()
+        self._flush()
+
+    def datagram_received(self, data: bytes, addr: Address) -> None:
+        if self._peer is None:
+            self._peer = addr
+        elif addr != self._peer:
+            return
+        assert self._loop is not None
+        put = self._received.put_nowait
+        for item in self.session.receive_datagram(data, self._loop.time()):
+            put(item)
+        self._flush()
+
+    def error_received(self, exc: Exception) -> None:
+        """ICMP errors (port unreachable ...): the session's timers decide."""
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._transport = None
+        self._received.put_nowait(None)
+        self._room.set()
+
+    # -- API ----------------------------------------------------------------
+
+    @property
+    def peer(self) -> Address | None:
+        """Where datagrams go (and the only address they are taken from)."""
+        return self._peer
+
+    @peer.setter
+    def peer(self, addr: Address | None) -> None:
+        self._peer = addr
+        self._flush()
+
+    @property
+    def local_address(self) -> Address:
+        """The socket's own address (to give to the other side)."""
+        assert self._transport is not None
+        return tuple(self._transport.get_extra_info("sockname"))
+
+    async def drain(self, limit: int | None = None) -> None:
+        """Wait until fewer than ``limit`` (default :attr:`drain_limit`)
+        reliable messages are unacknowledged."""
+        self._limit = self.drain_limit if limit is None else limit
+        while self.session.unacked >= self._limit and self.lost is None and self._transport:
+            self._room.clear()
+            await self._room.wait()
+
+    async def recv(self) -> T:
+        """The next delivered item."""
+        if self.lost is not None and self._received.empty():
+            raise ConnectionError(f"{self.name} peer lost: {self.lost.reason}")
+        item = await self._received.get()
+        if item is None:
+            self._received.put_nowait(None)  # wake other readers too
+            raise ConnectionError(
+                f"{self.name} endpoint closed"
+                if self.lost is None
+                else f"{self.name} peer lost: {self.lost.reason}"
+            )
+        return item
+
+    def close(self) -> None:
+        """Close the socket."""
+        if self._transport is not None:
+            self._transport.close()
+
+    # -- for subclasses -------------------------------------------------------
+
+    def _now(self) -> float:
+        """The loop's clock; refuses when the endpoint is not open."""
+        if self._loop is None or self._transport is None:
+            raise LocalProtocolError("send on a closed endpoint")
+        return self._loop.time()
+
+    def _event(self, event: Any) -> None:
+        """Handle one session event (subclasses record theirs, then call
+        :meth:`_peer_lost` for the loss event)."""
+
+    def _peer_lost(self, event: Any) -> None:
+        self.lost = event
+        self._received.put_nowait(None)
+
+    # -- internals ------------------------------------------------------------
+
+    def _flush(self) -> None:
+        loop, transport = self._loop, self._transport
+        if loop is None or transport is None:
+            return
+        peer = self._peer
+        if peer is None:
+            return  # nobody to talk to yet: no timers either
+        session = self.session
+        for dg in session.datagrams_to_send(loop.time()):
+            transport.sendto(dg, peer)
+        for event in session.events():
+            self._event(event)
+        if session.unacked < self._limit or self.lost is not None:
+            self._room.set()
+        deadline = session.next_deadline()
+        if deadline != self._timer_at:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = None if deadline is None else loop.call_at(deadline, self._on_timer)
+            self._timer_at = deadline
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self._timer_at = None
+        self._flush()
