@@ -989,7 +989,8 @@ def test_resurrected_block_is_not_recycled_as_finalized(codec: ModuleType) -> No
     zombies: list[object] = []
     first = parse_fresh()
     old = type(decode(codec, first, packet_ack(range(1))).Packets[0])
-    old.__del__ = lambda self: zombies.append(self)  # type: ignore[attr-defined]  # resurrects
+    # resurrects each block (a lambda: a builtin method would not bind self)
+    old.__del__ = lambda self: zombies.append(self)  # type: ignore[attr-defined]  # noqa: PLW0108
     msg = decode(codec, first, packet_ack(range(10)))
     del msg
     assert len(zombies) == 10

@@ -11,6 +11,8 @@ cdef int _RELIABLE
 cdef int _RESENT
 cdef int _ACK
 cdef double _INF
+cdef long long _MAX_LIMIT
+cdef long _MAX_ACKS
 cdef object _HEAD
 cdef object _ONE_ACK
 cdef dict _ACK_TAILS
@@ -22,12 +24,28 @@ cdef bytes _packet_ack_body(list ids)
 cdef bint _older(long long a, long long b)
 
 
+cdef class _Pending:
+    cdef bytes wire
+    cdef Py_ssize_t end
+    cdef double exp
+    cdef long resends
+
+
+@cython.locals(p=_Pending)
+cdef _Pending _pending(bytes wire, Py_ssize_t end, double exp)
+
+@cython.locals(table=bytearray, code=long)
+cdef bytes _control_leads(object template)
+
+
 cdef class Circuit:
-    cdef public object template
+    cdef object _template
+    cdef bytes _control_lead
     cdef object _decode
-    cdef object _encode
+    cdef object _encode_packet
     cdef public bint strict
-    cdef public long max_size
+    cdef object _max_size
+    cdef long _max_size_c
     cdef public str zero_coding
     cdef public double ping_interval
     cdef public double circuit_timeout
@@ -39,20 +57,23 @@ cdef class Circuit:
     cdef public double ping_max
     cdef public double ack_collect_time
     cdef public long max_appended_acks
-    cdef public long mtu
+    cdef long _mtu
+    cdef object _limit
     cdef public long duplicate_window
     cdef public bint deliver_control
 
     cdef long long _seq
     cdef dict _unacked
-    cdef object _timeline
+    cdef list _timeline
+    cdef Py_ssize_t _tl_head
     cdef double _last_exp
     cdef list _out
     cdef double _out_at
     cdef list _acks
     cdef double _ack_deadline
     cdef set _seen
-    cdef object _order
+    cdef list _order
+    cdef Py_ssize_t _order_head
     cdef long long _prune_at
     cdef long _ping_id
     cdef double _ping_sent
@@ -65,6 +86,7 @@ cdef class Circuit:
     cdef object _lost
     cdef list _events
     cdef double _wake
+    cdef double _timer_wake
     cdef public long long packets_out
     cdef public long long packets_in
     cdef public long long resent
@@ -78,23 +100,28 @@ cdef class Circuit:
 
     cpdef object next_deadline(self)
 
-    @cython.locals(unacked=dict, exp=double, t=double, lost_at=double)
+    @cython.locals(timeline=list, unacked=dict, p=_Pending, exp=double, t=double, lost_at=double,
+                   head=Py_ssize_t, n=Py_ssize_t)
     cdef double _compute_wake(self)
 
-    @cython.locals(data=bytes, flags=int, end=Py_ssize_t, body=bytes)
+    @cython.locals(seq="long long", acks=list, count=Py_ssize_t, wire=bytes, end=Py_ssize_t)
     cdef long long _send(self, object message, bint reliable, double now) except -1
 
     @cython.locals(seq="long long", acks=list, count=Py_ssize_t, room=Py_ssize_t, wire=bytes,
-                   exp=double, out=list)
+                   end=Py_ssize_t)
     cdef long long _put(self, int flags, bytes body, bint can_ack, double now) except -1
 
-    @cython.locals(unacked=dict, i=Py_ssize_t)
-    cdef _schedule_early(self, long long seq, double exp)
+    @cython.locals(exp=double, out=list)
+    cdef int _queue(self, object seq, bytes wire, Py_ssize_t end, bint reliable,
+                    double now) except -1
+
+    @cython.locals(timeline=list, unacked=dict, p=_Pending, i=Py_ssize_t)
+    cdef _schedule_early(self, object seq, double exp)
 
     cpdef list datagrams_to_send(self, double now)
 
-    @cython.locals(unacked=dict, cap=long, exp=double, seq="long long", body=bytes,
-                   resends=long, flags=int)
+    @cython.locals(timeline=list, unacked=dict, p=_Pending, cap=long, exp=double, wire=bytes,
+                   end=Py_ssize_t, flags=int)
     cdef _timers(self, double now)
 
     @cython.locals(ping_id=long, oldest="long long")
@@ -105,17 +132,21 @@ cdef class Circuit:
 
     cdef _kill(self, str reason, double now)
 
-    @cython.locals(raw=bytes, flags=int, seq="long long", acks=tuple, unacked=dict, seen=set)
+    @cython.locals(raw=bytes, flags=int, control=bint, seq="long long", unacked=dict, order=list,
+                   end=Py_ssize_t, pos=Py_ssize_t, a="long long", timeline=list,
+                   head=Py_ssize_t, first="long long")
     cpdef list receive_datagram(self, object data, double now)
 
     @cython.locals(acks=list, deadline=double)
-    cdef _queue_ack(self, long long seq, double now)
+    cdef _queue_ack(self, object seq, double now)
 
     @cython.locals(blocks=dict, unacked=dict)
     cdef _control(self, object msg, double now)
 
-    @cython.locals(prune="long long", seen=set)
+    @cython.locals(prune="long long", order=list, seen=set, head=Py_ssize_t, n=Py_ssize_t)
     cdef _prune(self, long long oldest)
+
+    cdef _forget_to(self, Py_ssize_t head)
 
     @cython.locals(behind=long, rtt=double, avg=double)
     cdef _ping_answered(self, long ping_id, double now)

@@ -9,17 +9,22 @@ sources each rule comes from are named beside it below.
 
 Hot-path notes: the header (flags, sequence) is read from the raw bytes; a
 reliable sequence number already seen is acked again without decoding; the
-codec's ``decode`` runs once per new datagram and ``encode`` once per sent
-message; acks are appended to the encoded bytes here; pending reliable
-packets live in a dict keyed by sequence number (retired in O(1)) with a
-timeline (a deque in resend-time order, cleaned lazily).
+codec's ``decode`` runs once per new datagram and its ``encode_packet`` once
+per sent message, which writes the header, the body and the appended acks
+in one go (the circuit reads back how many acks fitted); pending reliable
+packets live in a dict keyed by sequence number (retired in O(1)) holding the
+wire bytes as first sent and where their acks begin, with a timeline in
+resend-time order, cleaned lazily. The timeline and the order of sequence
+numbers seen are FIFO queues kept as a list and the index of their head
+(compacted once half of the list is consumed), so the compiled twin runs
+them as C list operations, without method calls; sequence numbers are boxed
+once per packet.
 """
 
 from __future__ import annotations
 
 import math
 import struct
-from collections import deque
 from types import ModuleType
 from typing import Any
 
@@ -75,6 +80,8 @@ _RESENT = 0x20
 _ACK = 0x10
 _CONTROL = frozenset(("PacketAck", "StartPingCheck", "CompletePingCheck"))
 _INF = math.inf
+_MAX_LIMIT = 0xFFFFFFFF
+_MAX_ACKS = MAX_APPENDED_ACKS
 
 _HEAD = struct.Struct(">BI")
 _ONE_ACK = struct.Struct(">IB")
@@ -113,6 +120,45 @@ def _older(a: int, b: int) -> bool:
     """Sequence ``a`` comes before ``b`` (24-bit wrap-around)."""
     d = (b - a) & _MASK
     return 0 < d < _HALF
+
+
+class _Pending:
+    """A reliable packet waiting for its ack: the wire bytes as first sent,
+    where its appended acks begin, when it is resent next and how often it was."""
+
+    __slots__ = ("end", "exp", "resends", "wire")
+
+    wire: bytes
+    end: int
+    exp: float
+    resends: int
+
+
+def _pending(wire: bytes, end: int, exp: float) -> _Pending:
+    # __new__ and field stores: a C struct fill in the compiled twin, no __init__ call
+    p = _Pending.__new__(_Pending)
+    p.wire = wire
+    p.end = end
+    p.exp = exp
+    p.resends = 0
+    return p
+
+
+def _control_leads(template: Any) -> bytes:
+    """256 flags by a packet's byte 6, the first byte of its message number
+    (zero-coding leaves it as it is): 1 where the template has a control
+    message (PacketAck, StartPingCheck, CompletePingCheck) starting so. Only
+    those packets need their decoded name checked. All 1s if the template
+    cannot say."""
+    try:
+        table = bytearray(256)
+        for spec in template:
+            if spec.name in _CONTROL:
+                code = spec.code
+                table[code if 0 <= code < 0xFF else 0xFF] = 1
+        return bytes(table)
+    except (TypeError, AttributeError, ValueError, IndexError):
+        return b"\x01" * 256
 
 
 def _event(name: str, *args: Any) -> Any:
@@ -165,7 +211,7 @@ class Circuit:
             raise ValueError("duplicate_window must be >= 1")
         self.template = default_template() if template is None else template
         self._decode = codec.decode
-        self._encode = codec.encode
+        self._encode_packet = codec.encode_packet
         self.strict = bool(strict)
         self.max_size = int(max_size)
         self.zero_coding = zero_coding
@@ -184,8 +230,9 @@ class Circuit:
         self.deliver_control = bool(deliver_control)
         # sending
         self._seq = int(first_sequence) & _MASK
-        self._unacked: dict[int, tuple[bytes, float, int, int]] = {}
-        self._timeline: deque[int] = deque()  # unacked sequences by resend time
+        self._unacked: dict[int, _Pending] = {}
+        self._timeline: list[int] = []  # unacked sequences by resend time, from _tl_head on
+        self._tl_head = 0
         self._last_exp = -_INF
         self._out: list[bytes] = []
         self._out_at = _INF
@@ -194,7 +241,8 @@ class Circuit:
         self._ack_deadline = _INF
         # duplicate suppression
         self._seen: set[int] = set()
-        self._order: deque[int] = deque()
+        self._order: list[int] = []  # reliable sequences seen, oldest first, from _order_head on
+        self._order_head = 0
         self._prune_at = -1  # the OldestUnacked of the previous StartPingCheck
         # pings and round-trip time (llcircuit.cpp)
         self._ping_id = 0
@@ -208,7 +256,9 @@ class Circuit:
         # state and counters
         self._lost: Any = None
         self._events: list[Any] = []
-        self._wake = min(self._next_ping, now + self.circuit_timeout)
+        # the earliest timer without the ack flush (a lower bound), and with it
+        self._timer_wake = min(self._next_ping, now + self.circuit_timeout)
+        self._wake = self._timer_wake
         self.packets_out = 0
         self.packets_in = 0
         self.resent = 0
@@ -221,6 +271,38 @@ class Circuit:
     def max_resends(self) -> int | None:
         """Resends of a reliable packet before it is given up (``None``: never)."""
         return None if self._max_resends < 0 else self._max_resends
+
+    @property
+    def max_size(self) -> int:
+        """The decoder's cap on a zero-expanded packet, in bytes."""
+        return self._max_size
+
+    @max_size.setter
+    def max_size(self, value: int) -> None:
+        # through a C long in the compiled twin (its conversion, as the
+        # attribute it replaces), kept as an int object for the codec calls
+        self._max_size_c = value
+        self._max_size = self._max_size_c
+
+    @property
+    def template(self) -> Template:
+        """The message template the circuit encodes and decodes with."""
+        return self._template
+
+    @template.setter
+    def template(self, value: Template) -> None:
+        self._template = value
+        self._control_lead = _control_leads(value)
+
+    @property
+    def mtu(self) -> int:
+        """Appended acks keep a datagram within this many bytes."""
+        return self._mtu
+
+    @mtu.setter
+    def mtu(self, value: int) -> None:
+        self._mtu = value  # a C long in the compiled twin
+        self._limit = min(max(self._mtu, 0), _MAX_LIMIT)  # kept as an int object
 
     @property
     def next_sequence(self) -> int:
@@ -299,15 +381,22 @@ class Circuit:
         timeline = self._timeline
         unacked = self._unacked
         t = self._next_ping
-        while timeline:
-            p = unacked.get(timeline[0])
+        head = self._tl_head
+        n = len(timeline)
+        while head < n:
+            p = unacked.get(timeline[head])
             if p is not None:
-                exp = p[1]
+                exp = p.exp
                 t = min(t, exp)
                 break
-            timeline.popleft()
+            head += 1
+        if head and head * 2 >= n:
+            del timeline[:head]
+            head = 0
+        self._tl_head = head
         lost_at = self._last_ping_answer + self.circuit_timeout
         t = min(t, lost_at)
+        self._timer_wake = t
         if self._acks and self._ack_deadline < t:
             t = self._ack_deadline
         self._wake = t
@@ -328,17 +417,34 @@ class Circuit:
     def _send(self, message: Message, reliable: bool, now: float) -> int:
         if self._lost is not None:
             raise LocalProtocolError(f"send on a lost circuit ({self._lost.reason})")
-        data: bytes = self._encode(message, self.template, self.zero_coding)
-        flags = data[0]
-        if flags & _ACK:  # the message carried acks of its own: drop them
-            end = len(data) - 1 - 4 * data[len(data) - 1]
-            body = data[5:end]
-        else:
-            body = data[5:]
-        flags &= _ZEROCODED
-        if reliable:
-            flags |= _RELIABLE
-        return self._put(flags, body, message.name != "PacketAck", now)
+        seq = self._seq
+        key = seq  # boxed once in the compiled twin
+        acks = self._acks
+        count = max(0, min(len(acks), self.max_appended_acks, _MAX_ACKS)) if acks else 0
+        # encode's errors come out before anything changes
+        wire: bytes = self._encode_packet(
+            message,
+            self._template,
+            self.zero_coding,
+            _RELIABLE if reliable else 0,
+            key,
+            acks,
+            count,
+            self._limit,
+        )
+        self._seq = (seq + 1) & _MASK
+        end = len(wire)
+        if wire[0] & _ACK:
+            count = wire[end - 1]
+            end -= 4 * count + 1
+            if count == len(acks):
+                acks.clear()
+                self._ack_deadline = _INF
+                self._wake = self._timer_wake  # no ack flush to wake up for
+            else:
+                del acks[:count]
+        self._queue(key, wire, end, reliable, now)
+        return seq
 
     def _put(self, flags: int, body: bytes, can_ack: bool, now: float) -> int:
         """Put one packet (``body`` = everything after the sequence number) on
@@ -347,47 +453,58 @@ class Circuit:
         self._seq = (seq + 1) & _MASK
         acks = self._acks
         wire: bytes
+        end = 5 + len(body)
         if acks and can_ack:
             count = len(acks)
             count = min(count, self.max_appended_acks)
-            room = (self.mtu - 6 - len(body)) >> 2
+            room = (self._mtu - 6 - len(body)) >> 2
             count = min(count, room)
             if count > 0:
                 wire = _HEAD.pack(flags | _ACK, seq) + body + _ack_tail(acks, count)
                 if count == len(acks):
                     acks.clear()
                     self._ack_deadline = _INF
+                    self._wake = self._timer_wake
                 else:
                     del acks[:count]
             else:
                 wire = _HEAD.pack(flags, seq) + body
         else:
             wire = _HEAD.pack(flags, seq) + body
-        if flags & _RELIABLE:
+        self._queue(seq, wire, end, bool(flags & _RELIABLE), now)
+        return seq
+
+    def _queue(self, seq: Any, wire: bytes, end: int, reliable: bool, now: float) -> None:
+        """Queue ``wire`` (packet ``seq``, appended acks from ``end`` on) for
+        sending; keep it until acked if ``reliable``."""
+        if reliable:
             exp = now + self._rto_at(now)
-            self._unacked[seq] = (body, exp, 0, flags)
+            self._unacked[seq] = _pending(wire, end, exp)
             if exp >= self._last_exp:
                 self._timeline.append(seq)
                 self._last_exp = exp
             else:
                 self._schedule_early(seq, exp)
+            self._timer_wake = min(self._timer_wake, exp)
             self._wake = min(self._wake, exp)
         out = self._out
         if not out:
             self._out_at = now
         out.append(wire)
         self.packets_out += 1
-        return seq
 
     def _schedule_early(self, seq: int, exp: float) -> None:
         """Slot ``seq`` into the timeline before later resend times (the
-        timeout shrank since they were set: rare, linear)."""
+        timeout shrank since they were set: linear, but the entries of packets
+        acked meanwhile are dropped on the way, so the next call stops early)."""
         timeline = self._timeline
         unacked = self._unacked
         i = len(timeline)
-        while i > 0:
+        while i > self._tl_head:
             p = unacked.get(timeline[i - 1])
-            if p is not None and p[1] <= exp:
+            if p is None:
+                del timeline[i - 1]
+            elif p.exp <= exp:
                 break
             i -= 1
         timeline.insert(i, seq)
@@ -414,30 +531,33 @@ class Circuit:
         timeline = self._timeline
         unacked = self._unacked
         cap = self._max_resends
-        while timeline:
-            seq = timeline[0]
+        while self._tl_head < len(timeline):
+            seq = timeline[self._tl_head]
             p = unacked.get(seq)
             if p is None:
-                timeline.popleft()  # acked meanwhile
+                self._tl_head += 1  # acked meanwhile
                 continue
-            body, exp, resends, flags = p
-            if exp > now:
+            if p.exp > now:
                 break
-            timeline.popleft()
-            if 0 <= cap <= resends:
+            self._tl_head += 1
+            wire = p.wire
+            end = p.end
+            flags = wire[0] & ~_ACK  # as first sent, without its appended acks
+            if 0 <= cap <= p.resends:
                 del unacked[seq]
                 self.dropped += 1
                 self._events.append(
-                    _event("MessageDropped", seq, _HEAD.pack(flags, seq) + body, now)
+                    _event("MessageDropped", seq, bytes((flags,)) + wire[1:end], now)
                 )
                 continue
             if not self._out:
                 self._out_at = now
-            self._out.append(_HEAD.pack(flags | _RESENT, seq) + body)
+            self._out.append(bytes((flags | _RESENT,)) + wire[1:end])
             self.resent += 1
             exp = now + self._rto_at(now)
-            unacked[seq] = (body, exp, resends + 1, flags)
-            if exp >= self._last_exp or not timeline:
+            p.exp = exp
+            p.resends += 1
+            if exp >= self._last_exp or self._tl_head >= len(timeline):
                 timeline.append(seq)
                 self._last_exp = exp
             else:
@@ -477,6 +597,7 @@ class Circuit:
         self._events.append(lost)
         self._unacked.clear()
         self._timeline.clear()
+        self._tl_head = 0
         self._acks.clear()
         self._out = []
 
@@ -496,46 +617,61 @@ class Circuit:
             return []
         raw = data if type(data) is bytes else bytes(data)
         flags = 0
-        seq = 0
+        key: Any = None
         if len(raw) >= 7:
             flags = raw[0]
             if flags & _RELIABLE:
                 seq = raw[1]  # widened first: the compiled twin shifts in 64 bits
                 seq = (seq << 24) | (raw[2] << 16) | (raw[3] << 8) | raw[4]
-                if seq in self._seen:
+                key = seq  # boxed once in the compiled twin
+                if key in self._seen:
                     self.duplicates += 1
-                    self._queue_ack(seq, now)
+                    self._queue_ack(key, now)
                     return []
         try:
-            msg: Message = self._decode(raw, self.template, self.strict, self.max_size)
+            msg: Message = self._decode(raw, self._template, self.strict, self._max_size)
         except DecodeError as exc:
             self._events.append(_event("BadDatagram", exc, raw, now))
             return []
-        control = msg.name in _CONTROL and msg.body is None
+        # the lead table spares the name lookup for every other message
+        control = self._control_lead[raw[6]] and msg.name in _CONTROL and msg.body is None
         if control and msg.truncated:
             # the codec zero-filled a cut-short PacketAck or ping (LL's
             # tolerance): acting on made-up ids would retire the wrong
             # packets, so it is refused like garbage, with the strict error
             try:
-                self._decode(raw, self.template, True, self.max_size)
+                self._decode(raw, self._template, True, self._max_size)
             except DecodeError as exc:
                 self._events.append(_event("BadDatagram", exc, raw, now))
             return []
         self.packets_in += 1
-        acks = msg.acks
-        if acks:
+        if flags & _ACK:
+            # the acks the codec just read (msg.acks), taken from the raw tail:
+            # big-endian ids before the count byte
             unacked = self._unacked
-            for a in acks:
-                if a in unacked:
-                    del unacked[a]
-        if flags & _RELIABLE:
-            seen = self._seen
+            end = len(raw) - 1
+            pos = end - 4 * raw[end]
+            while pos < end:
+                a = raw[pos]  # widened first, as above
+                a = (a << 24) | (raw[pos + 1] << 16) | (raw[pos + 2] << 8) | raw[pos + 3]
+                pos += 4
+                if unacked.pop(a, None) is not None:
+                    # acks come mostly in sending order: step the timeline's
+                    # head past it now rather than look it up again later
+                    timeline = self._timeline
+                    head = self._tl_head
+                    if head < len(timeline):
+                        first = timeline[head]
+                        if first == a:
+                            self._tl_head = head + 1
+        if key is not None:
+            self._seen.add(key)
             order = self._order
-            seen.add(seq)
-            order.append(seq)
-            if len(order) > self.duplicate_window:
-                seen.discard(order.popleft())
-            self._queue_ack(seq, now)
+            order.append(key)
+            if len(order) - self._order_head > self.duplicate_window:
+                self._seen.discard(order[self._order_head])
+                self._forget_to(self._order_head + 1)
+            self._queue_ack(key, now)
         if control:
             self._control(msg, now)
             if not self.deliver_control:
@@ -583,8 +719,19 @@ class Circuit:
             return
         order = self._order
         seen = self._seen
-        while order and _older(order[0], prune):
-            seen.discard(order.popleft())
+        head = self._order_head
+        n = len(order)
+        while head < n and _older(order[head], prune):
+            seen.discard(order[head])
+            head += 1
+        self._forget_to(head)
+
+    def _forget_to(self, head: int) -> None:
+        """Move the head of the seen-order queue to ``head`` (compacting)."""
+        if head * 2 >= len(self._order):
+            del self._order[:head]
+            head = 0
+        self._order_head = head
 
     def _ping_answered(self, ping_id: int, now: float) -> None:
         """``pingTimerStop`` + ``setPingDelay``: whole pings behind count one

@@ -37,6 +37,7 @@ cdef extern from "_lludp.h":
     object lludp_expand_bytes(const uint8_t *src, Py_ssize_t n, Py_ssize_t cap, Py_ssize_t *err)
     object lludp_uint128(const uint8_t *p)
     int lludp_as_u64(object v, unsigned long long *out)
+    int lludp_as_u64_exact(object v, unsigned long long *out)
     int lludp_as_i64(object v, long long *out)
     bint lludp_small_uint(PyObject *v, unsigned long long *out)
     int lludp_uint128_bytes(object v, uint8_t *out) except -1
@@ -74,6 +75,7 @@ __all__ = [
     "decode_many",
     "encode",
     "encode_into",
+    "encode_packet",
     "forward",
     "peek",
     "zero_decode",
@@ -1062,6 +1064,76 @@ def encode(message, template, zero_coding="flag"):
             raise TypeError(f"expected a Message, got {type(message).__name__}")
         raise ValueError(f"zero_coding must be 'flag' or 'smaller', not {zero_coding!r}")
     return _encode(message, template, zero_coding == "smaller")
+
+
+cdef inline unsigned long long _u(object value, unsigned long long hi, str where, object name) except? 0xFFFFFFFFFFFFFFFF:
+    """``value`` as an int in 0..hi, or the pure twin's EncodeError."""
+    cdef unsigned long long v
+    if PyLong_CheckExact(value) and lludp_as_u64_exact(value, &v) == 0 and v <= hi:
+        return v
+    return _py._int(value, 0, hi, where, name)
+
+
+def encode_packet(message, template, zero_coding, flags, sequence, acks, count, limit):
+    """``message`` as a circuit sends it (see the pure twin): encode's packet
+    with ``flags``/``sequence`` in the header and up to ``count`` ids of
+    ``acks`` appended in that order, within ``limit`` bytes."""
+    cdef bytes data
+    cdef const uint8_t *p
+    cdef uint8_t *o
+    cdef Py_ssize_t size, end, n, k, total
+    cdef unsigned long long head, seq_v, cnt, lim, v
+    if zero_coding != "flag" and zero_coding != "smaller":
+        if not isinstance(message, Message):
+            raise TypeError(f"expected a Message, got {type(message).__name__}")
+        raise ValueError(f"zero_coding must be 'flag' or 'smaller', not {zero_coding!r}")
+    data = _encode(message, template, zero_coding == "smaller")
+    name = _item(message, 0)
+    p = <const uint8_t *>PyBytes_AS_STRING(data)
+    size = PyBytes_GET_SIZE(data)
+    head = (_u(flags, 0xFF, "flags", name) & ~(<unsigned long long>(ZC | ACKF))) | (p[0] & ZC)
+    seq_v = _u(sequence, 0xFFFFFFFF, "sequence", name)
+    cnt = _u(count, MAX_ACKS_C, "acks", name)
+    lim = _u(limit, 0xFFFFFFFF, "limit", name)
+    end = size - 1 - 4 * <Py_ssize_t>p[size - 1] if p[0] & ACKF else size
+    n = 0
+    if name != "PacketAck":
+        n = len(acks)
+        if <Py_ssize_t>cnt < n:
+            n = <Py_ssize_t>cnt
+        if (<Py_ssize_t>lim - end - 1) >> 2 < n:
+            n = (<Py_ssize_t>lim - end - 1) >> 2
+        if n < 0:
+            n = 0
+    if n:
+        head |= ACKF
+    if n == 0 and end == size:
+        o = <uint8_t *>PyBytes_AS_STRING(data)  # ours alone, not hashed yet: rewrite in place
+        result = data
+    else:
+        result = PyBytes_FromStringAndSize(NULL, end + ((4 * n + 1) if n else 0))
+        o = <uint8_t *>PyBytes_AS_STRING(result)
+        memcpy(o, p, end)
+    o[0] = <uint8_t>head
+    o[1] = (seq_v >> 24) & 0xFF
+    o[2] = (seq_v >> 16) & 0xFF
+    o[3] = (seq_v >> 8) & 0xFF
+    o[4] = seq_v & 0xFF
+    if n:
+        total = end
+        for k in range(n):
+            if PyList_CheckExact(acks):
+                ack = <object>PyList_GET_ITEM(acks, k)
+            else:
+                ack = acks[k]
+            v = _u(ack, 0xFFFFFFFF, "acks", name)
+            o[total] = (v >> 24) & 0xFF
+            o[total + 1] = (v >> 16) & 0xFF
+            o[total + 2] = (v >> 8) & 0xFF
+            o[total + 3] = v & 0xFF
+            total += 4
+        o[total] = <uint8_t>n
+    return result
 
 
 def encode_into(message, buf, offset, template, zero_coding="flag"):

@@ -35,6 +35,7 @@ __all__ = [
     "decode_many",
     "encode",
     "encode_into",
+    "encode_packet",
     "forward",
     "peek",
     "zero_decode",
@@ -573,6 +574,46 @@ def encode(message: Message, template: Template, zero_coding: str = "flag") -> b
         for ack in reversed(acks):
             out += _int(ack, 0, 0xFFFFFFFF, "acks", name).to_bytes(4, "big")
         out.append(len(acks))
+    return bytes(out)
+
+
+def encode_packet(  # noqa: PLR0917 - the circuit's one call per sent packet
+    message: Message,
+    template: Template,
+    zero_coding: str,
+    flags: int,
+    sequence: int,
+    acks: list[int] | tuple[int, ...],
+    count: int,
+    limit: int,
+) -> bytes:
+    """``message`` as a circuit sends it: :func:`encode`'s packet with another header.
+
+    The body, the ZEROCODED flag and every error are :func:`encode`'s (the
+    message's own ``flags``, ``sequence`` and ``acks`` are checked as it checks
+    them, but only ZEROCODED is taken from them). The header gets ``flags``
+    (their ZEROCODED and ACK bits replaced) and ``sequence``, and the first
+    ``n`` ids of ``acks`` are appended in that order (so a decoder's ``acks``
+    lists them last first), ``n`` = the most of ``count`` (0..250) and
+    ``len(acks)`` that keep the datagram within ``limit`` bytes, 0 for
+    PacketAck; ACK is set when ``n`` > 0. A circuit reads ``n`` back from the
+    last byte when ACK is set.
+    """
+    data = encode(message, template, zero_coding)
+    name = message.name
+    head = _int(flags, 0, 0xFF, "flags", name) & ~(ZEROCODED | ACK) | data[0] & ZEROCODED
+    seq = _int(sequence, 0, 0xFFFFFFFF, "sequence", name)
+    count = _int(count, 0, MAX_ACKS, "acks", name)
+    limit = _int(limit, 0, 0xFFFFFFFF, "limit", name)
+    end = len(data) - 1 - 4 * data[-1] if data[0] & ACK else len(data)
+    n = 0 if name == "PacketAck" else max(0, min(count, len(acks), (limit - end - 1) >> 2))
+    out = bytearray((head | ACK if n else head,))
+    out += seq.to_bytes(4, "big")
+    out += data[5:end]
+    if n:
+        for k in range(n):
+            out += _int(acks[k], 0, 0xFFFFFFFF, "acks", name).to_bytes(4, "big")
+        out.append(n)
     return bytes(out)
 
 

@@ -370,6 +370,30 @@ static inline int lludp_as_u64(PyObject *v, unsigned long long *out)
     return 0;
 }
 
+/* lludp_as_u64 for an exact int, reading one- and two-digit ints straight from
+   their digits before CPython 3.12 (3.12+ has the compact-value path above):
+   encode_packet's header and ack values. */
+static inline int lludp_as_u64_exact(PyObject *v, unsigned long long *out)
+{
+#if PY_VERSION_HEX < 0x030C0000 && !defined(Py_LIMITED_API) && !defined(PYPY_VERSION)
+    Py_ssize_t size = Py_SIZE(v);
+    const digit *d = ((PyLongObject *)v)->ob_digit;
+    if (size == 0) {
+        *out = 0;
+        return 0;
+    }
+    if (size == 1) {
+        *out = (unsigned long long)d[0];
+        return 0;
+    }
+    if (size == 2) {
+        *out = ((unsigned long long)d[1] << PyLong_SHIFT) | (unsigned long long)d[0];
+        return 0;
+    }
+#endif
+    return lludp_as_u64(v, out);
+}
+
 /* 1 and *out = the value if v is an exact int in [0, 2**32); 0 otherwise. */
 static inline int lludp_small_uint(PyObject *v, unsigned long long *out)
 {
