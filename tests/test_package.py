@@ -89,8 +89,9 @@ def test_license_and_typing_marker() -> None:
     assert (Path(gamecodec.__file__).parent / "py.typed").exists()
 
 
-def test_readme_avara_connection_example_runs() -> None:
+@pytest.mark.parametrize("section", ["Avara reliable connection", "LLUDP circuit"])
+def test_readme_session_examples_run(section: str) -> None:
     text = (ROOT / "README.md").read_text()
-    match = re.search(r"### Avara reliable connection.*?```python\n(.*?)```", text, re.S)
-    assert match, "README has the Avara Connection example"
+    match = re.search(rf"### {section}.*?```python\n(.*?)```", text, re.S)
+    assert match, f"README has the {section} example"
     exec(compile(match.group(1), "README.md", "exec"), {})
