@@ -32,7 +32,7 @@ from gamecodec.avara.session import PeerLost, SerialSkipped
 from gamecodec.errors import EncodeError, LocalProtocolError
 
 try:
-    import cython  # type: ignore[import-untyped]
+    import cython
 except ImportError:  # Cython is a build-time dependency only
     from types import SimpleNamespace
 
