@@ -77,6 +77,12 @@ cdef extern from "Python.h":
 
 cdef extern from *:
     """
+    /* 1 on free-threaded builds, where the writer's shared type hints stay unset. */
+    #ifdef Py_GIL_DISABLED
+    #define GAMECODEC_FREE_THREADED 1
+    #else
+    #define GAMECODEC_FREE_THREADED 0
+    #endif
     /* The value of a small exact int without a call: 1 when it fits in the
        compact representation (one CPython digit, or two on 3.11), else 0. */
     static inline int gamecodec_small_int(PyObject *o, long long *out) {
@@ -138,6 +144,7 @@ cdef extern from *:
         return *(PyObject **)((char *)obj + offset);
     }
     """
+    enum: GAMECODEC_FREE_THREADED
     int gamecodec_small_int(PyObject *o, long long *out)
     int gamecodec_list_move(object dst, object src) except -1
     object gamecodec_alloc_empty(object type)
@@ -664,7 +671,7 @@ cdef int _put_list(Buf *buf, object obj, int mode, int depth, _Hint hint) except
                 found = _struct_layout(type(item))
                 if found is not None:
                     last = <_Layout>found
-                    if hint is not None:
+                    if hint is not None and not GAMECODEC_FREE_THREADED:
                         hint.layout = last
     _putc(buf, b']')
     return 0
@@ -929,7 +936,11 @@ cdef int _put_struct(Buf *buf, object obj, int depth, object found) except -1:
                 _put_struct(buf, <object>value, depth + 1, known)
             else:
                 _put_obj(buf, <object>value, MODE_TYPED, depth + 1)
-                if PyTuple_Check(<object>value) == 0 and isinstance(<object>value, _Struct):
+                if (
+                    not GAMECODEC_FREE_THREADED
+                    and PyTuple_Check(<object>value) == 0
+                    and isinstance(<object>value, _Struct)
+                ):
                     hint.layout = _struct_layout(type(<object>value))
     if layout.is_command:
         if layout.dict_offset > 0:

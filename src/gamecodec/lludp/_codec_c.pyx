@@ -30,6 +30,7 @@ from gamecodec.lludp._models import Header, Message, split_code
 
 cdef extern from "_lludp.h":
     enum: LLUDP_SLACK
+    enum: LLUDP_FREE_THREADED
     Py_ssize_t lludp_expand(const uint8_t *src, Py_ssize_t n, uint8_t *dst, Py_ssize_t cap,
                             Py_ssize_t *err) nogil
     Py_ssize_t lludp_compress(const uint8_t *src, Py_ssize_t n, uint8_t *dst, Py_ssize_t cap) nogil
@@ -371,14 +372,19 @@ cdef object _last_plans = None
 cdef object _plan(object template, uint32_t code):
     global _last_template, _last_plans
     cdef object key = _u32(code)
+    cdef object plans
     cdef PyObject *found
-    if template is not _last_template:
-        # one attribute lookup per template, not per packet; a Template's
-        # _plans dict is made once, with it, and only grows
-        _last_plans = template._plans
-        _last_template = template
-    if PyDict_CheckExact(_last_plans):
-        found = PyDict_GetItem(_last_plans, key)
+    if LLUDP_FREE_THREADED:
+        plans = template._plans  # no cache shared between threads without a GIL
+    else:
+        if template is not _last_template:
+            # one attribute lookup per template, not per packet; a Template's
+            # _plans dict is made once, with it, and only grows
+            _last_plans = template._plans
+            _last_template = template
+        plans = _last_plans
+    if PyDict_CheckExact(plans):
+        found = PyDict_GetItem(plans, key)
         if found != NULL:
             return <object>found
     return template.plan(code)

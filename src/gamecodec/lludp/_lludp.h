@@ -437,6 +437,13 @@ static PyObject **lludp_slot(PyObject *obj, PyObject *descr)
     return (PyObject **)((char *)obj + m->offset);
 }
 
+/* 1 on free-threaded builds: no module-level caches shared between threads there. */
+#ifdef Py_GIL_DISABLED
+#define LLUDP_FREE_THREADED 1
+#else
+#define LLUDP_FREE_THREADED 0
+#endif
+
 /* ------------------------------------------------------------------ fast objects
 
    A free list for the codec's tuple-subclass results (Block classes, Message,
