@@ -2,8 +2,10 @@
 
 ``codec`` is the twin under test (both, through ``impl``); ``py_codec`` and
 ``c_codec`` are both twins at once for the parity tests (a missing compiled
-twin fails them). ``template`` is the built-in Second Life template and
-``all_types`` a small template with one field of every :class:`FieldType`.
+twin fails them); ``twin`` is the circuit twin under test, and ``numbered(i)``
+a small zero-coded TestMessage carrying ``i`` for the circuit tests.
+``template`` is the built-in Second Life template and ``all_types`` a small
+template with one field of every :class:`FieldType`.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 import pytest
 
 from gamecodec.errors import DecodeError, EncodeError
-from gamecodec.lludp import Message, Template, default_template, parse_template
+from gamecodec.lludp import Message, Template, build, default_template, parse_template
 from tests.conftest import IMPLS, load_twin
 
 ALL_TYPES_TEMPLATE = """
@@ -67,6 +69,21 @@ version 2.0
     }
 }
 """
+
+
+@pytest.fixture(scope="module")
+def twin(impl: str) -> ModuleType:
+    """The circuit twin under test."""
+    return load_twin("gamecodec.lludp", "_circuit", impl)
+
+
+def numbered(i: int) -> Message:
+    """TestMessage (Low 1, zero-coded) carrying ``i``."""
+    return build(
+        "TestMessage",
+        TestBlock1={"Test1": i},
+        NeighborBlock=[{"Test0": 0, "Test1": 0, "Test2": 0}] * 4,
+    )
 
 
 @pytest.fixture(scope="session")

@@ -9,23 +9,10 @@ from types import ModuleType
 
 import pytest
 
-from gamecodec.lludp import Message, aio, build
-from tests.conftest import load_twin
+from gamecodec.lludp import aio
+from tests.lludp.conftest import numbered
 
 MESSAGES = 10_000
-
-
-@pytest.fixture(scope="module")
-def twin(impl: str) -> ModuleType:
-    return load_twin("gamecodec.lludp", "_circuit", impl)
-
-
-def numbered(i: int) -> Message:
-    return build(
-        "TestMessage",
-        TestBlock1={"Test1": i},
-        NeighborBlock=[{"Test0": 0, "Test1": 0, "Test2": 0}] * 4,
-    )
 
 
 async def _pump(p: aio.CircuitProtocol, count: int) -> list[int]:

@@ -27,12 +27,6 @@ QUIET = {"ping_interval": 1000.0, "circuit_timeout": 5000.0}  # no pings in the 
 
 
 @pytest.fixture(scope="module")
-def twin(impl: str) -> ModuleType:
-    """The circuit twin under test."""
-    return load_twin("gamecodec.lludp", "_circuit", impl)
-
-
-@pytest.fixture(scope="module")
 def pair_of_twins() -> tuple[ModuleType, ModuleType, ModuleType, ModuleType]:
     if "c" not in IMPLS:
         pytest.skip("GAMECODEC_TEST_IMPLS excludes the compiled twin")

@@ -21,9 +21,8 @@ from typing import Any
 
 import pytest
 
-from gamecodec.lludp import Message, build
 from gamecodec.lludp.circuit import MessageDropped, PeerLost
-from tests.conftest import load_twin
+from tests.lludp.conftest import numbered
 from tests.netsim import LinkConfig, Network
 
 MESSAGES = int(os.environ.get("GAMECODEC_FAULT_MESSAGES", "100000"))
@@ -31,19 +30,6 @@ FAULTY = LinkConfig(
     loss=0.30, duplicate=0.05, reorder=0.10, reorder_delay=0.05, delay=0.02, jitter=0.01
 )
 RELIABLE = {"max_resends": None}
-
-
-@pytest.fixture(scope="module")
-def twin(impl: str) -> ModuleType:
-    return load_twin("gamecodec.lludp", "_circuit", impl)
-
-
-def numbered(i: int) -> Message:
-    return build(
-        "TestMessage",
-        TestBlock1={"Test1": i},
-        NeighborBlock=[{"Test0": 0, "Test1": 0, "Test2": 0}] * 4,
-    )
 
 
 class Peer:

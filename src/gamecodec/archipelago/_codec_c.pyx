@@ -1149,42 +1149,33 @@ cdef object _write_items(object items, bint text):
         _release(&buf)
 
 
-def encode_frame(commands):
-    """``_typed.encode_frame``: a plain list of commands, or a decoded Frame whose
-    fresh encoding is its own text, natively; anything else in Python."""
+cdef object _encode_frame(object commands, bint text):
+    """A plain list of commands, or a decoded Frame whose fresh encoding is its
+    own text, natively; anything else in Python (as ``str`` or UTF-8 bytes)."""
     cdef PyObject *raw
     cdef object out
     if type(commands) is list:
-        return _write_items(commands, True)
+        return _write_items(commands, text)
     if _t_frame is None:
         _bind_self()
     if type(commands) is _t_frame:
         raw = gamecodec_get_slot(commands, _t_raw)
         if raw == NULL or <object>raw is None:
-            return _write_items(commands, True)
-        if type(<object>raw) is str:
-            out = _write_items(commands, True)
+            return _write_items(commands, text)
+        if type(<object>raw) is (str if text else bytes):
+            out = _write_items(commands, text)
             if out == <object>raw:
                 return out
-            return _t_resolve(list(commands), <object>raw).decode("utf-8")
-    return _t_encode_text(commands)
+            out = _t_resolve(list(commands), <object>raw)
+            return out.decode("utf-8") if text else out
+    return _t_encode_text(commands) if text else _t_encode_bytes(commands)
+
+
+def encode_frame(commands):
+    """``_typed.encode_frame``: see :func:`_encode_frame`."""
+    return _encode_frame(commands, True)
 
 
 def encode_frame_bytes(commands):
     """``_typed.encode_frame_bytes``: :func:`encode_frame` as UTF-8 bytes."""
-    cdef PyObject *raw
-    cdef object out
-    if type(commands) is list:
-        return _write_items(commands, False)
-    if _t_frame is None:
-        _bind_self()
-    if type(commands) is _t_frame:
-        raw = gamecodec_get_slot(commands, _t_raw)
-        if raw == NULL or <object>raw is None:
-            return _write_items(commands, False)
-        if type(<object>raw) is bytes:
-            out = _write_items(commands, False)
-            if out == <object>raw:
-                return out
-            return _t_resolve(list(commands), <object>raw)
-    return _t_encode_bytes(commands)
+    return _encode_frame(commands, False)

@@ -335,6 +335,13 @@ cdef inline uint32_t _be32(const uint8_t *q) noexcept:
     return (<uint32_t>q[0] << 24) | (<uint32_t>q[1] << 16) | (<uint32_t>q[2] << 8) | q[3]
 
 
+cdef inline void _put_be32(uint8_t *q, uint32_t v) noexcept:
+    q[0] = (v >> 24) & 0xFF
+    q[1] = (v >> 16) & 0xFF
+    q[2] = (v >> 8) & 0xFF
+    q[3] = v & 0xFF
+
+
 cdef tuple _acks(const uint8_t *p, Py_ssize_t n, Py_ssize_t *body_end):
     cdef Py_ssize_t count = p[n - 1], k
     if n - 1 < 4 * count + 7:
@@ -1041,19 +1048,13 @@ cdef bytes _encode(object message, object template, bint smaller):
                 ack = <object>PyTuple_GET_ITEM(acks, k) if PyTuple_CheckExact(acks) else acks[k]
                 if not (PyLong_CheckExact(ack) and lludp_as_u64(ack, &v) == 0 and (v >> 32) == 0):
                     v = _py._int(ack, 0, 0xFFFFFFFF, "acks", name)
-                o[total] = (v >> 24) & 0xFF
-                o[total + 1] = (v >> 16) & 0xFF
-                o[total + 2] = (v >> 8) & 0xFF
-                o[total + 3] = v & 0xFF
+                _put_be32(o + total, <uint32_t>v)
                 total += 4
             o[total] = <uint8_t>nacks
             total += 1
         o[0] = flags
         v = seq_v
-        o[1] = (v >> 24) & 0xFF
-        o[2] = (v >> 16) & 0xFF
-        o[3] = (v >> 8) & 0xFF
-        o[4] = v & 0xFF
+        _put_be32(o + 1, <uint32_t>v)
         o[5] = <uint8_t>PyBytes_GET_SIZE(extra)
     finally:
         if b.heap:
@@ -1121,10 +1122,7 @@ def encode_packet(message, template, zero_coding, flags, sequence, acks, count, 
         o = <uint8_t *>PyBytes_AS_STRING(result)
         memcpy(o, p, end)
     o[0] = <uint8_t>head
-    o[1] = (seq_v >> 24) & 0xFF
-    o[2] = (seq_v >> 16) & 0xFF
-    o[3] = (seq_v >> 8) & 0xFF
-    o[4] = seq_v & 0xFF
+    _put_be32(o + 1, <uint32_t>seq_v)
     if n:
         total = end
         for k in range(n):
@@ -1133,10 +1131,7 @@ def encode_packet(message, template, zero_coding, flags, sequence, acks, count, 
             else:
                 ack = acks[k]
             v = _u(ack, 0xFFFFFFFF, "acks", name)
-            o[total] = (v >> 24) & 0xFF
-            o[total + 1] = (v >> 16) & 0xFF
-            o[total + 2] = (v >> 8) & 0xFF
-            o[total + 3] = v & 0xFF
+            _put_be32(o + total, <uint32_t>v)
             total += 4
         o[total] = <uint8_t>n
     return result
@@ -1181,20 +1176,14 @@ def forward(data, flags=None, sequence=None, acks=None):
     memcpy(o, p, body_end)
     o[0] = new_flags
     if sequence is not None:
-        o[1] = (v >> 24) & 0xFF
-        o[2] = (v >> 16) & 0xFF
-        o[3] = (v >> 8) & 0xFF
-        o[4] = v & 0xFF
+        _put_be32(o + 1, <uint32_t>v)
     if new_flags & ACKF:
         total = body_end
         for k in range(nacks - 1, -1, -1):
             ack = new_acks[k]
             v = ack if (PyLong_CheckExact(ack) and 0 <= ack <= 0xFFFFFFFF) else _py._int(
                 ack, 0, 0xFFFFFFFF, "acks", "forward")
-            o[total] = (v >> 24) & 0xFF
-            o[total + 1] = (v >> 16) & 0xFF
-            o[total + 2] = (v >> 8) & 0xFF
-            o[total + 3] = v & 0xFF
+            _put_be32(o + total, <uint32_t>v)
             total += 4
         o[total] = <uint8_t>nacks
     return result
