@@ -26,6 +26,7 @@ AGENT = uuid.UUID("5801511b-c0a5-4f2d-281f-98f1b92abc6a")
 SESSION = uuid.UUID("299a2f94-28f0-2ffc-4a4a-36685e8009fe")
 PING = bytes.fromhex("40 00000007 00 01 09 05000000")  # StartPingCheck 9, 5
 ROTATION_NUMBER = b"\xff\xff\x00\x5d"  # ObjectRotation, Low 93
+POSITION_NUMBER = b"\xff\x04"  # ObjectPosition, Medium 4
 
 
 def header(flags: int = 0, sequence: int = 7, extra: int = 0) -> bytes:
@@ -883,16 +884,45 @@ def test_decoded_odd_quaternion_re_encodes(
     assert codec.encode(msg, template, "flag") == wire
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a signalling-NaN F32 comes back quiet on re-encode (lludp_bugs.md BUG 4)",
-)
-def test_signalling_nan_f32_re_encodes(codec: ModuleType, template: Template) -> None:
+SIGNALLING_NANS = [b"\x01\x00\x80\x7f", b"\x00\x01\x80\xff", b"\xff\xff\xbf\x7f"]
+
+
+@pytest.mark.parametrize("raw", SIGNALLING_NANS)
+def test_signalling_nan_f32_re_encodes(codec: ModuleType, template: Template, raw: bytes) -> None:
+    """§9.5: a signalling NaN keeps its bits (a hardware f32 -> double conversion quietens it)."""
     spec = template["HealthMessage"]  # Low 138: one F32
-    wire = header() + b"\xff\xff" + spec.number.to_bytes(2, "big") + b"\x01\x00\x80\x7f"
+    wire = header() + b"\xff\xff" + spec.number.to_bytes(2, "big") + raw
     msg = decode(codec, template, wire, strict=True)
-    assert math.isnan(msg.HealthData[0].Health)
+    health = msg.HealthData[0].Health
+    assert math.isnan(health)
+    bits = int.from_bytes(struct.pack("<d", health), "little")
+    assert not bits & (1 << 51), "the double is still signalling"
     assert codec.encode(msg, template, "flag") == wire
+
+
+@pytest.mark.parametrize("raw", SIGNALLING_NANS)
+def test_signalling_nan_in_vectors_re_encodes(
+    codec: ModuleType, template: Template, raw: bytes
+) -> None:
+    """The F32 parts of a quaternion and of a vector keep a signalling NaN's bits too."""
+    rest = struct.pack("<2f", 0.25, 0.5)
+    wire = rotation() + b"\x01" + bytes(4) + raw + rest
+    assert codec.encode(decode(codec, template, wire, strict=True), template, "flag") == wire
+    position = rotation().replace(ROTATION_NUMBER, POSITION_NUMBER) + b"\x01" + bytes(4)
+    wire = position + rest + raw
+    msg = decode(codec, template, wire, strict=True)
+    assert math.isnan(msg.ObjectData[0].Position[2])
+    assert codec.encode(msg, template, "flag") == wire
+
+
+def test_nan_payload_below_f32_precision_encodes_quiet(
+    codec: ModuleType, template: Template
+) -> None:
+    """A double NaN whose payload lies only in its low 29 bits has no F32 form: a quiet NaN."""
+    nan = struct.unpack("<d", (0x7FF0000000000001).to_bytes(8, "little"))[0]
+    quiet = build("HealthMessage", HealthData={"Health": math.nan})
+    msg = build("HealthMessage", HealthData={"Health": nan})
+    assert codec.encode(msg, template, "flag") == codec.encode(quiet, template, "flag")
 
 
 def test_quiet_nan_f32_re_encodes(codec: ModuleType, template: Template) -> None:

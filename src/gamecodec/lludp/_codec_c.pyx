@@ -50,6 +50,8 @@ cdef extern from "_lludp.h":
     PyObject *lludp_uuid_get(const uint8_t *p)
     void lludp_uuid_put(const uint8_t *p, object obj)
     int lludp_uuid_cache(int on)
+    double lludp_f32_value(uint32_t bits) noexcept nogil
+    uint32_t lludp_f32_bits(double d) noexcept nogil
 
 cdef extern from "Python.h":
     const Py_ssize_t PY_SSIZE_T_MAX
@@ -153,10 +155,7 @@ cdef object _new_uuid(const uint8_t *q):
 
 
 cdef inline double _f32(const uint8_t *q) noexcept:
-    cdef uint32_t bits = q[0] | (<uint32_t>q[1] << 8) | (<uint32_t>q[2] << 16) | (<uint32_t>q[3] << 24)
-    cdef float f
-    memcpy(&f, &bits, 4)
-    return f
+    return lludp_f32_value(q[0] | (<uint32_t>q[1] << 8) | (<uint32_t>q[2] << 16) | (<uint32_t>q[3] << 24))
 
 
 cdef inline uint64_t _u64(const uint8_t *q) noexcept:
@@ -695,10 +694,7 @@ cdef inline int _put_f64(Buf *b, double d) except -1:
 
 
 cdef inline int _put_f32(Buf *b, double d) except -1:
-    cdef float f = <float>d
-    cdef uint32_t bits
-    memcpy(&bits, &f, 4)
-    return _put_le(b, bits, 4)
+    return _put_le(b, lludp_f32_bits(d), 4)
 
 
 cdef int _slow(Buf *b, int ftype, Py_ssize_t size, object value, str where, str name) except -1:

@@ -55,6 +55,36 @@ _V4 = struct.Struct("<4f")
 _MAX_VARIABLE = 0xFFFF  # a Variable 4 length above this cannot be in a real packet
 
 
+def _nan32(bits: int) -> float:
+    """The double of an F32 NaN with its bits kept: payload and quiet bit as sent
+    (the hardware conversion struct uses would quieten a signalling NaN)."""
+    double = (bits >> 31) << 63 | 0x7FF << 52 | (bits & 0x7FFFFF) << 29
+    return float(_D.unpack(double.to_bytes(8, "little"))[0])
+
+
+def _f32s(fmt: struct.Struct, raw: bytes) -> tuple[float, ...]:
+    """F32 values, NaNs by their bits (:func:`_nan32`)."""
+    values: tuple[float, ...] = fmt.unpack(raw)
+    if any(map(math.isnan, values)):
+        return tuple(
+            _nan32(int.from_bytes(raw[4 * k : 4 * k + 4], "little")) if math.isnan(x) else x
+            for k, x in enumerate(values)
+        )
+    return values
+
+
+def _f32_bits(d: float) -> bytes:
+    """One F32; a NaN keeps its quiet bit and the top of its payload when that
+    payload is not empty (the inverse of :func:`_nan32`)."""
+    if not math.isnan(d):
+        return _F.pack(d)
+    bits = int.from_bytes(_D.pack(d), "little")
+    payload = (bits & 0xFFFFFFFFFFFFF) >> 29
+    if not payload:
+        return _F.pack(d)
+    return ((bits >> 63) << 31 | 0x7F800000 | payload).to_bytes(4, "little")
+
+
 def _uuid(raw: bytes) -> uuid.UUID:
     u: uuid.UUID = _UUID_NEW(uuid.UUID)
     _UUID_INT.__set__(u, int.from_bytes(raw, "big"))
@@ -212,17 +242,17 @@ def _value(ftype: int, raw: bytes) -> Any:
     if ftype in (5, 6, 7, 8):
         return int.from_bytes(raw, "little", signed=True)
     if ftype == 9:
-        return _F.unpack(raw)[0]
+        return _f32s(_F, raw)[0]
     if ftype == 10:
         return _D.unpack(raw)[0]
     if ftype == 11:
-        return _V3.unpack(raw)
+        return _f32s(_V3, raw)
     if ftype == 12:
         return _V3D.unpack(raw)
     if ftype == 13:
-        return _V4.unpack(raw)
+        return _f32s(_V4, raw)
     if ftype == 14:
-        x, y, z = _V3.unpack(raw)
+        x, y, z = _f32s(_V3, raw)
         t = 1.0 - (x * x + y * y + z * z)
         return (x, y, z, math.sqrt(t) if t > 0 else 0.0)
     if ftype == 15:
@@ -404,7 +434,9 @@ def _floats(value: Any, count: int, where: str, name: str) -> list[float]:
 
 def _f32(values: list[float], where: str, name: str) -> bytes:
     try:
-        return struct.pack(f"<{len(values)}f", *values)
+        if not any(map(math.isnan, values)):
+            return struct.pack(f"<{len(values)}f", *values)
+        return b"".join(_f32_bits(v) for v in values)
     except (OverflowError, struct.error):
         raise M.encode_error(name, where, f"{values!r} does not fit a float32") from None
 

@@ -27,6 +27,39 @@
 #define LLUDP_HIGHS 0x8080808080808080ULL
 #endif
 
+/* F32 <-> double with NaNs converted by their bits, as the pure twin does: the
+   payload moves by 29 bits and the quiet bit stays as it was (a hardware
+   conversion would set it, so a signalling NaN would not come back as sent).
+   Everything else converts as the hardware does. */
+static inline double lludp_f32_value(uint32_t bits)
+{
+    float f;
+    if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x7FFFFFu)) {
+        uint64_t d = ((uint64_t)(bits >> 31) << 63) | 0x7FF0000000000000ULL |
+                     ((uint64_t)(bits & 0x7FFFFFu) << 29);
+        double r;
+        memcpy(&r, &d, 8);
+        return r;
+    }
+    memcpy(&f, &bits, 4);
+    return (double)f;
+}
+
+static inline uint32_t lludp_f32_bits(double d)
+{
+    uint64_t b;
+    uint32_t r;
+    float f;
+    memcpy(&b, &d, 8);
+    if ((b & 0x7FF0000000000000ULL) == 0x7FF0000000000000ULL && (b & 0xFFFFFFFFFFFFFULL)) {
+        uint64_t payload = (b & 0xFFFFFFFFFFFFFULL) >> 29;
+        if (payload) return (uint32_t)((b >> 63) << 31) | 0x7F800000u | (uint32_t)payload;
+    }
+    f = (float)d;
+    memcpy(&r, &f, 4);
+    return r;
+}
+
 /* Copy whole blocks of literal (non-zero) bytes from src[*pi] to dst[*po],
    while a block fits below n and cap; stops at the first zero byte of a block
    (*pi then points at it). Whatever is left is for the caller's byte loop. */
