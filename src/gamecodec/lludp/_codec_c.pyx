@@ -10,7 +10,7 @@ so both raise the same EncodeError.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
+from cpython.dict cimport PyDict_GetItemWithError, PyDict_SetItem
 from cpython.float cimport PyFloat_FromDouble
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM, PyList_SetItem
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
@@ -208,16 +208,16 @@ cdef object _value(int t, const uint8_t *q, Py_ssize_t size):
     cdef uint32_t u32
     if t == 15:
         return _make_uuid(q)
-    if t == 3:
+    elif t == 3:
         u32 = q[0] | (<uint32_t>q[1] << 8) | (<uint32_t>q[2] << 16) | (<uint32_t>q[3] << 24)
         return _u32(u32)
-    if t == 1:
+    elif t == 1:
         return PyLong_FromLong(q[0])
-    if t == 9:
+    elif t == 9:
         return _float(_f32(q))
-    if t == 11:
+    elif t == 11:
         return _floats(q, 3, False)
-    if t == 14:
+    elif t == 14:
         x = _f32(q)
         y = _f32(q + 4)
         z = _f32(q + 8)
@@ -229,36 +229,37 @@ cdef object _value(int t, const uint8_t *q, Py_ssize_t size):
         _set(tup, 2, _float(z))
         _set(tup, 3, _float(w))
         return tup
-    if t == 16:
+    elif t == 16:
         if q[0] == 0:
             return False
         if q[0] == 1:
             return True
         return PyLong_FromLong(q[0])
-    if t == 7:
+    elif t == 7:
         u32 = q[0] | (<uint32_t>q[1] << 8) | (<uint32_t>q[2] << 16) | (<uint32_t>q[3] << 24)
         return PyLong_FromLong(<int32_t>u32)
-    if t == 2:
+    elif t == 2:
         return PyLong_FromLong(q[0] | (q[1] << 8))
-    if t == 4:
+    elif t == 4:
         return PyLong_FromUnsignedLongLong(_u64(q))
-    if t == 5:
+    elif t == 5:
         return PyLong_FromLong(<int8_t>q[0])
-    if t == 6:
+    elif t == 6:
         return PyLong_FromLong(<int16_t>(q[0] | (q[1] << 8)))
-    if t == 8:
+    elif t == 8:
         return PyLong_FromLongLong(<int64_t>_u64(q))
-    if t == 10:
+    elif t == 10:
         return _float(_f64(q))
-    if t == 12:
+    elif t == 12:
         return _floats(q, 3, True)
-    if t == 13:
+    elif t == 13:
         return _floats(q, 4, False)
-    if t == 17:
+    elif t == 17:
         return PyUnicode_FromFormat(b"%d.%d.%d.%d", <int>q[0], <int>q[1], <int>q[2], <int>q[3])
-    if t == 18:
+    elif t == 18:
         return PyLong_FromLong((q[0] << 8) | q[1])
-    return PyBytes_FromStringAndSize(<const char *>q, size)  # Fixed
+    else:
+        return PyBytes_FromStringAndSize(<const char *>q, size)  # Fixed
 
 
 cdef inline object _new_block(object cls, Py_ssize_t n):
@@ -283,7 +284,7 @@ cdef object _named(object cls, tuple items):
 
 cdef Py_ssize_t _cap(object max_size) except -1:
     cdef unsigned long long v
-    if PyLong_CheckExact(max_size) and lludp_as_u64(max_size, &v) == 0:
+    if PyLong_CheckExact(max_size) and lludp_as_u64_exact(max_size, &v) == 0:
         return v if v <= <unsigned long long>PY_SSIZE_T_MAX else PY_SSIZE_T_MAX
     if type(max_size) is not int or max_size < 0:
         raise M.bad_max_size(max_size)
@@ -390,7 +391,7 @@ cdef object _plan(object template, uint32_t code):
             _last_template = template
         plans = _last_plans
     if PyDict_CheckExact(plans):
-        found = PyDict_GetItem(plans, key)
+        found = PyDict_GetItemWithError(plans, key)
         if found != NULL:
             return <object>found
     return template.plan(code)
@@ -911,7 +912,7 @@ cdef int _body(Buf *b, object message, tuple plan) except -1:
         layout = <const uint8_t *>PyBytes_AS_STRING(lay)
         nfields = PyBytes_GET_SIZE(lay) // 3
         if PyDict_CheckExact(given):
-            found = PyDict_GetItem(given, bname)
+            found = PyDict_GetItemWithError(given, bname)
             items = _EMPTY if found == NULL else <object>found
         else:
             items = given.get(bname, _EMPTY)
@@ -987,7 +988,7 @@ cdef bytes _encode(object message, object template, bint smaller):
             _put(&b, PyBytes_AS_STRING(body_raw), PyBytes_GET_SIZE(body_raw))
         else:
             plans = template._name_plans
-            found = PyDict_GetItem(plans, name) if type(name) is str else NULL
+            found = PyDict_GetItemWithError(plans, name) if type(name) is str else NULL
             plan = None if found == NULL else <object>found
             if plan is None:
                 try:

@@ -243,8 +243,13 @@ static int lludp_expand_from(const unsigned char *src, Py_ssize_t n, unsigned ch
             if (j < n) count += src[j++];
             else count += 1;
             if (count > cap - o) goto full;
-            if (count <= 16 && o + 16 <= cap) memset(dst + o, 0, 16);
-            else memset(dst + o, 0, (size_t)count);
+#ifdef LLUDP_SSE2
+            if (count <= 32 && o + 32 <= cap) {
+                _mm_storeu_si128((__m128i *)(dst + o), _mm_setzero_si128());
+                _mm_storeu_si128((__m128i *)(dst + o + 16), _mm_setzero_si128());
+            } else
+#endif
+            memset(dst + o, 0, (size_t)count);
             o += count;
             i = j;
         }
