@@ -16,6 +16,8 @@
 /* Spare bytes the callers keep after their buffers (not needed by the loops). */
 #define LLUDP_SLACK 32
 
+#include "_lludp_simd.h"
+
 #if defined(__GNUC__) && defined(__SSE2__)
 #include <emmintrin.h>
 #define LLUDP_SSE2 1
@@ -223,9 +225,13 @@ static int lludp_expand_from(const unsigned char *src, Py_ssize_t n, unsigned ch
                              Py_ssize_t cap, Py_ssize_t *pi, Py_ssize_t *po)
 {
     Py_ssize_t i, o;
+    /* AVX-512 where the CPU has it (one 64-byte block and a count byte), else
+       the portable bulk walk */
+    if (!(n - *pi >= 65 && lludp_expand_bulk_simd(src, n, dst, cap, pi, po))) {
 #ifdef LLUDP_HAVE_CTZ
-    if (n - *pi >= 96) lludp_expand_bulk(src, n, dst, cap, pi, po);
+        if (n - *pi >= 96) lludp_expand_bulk(src, n, dst, cap, pi, po);
 #endif
+    }
     i = *pi;
     o = *po;
     while (i < n) {
