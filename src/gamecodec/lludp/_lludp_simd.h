@@ -118,6 +118,29 @@ static inline lludp_u128 lludp_shr128(lludp_u128 x, unsigned k)
         hi |= (a_ & s_) | (b_ & ~s_);                                                       \
     } while (0)
 
+/* The 4-bit slot keys of the block v (w: the block one byte further on,
+   zpk: its pairs taken, litk: its literals), 16 input bytes to a word of kw:
+   a pair's slot min(c, 4) bits, its count byte's min(c - 4, 4) (saturating),
+   a literal's 1. Inlined, so kw stays in registers. */
+LLUDP_SIMD_TARGET __attribute__((always_inline)) static inline void
+lludp_simd_keys(__m512i v, __m512i w, __mmask64 zpk, __mmask64 litk, __m512i ones, __m512i four,
+                __m512i lut, __m512i w116, uint64_t kw[4])
+{
+    __m512i x = _mm512_mask_blend_epi8(zpk, _mm512_subs_epu8(v, four), w);
+    __m256i kv;
+    __m128i k0, k1;
+    x = _mm512_min_epu8(x, four);
+    x = _mm512_mask_blend_epi8(litk, x, ones);
+    x = _mm512_shuffle_epi8(lut, x);
+    kv = _mm512_cvtepi16_epi8(_mm512_maddubs_epi16(x, w116));
+    k0 = _mm256_castsi256_si128(kv);
+    k1 = _mm256_extracti128_si256(kv, 1);
+    kw[0] = (uint64_t)_mm_cvtsi128_si64(k0);
+    kw[1] = (uint64_t)_mm_extract_epi64(k0, 1);
+    kw[2] = (uint64_t)_mm_cvtsi128_si64(k1);
+    kw[3] = (uint64_t)_mm_extract_epi64(k1, 1);
+}
+
 /* The 64-byte block at s (no wrap form in it) as one unit of up to 128
    output bytes, with one 128-bit literal mask: the output size, or -1 (nothing
    written) if it makes more than 128 bytes or more than room. */
@@ -143,18 +166,14 @@ lludp_simd_wide(const unsigned char *s, unsigned char *out, Py_ssize_t room)
     uint64_t m0, m1, lo, hi, kw0, kw1, kw2, kw3, e0, e1, e2, e3, big;
     unsigned pc0, pc1, pc2, pc3, p1, p2, p3;
     Py_ssize_t t;
-    __m512i x, lits, lits1;
-    x = _mm512_mask_blend_epi8(zpk, _mm512_subs_epu8(v, four), w);
-    x = _mm512_min_epu8(x, four);
-    x = _mm512_mask_blend_epi8(litk, x, ones);
-    x = _mm512_shuffle_epi8(lut, x);
+    __m512i lits, lits1;
     {
-        __m256i kv = _mm512_cvtepi16_epi8(_mm512_maddubs_epi16(x, w116));
-        __m128i k0 = _mm256_castsi256_si128(kv), k1 = _mm256_extracti128_si256(kv, 1);
-        kw0 = (uint64_t)_mm_cvtsi128_si64(k0);
-        kw1 = (uint64_t)_mm_extract_epi64(k0, 1);
-        kw2 = (uint64_t)_mm_cvtsi128_si64(k1);
-        kw3 = (uint64_t)_mm_extract_epi64(k1, 1);
+        uint64_t kw[4];
+        lludp_simd_keys(v, w, zpk, litk, ones, four, lut, w116, kw);
+        kw0 = kw[0];
+        kw1 = kw[1];
+        kw2 = kw[2];
+        kw3 = kw[3];
     }
     big = _cvtmask64_u64(_mm512_mask_cmpgt_epu8_mask(zpk, w, eight));
     pc0 = (unsigned)_mm_popcnt_u64(kw0);
@@ -270,22 +289,17 @@ LLUDP_SIMD_TARGET __attribute__((noinline, aligned(64))) static void lludp_simd_
             uint64_t lit = ~(z | ((z & ~((uint64_t)1 << 63)) << 1));
             uint64_t kw0, kw1, kw2, kw3, e0, e1, e2, e3, ma, mb;
             __m512i w = _mm512_loadu_si512((const void *)(s + 1));
-            __m512i x, lits, lits1;
+            __m512i lits, lits1;
             __mmask64 bigk;
             unsigned pc0, pc1, pc2, pc3, ta, tb;
             Py_ssize_t t;
-            /* key: pair min(c, 4), count byte min(c - 4, 4) (saturating), literal 1 */
-            x = _mm512_mask_blend_epi8(zpk, _mm512_subs_epu8(v, four), w);
-            x = _mm512_min_epu8(x, four);
-            x = _mm512_mask_blend_epi8(litk, x, ones);
-            x = _mm512_shuffle_epi8(lut, x);
             {
-                __m256i kv = _mm512_cvtepi16_epi8(_mm512_maddubs_epi16(x, w116));
-                __m128i k0 = _mm256_castsi256_si128(kv), k1 = _mm256_extracti128_si256(kv, 1);
-                kw0 = (uint64_t)_mm_cvtsi128_si64(k0);
-                kw1 = (uint64_t)_mm_extract_epi64(k0, 1);
-                kw2 = (uint64_t)_mm_cvtsi128_si64(k1);
-                kw3 = (uint64_t)_mm_extract_epi64(k1, 1);
+                uint64_t kw[4];
+                lludp_simd_keys(v, w, zpk, litk, ones, four, lut, w116, kw);
+                kw0 = kw[0];
+                kw1 = kw[1];
+                kw2 = kw[2];
+                kw3 = kw[3];
             }
             bigk = _mm512_mask_cmpgt_epu8_mask(zpk, w, eight);
             pc0 = (unsigned)_mm_popcnt_u64(kw0);
