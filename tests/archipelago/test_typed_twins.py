@@ -213,3 +213,61 @@ def test_typed_twins_agree_on_frames_and_mutations(
     for frame_codec in (py_frames, c_frames):
         frame = frame_codec.decode_frame(spaced)
         assert frame_codec.encode_frame(frame) == spaced
+
+
+def _typed_summary(commands: list[Any]) -> list[tuple[type, Any, dict[str, Any] | None]]:
+    return [(type(c), c, c.extra if isinstance(c, C.Command) else None) for c in commands]
+
+
+@SETTINGS
+@given(frames_strategy, st.data())
+def test_lenient_pass_matches_the_command_by_command_path(
+    commands: list[Any], data: st.DataObject
+) -> None:
+    """The two-pass decode of frames with extra keys (Struct decode ignoring them,
+    untyped decode to find them) gives exactly the per-command result, or declines."""
+    text = _typed.encode_frame(commands)
+    at = data.draw(st.integers(0, len(text)))
+    edited = text[:at] + data.draw(edits) + text[at:]
+    for raw in (text, edited, '[{"cmd":"Future","x":1}]' if not commands else text):
+        lenient = _typed._decode_lenient(raw)
+        try:
+            exact = _typed._decode_each(raw)
+        except DecodeError:
+            assert lenient is None
+            continue
+        if lenient is not None:
+            assert _typed_summary(lenient) == _typed_summary(exact)
+    if commands:
+        decoded = _typed._decode_lenient(text)
+        assert decoded is not None
+        assert _typed_summary(decoded) == _typed_summary(commands)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[{"cmd":"Get","keys":["a"],"uuid":"u","keys":["b"]}]',  # a repeated key: the last wins
+        '[{"cmd":"Get","uuid":{"deep":[1,{"class":"Version"}]},"keys":[]}]',
+        '[{"cmd":"Set","key":"k","operations":[{"operation":"add","value":1}],"tag":[1]}]',
+        '[{"cmd":"Connect","password":"","name":"n","game":"g","uuid":"u","x":1,'
+        '"version":{"major":0,"minor":6,"build":8}}]',  # no class: declined, then an error
+        '[{"cmd":"Get","keys":["a"],"uuid":"u"},{"cmd":"Future"}]',  # unknown: declined
+        '[{"cmd":"Get","keys":"a","uuid":"u"}]',  # invalid: declined
+    ],
+)
+def test_lenient_pass_edge_cases(frames: _typed.FrameCodec, text: str) -> None:
+    lenient = _typed._decode_lenient(text)
+    try:
+        exact = _typed._decode_each(text)
+    except DecodeError as exc:
+        assert lenient is None
+        with pytest.raises(DecodeError) as info:
+            frames.decode_frame(text)
+        assert (str(info.value), info.value.offset) == (str(exc), exc.offset)
+        return
+    if lenient is not None:
+        assert _typed_summary(lenient) == _typed_summary(exact)
+    frame = frames.decode_frame(text)
+    assert _typed_summary(list(frame)) == _typed_summary(exact)
+    assert frames.encode_frame(frame) == text

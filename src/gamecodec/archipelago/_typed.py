@@ -1,9 +1,11 @@
 """The typed frame codec: one websocket text frame <-> a list of typed commands.
 
 Decode: msgspec decodes the whole frame into :mod:`commands` Structs in one
-native pass (``list[AnyCommand]``). When that fails (a command with keys it does
-not declare, an unknown ``cmd``, an error), the frame is split into the raw JSON
-of each command and decoded command by command: extra keys are kept in
+native pass (``list[AnyCommand]``). When that fails on keys a command does not
+declare (archipelago.js puts a ``uuid`` on every Get and Set), two more native
+passes read it: the Structs with extra keys ignored, and the untyped JSON for the
+extras. When that fails too (an unknown ``cmd``, an error), the frame is split into
+the raw JSON of each command and decoded command by command: extra keys are kept in
 :attr:`Command.extra`, an unknown command stays a plain dict, an error gets the
 offset of its command. The :class:`Frame` returned remembers the frame's text,
 so a frame that was not changed re-encodes to exactly the bytes that came in,
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Union
 
 import msgspec
 
@@ -134,6 +136,47 @@ def _from_plain(obj: Any) -> Command | dict[str, Any]:
     return command
 
 
+def _lenient(cls: type[Command]) -> Any:
+    """A subclass of ``cls`` with the same layout that ignores keys it does not
+    declare; its instances are re-classed to ``cls`` after decoding."""
+    tag = cls.__struct_config__.tag
+    namespace = {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
+    meta: Any = type(cls)
+    return meta(cls.__name__, (cls,), namespace, forbid_unknown_fields=False, tag=tag)
+
+
+_STRICT_OF: dict[Any, type[Command]] = {_lenient(cls): cls for cls in COMMANDS.values()}
+_DECLARED_OF = {cls: _DECLARED[name] for name, cls in COMMANDS.items()}
+_all_lenient = msgspec.json.Decoder(list[Union[tuple(_STRICT_OF)]]).decode  # type: ignore[misc]  # noqa: UP007
+
+
+def _decode_lenient(data: str | bytes) -> list[Command] | None:
+    """The frame's commands, extra keys kept, in two native passes: the Struct
+    decode ignoring extra keys, and an untyped one to find them. None when the
+    frame holds an unknown command or a command that does not validate (the
+    command-by-command path then gives the exact result or error)."""
+    try:
+        items: list[Any] = _all_lenient(data)
+        values: list[Any] = _plain(data)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        return None
+    for command, value in zip(items, values, strict=True):
+        cls = _STRICT_OF[type(command)]
+        command.__class__ = cls
+        declared = _DECLARED_OF[cls]
+        extra = {}
+        for key, item in value.items():  # (a loop: a comprehension is a call before 3.12)
+            if key not in declared:
+                extra[key] = item
+        if extra:
+            command.__dict__["_extra"] = extra
+        if cls is Connect:
+            version = value.get("version")
+            if type(version) is not dict or version.get("class") != "Version":
+                return None
+    return items
+
+
 def _decode_one(raw: msgspec.Raw) -> Command | dict[str, Any]:
     return _from_plain(_plain(raw))
 
@@ -179,7 +222,8 @@ def _lead(data: str | bytes) -> str | None:
 
 
 def _decode_prone(data: str | bytes, lead: str | None) -> Frame:
-    frame = Frame(_decode_each(data))
+    items = _decode_lenient(data)
+    frame = Frame(_decode_each(data) if items is None else items)
     if lead is not None:
         if any(isinstance(c, Command) and c._extra for c in frame):
             _EXTRA_PRONE.add(lead)
