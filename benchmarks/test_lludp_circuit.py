@@ -5,9 +5,11 @@ frame (reliable, or unreliable) and receives the other's, acks riding on the
 next AgentUpdate (1000 datagrams). ``[py-c]`` is the pure circuit on the
 compiled codec, ``[c-c]`` the compiled circuit on the compiled codec, and the
 baseline the compiled ``lludp.decode`` of the same 1000 datagrams (captured by a
-separate, untimed ``_Play.capture`` run of the same game). The issue's
-target: per-packet circuit work (receive + ack bookkeeping + send) at most 2x
-that decode (``gamecodec.lludp._bench_circuit.targets`` gives the ratios of one
+separate, untimed ``_Play.capture`` run of the same game); ``idle`` is the same
+loop driving the compiled ``_Idle`` stand-in (the loop and the bare calls). The
+issue's target: per-packet circuit work (receive + ack bookkeeping + send, the
+circuit's encode and decode included, the idle loop left out) at most 2x that
+decode (``gamecodec.lludp._bench_circuit.targets`` gives the ratios of one
 run, rounds interleaved).
 """
 
@@ -56,3 +58,16 @@ def test_compiled_decode_baseline(benchmark: Any, reliable: bool) -> None:
 
     benchmark(decode_all)
     assert len(wire) >= 2 * FRAMES
+
+
+@pytest.mark.parametrize("reliable", [True, False], ids=["reliable", "unreliable"])
+def test_idle_loop(benchmark: Any, reliable: bool) -> None:
+    """The same loop driving the compiled ``_Idle`` (nothing done, nothing allocated)."""
+    kind = "reliable" if reliable else "unreliable"
+    benchmark.group = f"lludp Circuit, 500 frames ({kind} AgentUpdate each way, 1000 datagrams)"
+    circuit_c = importlib.import_module("gamecodec.lludp._circuit_c")
+    game = _Play(circuit_c, _codec_c, reliable=reliable)
+    game.capture(1)
+    idle = _Play(circuit_c, _codec_c, reliable=reliable, idle=circuit_c._Idle(game.wire[0]))
+    received = benchmark(idle.run, FRAMES)
+    assert received == 2 * FRAMES

@@ -150,3 +150,9 @@ cdef class Circuit:
 
     @cython.locals(behind=long, rtt=double, avg=double)
     cdef _ping_answered(self, long ping_id, double now)
+
+
+cdef class _Idle:
+    cdef list _out, _none
+    cpdef list datagrams_to_send(self, double now)
+    cpdef list receive_datagram(self, object data, double now)
