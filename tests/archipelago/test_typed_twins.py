@@ -54,6 +54,16 @@ SAMPLES = [
     "[]",
     '[{"cmd":"Future","x":1},{"cmd":"Sync"}]',
     '[{"cmd":"Get","keys":["a"],"uuid":"u-1"}]',
+    # extra keys: the compiled twin's two-pass path (small frames) against the Python one
+    '[{"cmd":"Get","keys":["a"],"uuid":"u-1","keys":["b"]},{"cmd":"Sync","n":{"x":[1]}}]',
+    '[{"cmd":"Set","key":"k","operations":[{"operation":"add","value":1}],"tag":[1]}]',
+    '[{"cmd":"Connect","password":null,"name":"n","game":"g","uuid":"u","tags":[],"x":1,'
+    '"items_handling":7,"version":{"major":0,"minor":6,"build":8,"class":"Version"}}]',
+    '[{"cmd":"Connect","password":"","name":"n","game":"g","uuid":"u","x":1,'
+    '"version":{"major":0,"minor":6,"build":8}}]',
+    '[{"cmd":"Get","keys":["a"],"uuid":"u"},{"cmd":"Future"}]',
+    '[{"cmd":"Get","keys":"a","uuid":"u"}]',
+    b'[{"cmd":"Say","text":"h\xc3\xa9","uuid":"\xc3\xa9"}]',
     '[{"cmd":"Connect","password":null,"name":"n","game":"g","uuid":"u","tags":[],'
     '"items_handling":7,"version":{"major":0,"minor":6,"build":8,"class":"Version"}}]',
     '[{"cmd":"Sync"},{"cmd":"Connect","password":"","name":"n","game":"g",'

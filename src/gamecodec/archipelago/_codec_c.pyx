@@ -1037,13 +1037,22 @@ cdef Py_ssize_t _t_raw = -1        # offset of Frame.raw
 cdef object _t_resolve = None
 cdef object _t_encode_text = None
 cdef object _t_encode_bytes = None
+cdef object _t_lenient_all = None   # _typed._all_lenient
+cdef object _t_plain = None         # msgspec Decoder().decode
+cdef dict _t_strict_of = {}         # lenient class -> command class
+cdef dict _t_declared_of = {}       # command class -> frozenset of its wire keys
+cdef object _t_invalid = None       # msgspec.ValidationError
+cdef tuple _t_lenient_errors = ()   # what makes the two-pass path decline
 
 
 def bind_typed(*, frame, decode_all, general, failed, check_connects, connect, prone,
-               peek_from, resolve, encode_text, encode_bytes):
+               peek_from, resolve, encode_text, encode_bytes, lenient_all, plain, strict_of,
+               declared_of, invalid, lenient_errors):
     """Receive the typed codec's Python pieces from ``_typed.FrameCodec``."""
     global _t_decode_all, _t_general, _t_failed, _t_check_connects, _t_frame, _t_connect
     global _t_prone, _t_peek, _t_raw, _t_resolve, _t_encode_text, _t_encode_bytes
+    global _t_lenient_all, _t_plain, _t_strict_of, _t_declared_of, _t_invalid
+    global _t_lenient_errors
     descriptor = frame.__dict__.get("raw")
     if (
         not isinstance(frame, type)
@@ -1064,6 +1073,12 @@ def bind_typed(*, frame, decode_all, general, failed, check_connects, connect, p
     _t_resolve = resolve
     _t_encode_text = encode_text
     _t_encode_bytes = encode_bytes
+    _t_lenient_all = lenient_all
+    _t_plain = plain
+    _t_strict_of = dict(strict_of)
+    _t_declared_of = dict(declared_of)
+    _t_invalid = invalid
+    _t_lenient_errors = tuple(lenient_errors)
 
 
 cdef bint _is_prone(object data) except -1:
@@ -1105,6 +1120,45 @@ cdef object _lead_py(object data):
     return _lead(data)
 
 
+cdef object _lenient(object data):
+    """``_typed._decode_lenient`` natively, as a Frame; None when it declines."""
+    cdef Py_ssize_t i, n, pos
+    cdef PyObject *key
+    cdef PyObject *value
+    cdef object command, plain, cls, declared, extra, version, frame
+    try:
+        items = _t_lenient_all(data)
+        values = _t_plain(data)
+    except _t_lenient_errors:
+        return None
+    n = PyList_GET_SIZE(items)
+    if type(values) is not list or PyList_GET_SIZE(values) != n:
+        return None
+    for i in range(n):
+        command = <object>PyList_GET_ITEM(items, i)
+        plain = <object>PyList_GET_ITEM(values, i)
+        cls = _t_strict_of[type(command)]
+        command.__class__ = cls
+        declared = _t_declared_of[cls]
+        extra = None
+        pos = 0
+        while PyDict_Next(plain, &pos, &key, &value):
+            if <object>key not in declared:
+                if extra is None:
+                    extra = {}
+                PyDict_SetItem(extra, <object>key, <object>value)
+        if extra is not None:
+            command.__dict__["_extra"] = extra
+        if cls is _t_connect:
+            version = plain.get("version")
+            if type(version) is not dict or version.get("class") != "Version":
+                return None
+    frame = gamecodec_alloc_empty(_t_frame)
+    gamecodec_list_move(frame, items)
+    gamecodec_set_slot(frame, _t_raw, data)
+    return frame
+
+
 def decode_frame(data):
     """``_typed.decode_frame``: the one-pass Struct decode, natively wrapped."""
     cdef object items, frame
@@ -1119,6 +1173,12 @@ def decode_frame(data):
     try:
         items = _t_decode_all(data)
     except Exception as exc:
+        # keys a command does not declare: the two-pass path (a large frame goes
+        # through _typed, which also remembers its leading command as prone)
+        if type(exc) is _t_invalid and len(data) <= _t_peek:
+            frame = _lenient(data)
+            if frame is not None:
+                return frame
         return _t_failed(data, exc)
     frame = gamecodec_alloc_empty(_t_frame)
     gamecodec_list_move(frame, items)

@@ -121,8 +121,16 @@ def _from_plain(obj: Any) -> Command | dict[str, Any]:
     if cls is None:
         return obj
     declared = _DECLARED[name]
-    extra = {key: value for key, value in obj.items() if key not in declared}
-    known = {key: value for key, value in obj.items() if key in declared} if extra else obj
+    extra: dict[str, Any] = {}
+    for key, value in obj.items():  # (a loop: a comprehension is a call before 3.12)
+        if key not in declared:
+            extra[key] = value
+    known = obj
+    if extra:
+        known = {}
+        for key, value in obj.items():
+            if key in declared:
+                known[key] = value
     try:
         command = msgspec.convert(known, cls)
     except msgspec.ValidationError as bad:
@@ -150,6 +158,9 @@ _DECLARED_OF = {cls: _DECLARED[name] for name, cls in COMMANDS.items()}
 _all_lenient = msgspec.json.Decoder(list[Union[tuple(_STRICT_OF)]]).decode  # type: ignore[misc]  # noqa: UP007
 
 
+_LENIENT_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, RecursionError)
+
+
 def _decode_lenient(data: str | bytes) -> list[Command] | None:
     """The frame's commands, extra keys kept, in two native passes: the Struct
     decode ignoring extra keys, and an untyped one to find them. None when the
@@ -158,7 +169,7 @@ def _decode_lenient(data: str | bytes) -> list[Command] | None:
     try:
         items: list[Any] = _all_lenient(data)
         values: list[Any] = _plain(data)
-    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+    except _LENIENT_ERRORS:
         return None
     for command, value in zip(items, values, strict=True):
         cls = _STRICT_OF[type(command)]
@@ -329,6 +340,12 @@ class FrameCodec:
             resolve=self._resolve,
             encode_text=self._encode_frame_general,
             encode_bytes=self._encode_frame_bytes_general,
+            lenient_all=_all_lenient,
+            plain=_plain,
+            strict_of=_STRICT_OF,
+            declared_of=_DECLARED_OF,
+            invalid=msgspec.ValidationError,
+            lenient_errors=_LENIENT_ERRORS,
         )
         self.decode_frame: Callable[[str | bytes | bytearray | memoryview], Frame]
         self.decode_frame = codec.decode_frame
