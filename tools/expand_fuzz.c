@@ -25,6 +25,38 @@
 
 /* ------------------------------------------------------------ reference */
 
+/* One unit of byte-at-a-time LL zero-code expansion at src[*pi]: a literal
+   byte, or a zero run (00 c; each further 00 adds 256; a run reaching the end
+   counts one more). Writes it at dst[*po] and advances both, or returns -1
+   (nothing changed) when it does not fit in cap. */
+static int ref_step(const unsigned char *src, Py_ssize_t n, unsigned char *dst, Py_ssize_t cap,
+                    Py_ssize_t *pi, Py_ssize_t *po)
+{
+    Py_ssize_t i = *pi, o = *po, j, count, k;
+    if (src[i] != 0) {
+        if (o >= cap) return -1;
+        dst[o] = src[i];
+        *pi = i + 1;
+        *po = o + 1;
+        return 0;
+    }
+    j = i + 1;
+    while (j < n && src[j] == 0) j++;
+    count = 256 * (j - i - 1);
+    if (j < n) {
+        count += src[j];
+        j++;
+    }
+    else {
+        count += 1;
+    }
+    if (count > cap - o) return -1;
+    for (k = 0; k < count; k++) dst[o + k] = 0;
+    *pi = j;
+    *po = o + count;
+    return 0;
+}
+
 /* Byte-at-a-time LL zero-code expansion of src[0:n] into dst (cap bytes).
    Returns the output size, or -1 on overflow with *err = the input index of
    the literal byte or zero run that does not fit and *outso = output so far.
@@ -38,33 +70,15 @@ static Py_ssize_t ref_expand(const unsigned char *src, Py_ssize_t n, unsigned ch
         for (k = 0; k <= n; k++) unit[k] = -1;
     while (i < n) {
         if (unit) unit[i] = o;
-        if (src[i] != 0) {
-            if (o >= cap) goto full;
-            dst[o++] = src[i++];
-        }
-        else {
-            Py_ssize_t j = i + 1, count;
-            while (j < n && src[j] == 0) j++;
-            count = 256 * (j - i - 1);
-            if (j < n) {
-                count += src[j];
-                j++;
-            }
-            else {
-                count += 1;
-            }
-            if (count > cap - o) goto full;
-            for (k = 0; k < count; k++) dst[o++] = 0;
-            i = j;
+        if (ref_step(src, n, dst, cap, &i, &o) < 0) {
+            *err = i;
+            *outso = o;
+            return -1;
         }
     }
     if (unit) unit[n] = o;
     *outso = o;
     return o;
-full:
-    *err = i;
-    *outso = o;
-    return -1;
 }
 
 /* The reference carried on from (*pi, *po): the same loop, as the exact
@@ -72,38 +86,9 @@ full:
 static int ref_continue(const unsigned char *src, Py_ssize_t n, unsigned char *dst, Py_ssize_t cap,
                         Py_ssize_t *pi, Py_ssize_t *po)
 {
-    Py_ssize_t i = *pi, o = *po, k;
-    int rc = 0;
-    while (i < n) {
-        if (src[i] != 0) {
-            if (o >= cap) {
-                rc = -1;
-                break;
-            }
-            dst[o++] = src[i++];
-        }
-        else {
-            Py_ssize_t j = i + 1, count;
-            while (j < n && src[j] == 0) j++;
-            count = 256 * (j - i - 1);
-            if (j < n) {
-                count += src[j];
-                j++;
-            }
-            else {
-                count += 1;
-            }
-            if (count > cap - o) {
-                rc = -1;
-                break;
-            }
-            for (k = 0; k < count; k++) dst[o++] = 0;
-            i = j;
-        }
-    }
-    *pi = i;
-    *po = o;
-    return rc;
+    while (*pi < n)
+        if (ref_step(src, n, dst, cap, pi, po) < 0) return -1;
+    return 0;
 }
 
 /* ------------------------------------------------------------ random */

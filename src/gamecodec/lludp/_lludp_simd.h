@@ -122,17 +122,22 @@ static inline lludp_u128 lludp_shr128(lludp_u128 x, unsigned k)
         hi |= (a_ & s_) | (b_ & ~s_);                                                       \
     } while (0)
 
-/* The 4-bit slot keys of the block v (w: the block one byte further on,
-   zpk: its pairs taken, litk: its literals), 16 input bytes to a word of kw:
-   a pair's slot min(c, 4) bits, its count byte's min(c - 4, 4) (saturating),
-   a literal's 1. Inlined, so kw stays in registers. */
+/* The 4-bit slots of the block v (w: the block one byte further on, zpk: its
+   pairs taken, litk and lit: its literals), 16 input bytes to a word: kw, the
+   slot keys (a pair's slot min(c, 4) bits, its count byte's min(c - 4, 4)
+   (saturating), a literal's 1); pc, the output bytes of each word; e, the
+   literal bit mask of each word's output. Inlined, so the arrays stay in
+   registers. */
 LLUDP_SIMD_TARGET __attribute__((always_inline)) static inline void
-lludp_simd_keys(__m512i v, __m512i w, __mmask64 zpk, __mmask64 litk, __m512i ones, __m512i four,
-                __m512i lut, __m512i w116, uint64_t kw[4])
+lludp_simd_slots(__m512i v, __m512i w, __mmask64 zpk, __mmask64 litk, uint64_t lit, __m512i ones,
+                 __m512i four, __m512i lut, __m512i w116, uint64_t kw[4], unsigned pc[4],
+                 uint64_t e[4])
 {
+    const uint64_t nib1 = 0x1111111111111111ULL;
     __m512i x = _mm512_mask_blend_epi8(zpk, _mm512_subs_epu8(v, four), w);
     __m256i kv;
     __m128i k0, k1;
+    int q;
     x = _mm512_min_epu8(x, four);
     x = _mm512_mask_blend_epi8(litk, x, ones);
     x = _mm512_shuffle_epi8(lut, x);
@@ -143,6 +148,10 @@ lludp_simd_keys(__m512i v, __m512i w, __mmask64 zpk, __mmask64 litk, __m512i one
     kw[1] = (uint64_t)_mm_extract_epi64(k0, 1);
     kw[2] = (uint64_t)_mm_cvtsi128_si64(k1);
     kw[3] = (uint64_t)_mm_extract_epi64(k1, 1);
+    for (q = 0; q < 4; q++) {
+        pc[q] = (unsigned)_mm_popcnt_u64(kw[q]);
+        e[q] = _pext_u64(_pdep_u64((lit >> (16 * q)) & 0xFFFF, nib1), kw[q]);
+    }
 }
 
 /* The 64-byte block at s (no wrap form in it) as one unit of up to 128
@@ -160,55 +169,34 @@ lludp_simd_wide(const unsigned char *s, unsigned char *out, Py_ssize_t room)
         63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41,
         40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18,
         17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-    const uint64_t nib1 = 0x1111111111111111ULL;
     __m512i v = _mm512_loadu_si512((const void *)s), w = _mm512_loadu_si512((const void *)(s + 1));
     __mmask64 zk = _mm512_testn_epi8_mask(v, v);
     uint64_t z = _cvtmask64_u64(zk);
     __mmask64 zpk = _kand_mask64(zk, _cvtu64_mask64(~((uint64_t)1 << 63)));
     __mmask64 litk = _knot_mask64(_kor_mask64(zk, _kshiftli_mask64(zpk, 1)));
     uint64_t lit = ~(z | ((z & ~((uint64_t)1 << 63)) << 1));
-    uint64_t m0, m1, lo, hi, kw0, kw1, kw2, kw3, e0, e1, e2, e3, big;
-    unsigned pc0, pc1, pc2, pc3, p1, p2, p3;
+    uint64_t m0, m1, lo, hi, kw[4], e[4], big;
+    unsigned pc[4], p1, p2, p3;
     Py_ssize_t t;
     __m512i lits, lits1;
-    {
-        uint64_t kw[4];
-        lludp_simd_keys(v, w, zpk, litk, ones, four, lut, w116, kw);
-        kw0 = kw[0];
-        kw1 = kw[1];
-        kw2 = kw[2];
-        kw3 = kw[3];
-    }
+    lludp_simd_slots(v, w, zpk, litk, lit, ones, four, lut, w116, kw, pc, e);
     big = _cvtmask64_u64(_mm512_mask_cmpgt_epu8_mask(zpk, w, eight));
-    pc0 = (unsigned)_mm_popcnt_u64(kw0);
-    pc1 = (unsigned)_mm_popcnt_u64(kw1);
-    pc2 = (unsigned)_mm_popcnt_u64(kw2);
-    pc3 = (unsigned)_mm_popcnt_u64(kw3);
-    e0 = _pext_u64(_pdep_u64(lit & 0xFFFF, nib1), kw0);
-    e1 = _pext_u64(_pdep_u64((lit >> 16) & 0xFFFF, nib1), kw1);
-    e2 = _pext_u64(_pdep_u64((lit >> 32) & 0xFFFF, nib1), kw2);
-    e3 = _pext_u64(_pdep_u64(lit >> 48, nib1), kw3);
-    p1 = pc0;
-    p2 = p1 + pc1;
-    p3 = p2 + pc2;
-    t = (Py_ssize_t)(p3 + pc3);
+    p1 = pc[0];
+    p2 = p1 + pc[1];
+    p3 = p2 + pc[2];
+    t = (Py_ssize_t)(p3 + pc[3]);
     if (t > 128) return -1;
-    lo = e0;
+    lo = e[0];
     hi = 0;
-    LLUDP_PLACE(e1, p1);
-    LLUDP_PLACE(e2, p2);
-    LLUDP_PLACE(e3, p3);
+    LLUDP_PLACE(e[1], p1);
+    LLUDP_PLACE(e[2], p2);
+    LLUDP_PLACE(e[3], p3);
     if (big) {
         /* counts above 8: the zeros past the first 8 of each run go right
            after those 8 */
-        uint64_t kws[4];
         unsigned pcs[5];
         lludp_u128 acc = ((lludp_u128)hi << 64) | lo;
         Py_ssize_t base = t;
-        kws[0] = kw0;
-        kws[1] = kw1;
-        kws[2] = kw2;
-        kws[3] = kw3;
         pcs[0] = 0;
         pcs[1] = p1;
         pcs[2] = p2;
@@ -221,7 +209,7 @@ lludp_simd_wide(const unsigned char *s, unsigned char *out, Py_ssize_t room)
             /* output bits before the end of the 8: slots before the pair's
                count byte ends, plus the zeros already added */
             at = pcs[q] + (unsigned)(t - base);
-            if (bits & 63) at += (unsigned)_mm_popcnt_u64(_bzhi_u64(kws[q], bits & 63));
+            if (bits & 63) at += (unsigned)_mm_popcnt_u64(_bzhi_u64(kw[q], bits & 63));
             t += extra;
             if (t > 128) return -1;
             acc = (acc & (lludp_shl128(1, at) - 1)) | lludp_shl128(lludp_shr128(acc, at), at + extra);
@@ -265,7 +253,6 @@ LLUDP_SIMD_TARGET __attribute__((noinline, aligned(64))) static void lludp_simd_
         63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41,
         40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18,
         17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-    const uint64_t nib1 = 0x1111111111111111ULL;
     const __mmask64 not63 = _cvtu64_mask64(~((uint64_t)1 << 63));
 
     /* opaque: kept in registers or reloaded, never rebuilt from immediates */
@@ -291,36 +278,21 @@ LLUDP_SIMD_TARGET __attribute__((noinline, aligned(64))) static void lludp_simd_
             __mmask64 zpk = _kand_mask64(zk, not63);
             __mmask64 litk = _knot_mask64(_kor_mask64(zk, _kshiftli_mask64(zpk, 1)));
             uint64_t lit = ~(z | ((z & ~((uint64_t)1 << 63)) << 1));
-            uint64_t kw0, kw1, kw2, kw3, e0, e1, e2, e3, ma, mb;
+            uint64_t kw[4], e[4], ma, mb;
             __m512i w = _mm512_loadu_si512((const void *)(s + 1));
             __m512i lits, lits1;
             __mmask64 bigk;
-            unsigned pc0, pc1, pc2, pc3, ta, tb;
+            unsigned pc[4], ta, tb;
             Py_ssize_t t;
-            {
-                uint64_t kw[4];
-                lludp_simd_keys(v, w, zpk, litk, ones, four, lut, w116, kw);
-                kw0 = kw[0];
-                kw1 = kw[1];
-                kw2 = kw[2];
-                kw3 = kw[3];
-            }
+            lludp_simd_slots(v, w, zpk, litk, lit, ones, four, lut, w116, kw, pc, e);
             bigk = _mm512_mask_cmpgt_epu8_mask(zpk, w, eight);
-            pc0 = (unsigned)_mm_popcnt_u64(kw0);
-            pc1 = (unsigned)_mm_popcnt_u64(kw1);
-            pc2 = (unsigned)_mm_popcnt_u64(kw2);
-            pc3 = (unsigned)_mm_popcnt_u64(kw3);
-            e0 = _pext_u64(_pdep_u64(lit & 0xFFFF, nib1), kw0);
-            e1 = _pext_u64(_pdep_u64((lit >> 16) & 0xFFFF, nib1), kw1);
-            e2 = _pext_u64(_pdep_u64((lit >> 32) & 0xFFFF, nib1), kw2);
-            e3 = _pext_u64(_pdep_u64(lit >> 48, nib1), kw3);
             /* the usual case: each half of the block (lanes 0-31, 32-63) makes
                at most 64 bytes, one 64-bit literal mask each (a shift by pc
                mod 64 is harmless: pc is 64 only when the other word is 0) */
-            ta = pc0 + pc1;
-            tb = pc2 + pc3;
-            ma = e0 | (e1 << (pc0 & 63));
-            mb = e2 | (e3 << (pc2 & 63));
+            ta = pc[0] + pc[1];
+            tb = pc[2] + pc[3];
+            ma = e[0] | (e[1] << (pc[0] & 63));
+            mb = e[2] | (e[3] << (pc[2] & 63));
             if (!_kortestz_mask64_u8(bigk, bigk)) {
                 /* counts above 8: the zeros past the first 8 of each run go
                    right after those 8, in the half of the pair's count byte */
@@ -331,18 +303,18 @@ LLUDP_SIMD_TARGET __attribute__((noinline, aligned(64))) static void lludp_simd_
                     unsigned extra = (unsigned)s[j + 1] - 8, at;
                     big &= big - 1;
                     if (end <= 32) {
-                        at = adda + (end <= 16 ? (unsigned)_mm_popcnt_u64(_bzhi_u64(kw0, 4 * end))
-                                               : pc0 + (unsigned)_mm_popcnt_u64(
-                                                           _bzhi_u64(kw1, 4 * (end - 16))));
+                        at = adda + (end <= 16 ? (unsigned)_mm_popcnt_u64(_bzhi_u64(kw[0], 4 * end))
+                                               : pc[0] + (unsigned)_mm_popcnt_u64(
+                                                           _bzhi_u64(kw[1], 4 * (end - 16))));
                         ta += extra;
                         adda += extra;
                         if (ta > 64) goto wide;
                         ma = (ma & _bzhi_u64(~(uint64_t)0, at)) | ((ma >> at) << ((at + extra) & 63));
                     }
                     else {
-                        at = addb + (end <= 48 ? (unsigned)_mm_popcnt_u64(_bzhi_u64(kw2, 4 * (end - 32)))
-                                               : pc2 + (unsigned)_mm_popcnt_u64(
-                                                           _bzhi_u64(kw3, 4 * (end - 48))));
+                        at = addb + (end <= 48 ? (unsigned)_mm_popcnt_u64(_bzhi_u64(kw[2], 4 * (end - 32)))
+                                               : pc[2] + (unsigned)_mm_popcnt_u64(
+                                                           _bzhi_u64(kw[3], 4 * (end - 48))));
                         tb += extra;
                         addb += extra;
                         if (tb > 64) goto wide;
