@@ -64,6 +64,9 @@ SAMPLES = [
     '[{"cmd":"Get","keys":["a"],"uuid":"u"},{"cmd":"Future"}]',
     '[{"cmd":"Get","keys":"a","uuid":"u"}]',
     b'[{"cmd":"Say","text":"h\xc3\xa9","uuid":"\xc3\xa9"}]',
+    b'[{"cmd":"Say","uuid":1,"text":"\xff"}]',  # an extra key before bad UTF-8
+    b'[{"cmd":"Say","text":"\xff"}]',  # bad UTF-8 once Say is a prone lead
+    '[{"cmd":"Say","text":"a"}]',  # and without extras again
     '[{"cmd":"Connect","password":null,"name":"n","game":"g","uuid":"u","tags":[],'
     '"items_handling":7,"version":{"major":0,"minor":6,"build":8,"class":"Version"}}]',
     '[{"cmd":"Sync"},{"cmd":"Connect","password":"","name":"n","game":"g",'
@@ -264,6 +267,7 @@ def test_lenient_pass_matches_the_command_by_command_path(
         '"version":{"major":0,"minor":6,"build":8}}]',  # no class: declined, then an error
         '[{"cmd":"Get","keys":["a"],"uuid":"u"},{"cmd":"Future"}]',  # unknown: declined
         '[{"cmd":"Get","keys":"a","uuid":"u"}]',  # invalid: declined
+        b'[{"cmd":"Say","uuid":1,"text":"\xff"}]',  # bad UTF-8 after an extra key
     ],
 )
 def test_lenient_pass_edge_cases(frames: _typed.FrameCodec, text: str) -> None:
@@ -281,3 +285,26 @@ def test_lenient_pass_edge_cases(frames: _typed.FrameCodec, text: str) -> None:
     frame = frames.decode_frame(text)
     assert _typed_summary(list(frame)) == _typed_summary(exact)
     assert frames.encode_frame(frame) == text
+
+
+def test_prone_leads_change_speed_not_results(py_codec: ModuleType, c_codec: ModuleType) -> None:
+    """The compiled twin sends small frames whose lead command last carried extra
+    keys straight to the two-pass path; every step must still match the pure twin."""
+    get_extra = '[{"cmd":"Get","keys":["a"],"uuid":"u-1"}]'
+    steps = [
+        get_extra,  # Get becomes prone
+        '[{"cmd":"Get","keys":["a"]}]',  # no extras: two passes, then Get is dropped
+        get_extra,
+        get_extra.encode(),
+        '[{"cmd":"Get","keys":["a"],"uuid":"u"},{"cmd":"Future"}]',  # declined: per command
+        '[{"cmd":"Get","keys":"a","uuid":"u"}]',  # invalid: the error, as before
+        b'[{"cmd":"Get","keys":["\xff"],"uuid":"u"}]',  # bad UTF-8: the frame error
+        '[{"cmd":"Get","keys":["a"]},{"cmd":"Sync","n":1}]',  # extras on a later command
+        '[{"cmd":"Get","keys":["\u00e9"],"uuid":"u"}]',  # non-ASCII text: no table lookup
+        '[{"cmd":"Get"}]',
+    ]
+    steps += [f'[{{"cmd":"C{k}","x":1}}]' for k in range(12)]  # unknown: never prone
+    steps += ['[{"cmd":"%s","x":1}]' % name for name in sorted(C.COMMANDS)]  # noqa: UP031
+    for _ in range(2):
+        for data in steps:
+            assert _outcome(c_codec.decode_frame, data) == _outcome(py_codec.decode_frame, data)

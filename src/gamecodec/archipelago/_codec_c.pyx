@@ -1120,8 +1120,73 @@ cdef object _lead_py(object data):
     return _lead(data)
 
 
-cdef object _lenient(object data):
-    """``_typed._decode_lenient`` natively, as a Frame; None when it declines."""
+# Leading commands whose last small frame carried extra keys (archipelago.js puts
+# a uuid on every Get and Set): their small frames take the two-pass path at once
+# instead of failing the one-pass decode first. A fixed table checked without
+# allocating; only speed depends on it, never the result.
+cdef enum:
+    PRONE_SLOTS = 8
+    PRONE_NAME = 32
+cdef char _p_names[PRONE_SLOTS][PRONE_NAME]
+cdef Py_ssize_t _p_lens[PRONE_SLOTS]
+cdef int _p_count = 0
+
+
+cdef const char *_lead_name(object data, Py_ssize_t *size) noexcept:
+    """The first command's name in a frame starting ``[{"cmd":"`` (str of ASCII, or
+    bytes), NULL otherwise; ``size`` gets its length (at most PRONE_NAME)."""
+    cdef const char *text
+    cdef Py_ssize_t n, end
+    if type(data) is str:
+        if not PyUnicode_IS_COMPACT_ASCII(data):
+            return NULL
+        text = <const char *>PyUnicode_DATA(data)
+        n = PyUnicode_GET_LENGTH(data)
+    else:
+        text = PyBytes_AS_STRING(data)
+        n = PyBytes_GET_SIZE(data)
+    if n < 10 or memcmp(text, b'[{"cmd":"', 9) != 0:
+        return NULL
+    end = 9
+    while end < n and end < 9 + PRONE_NAME and text[end] != b'"':
+        end += 1
+    if end >= n or text[end] != b'"':
+        return NULL
+    size[0] = end - 9
+    return text + 9
+
+
+cdef int _prone_slot(const char *name, Py_ssize_t size) noexcept:
+    cdef int k
+    for k in range(_p_count):
+        if _p_lens[k] == size and memcmp(_p_names[k], name, size) == 0:
+            return k
+    return -1
+
+
+cdef void _mark_prone(object data, bint prone) noexcept:
+    """Add the frame's lead to the table (``prone``), or take it out."""
+    cdef Py_ssize_t size = 0
+    cdef const char *name = _lead_name(data, &size)
+    cdef int k, last
+    global _p_count
+    if name == NULL:
+        return
+    k = _prone_slot(name, size)
+    if prone and k < 0 and _p_count < PRONE_SLOTS:
+        memcpy(_p_names[_p_count], name, size)
+        _p_lens[_p_count] = size
+        _p_count += 1
+    elif not prone and k >= 0:
+        last = _p_count - 1
+        memcpy(_p_names[k], _p_names[last], _p_lens[last])
+        _p_lens[k] = _p_lens[last]
+        _p_count = last
+
+
+cdef object _lenient(object data, bint *had_extra):
+    """``_typed._decode_lenient`` natively, as a Frame; None when it declines.
+    ``had_extra`` says whether any command carried extra keys."""
     cdef Py_ssize_t i, n, pos
     cdef PyObject *key
     cdef PyObject *value
@@ -1149,6 +1214,7 @@ cdef object _lenient(object data):
                 PyDict_SetItem(extra, <object>key, <object>value)
         if extra is not None:
             command.__dict__["_extra"] = extra
+            had_extra[0] = True
         if cls is _t_connect:
             version = plain.get("version")
             if type(version) is not dict or version.get("class") != "Version":
@@ -1162,22 +1228,36 @@ cdef object _lenient(object data):
 def decode_frame(data):
     """``_typed.decode_frame``: the one-pass Struct decode, natively wrapped."""
     cdef object items, frame
-    cdef Py_ssize_t i, n
+    cdef Py_ssize_t i, n, size = 0
     cdef PyObject *connect
+    cdef bint had_extra = False
+    cdef const char *name
     if _t_decode_all is None:
         _bind_self()
     if type(data) is not str and type(data) is not bytes:
         return _t_general(data)
-    if _t_prone and len(data) > _t_peek and _is_prone(data):
-        return _t_general(data)
+    if len(data) > _t_peek:
+        if _t_prone and _is_prone(data):
+            return _t_general(data)
+    elif _p_count:
+        name = _lead_name(data, &size)
+        if name != NULL and _prone_slot(name, size) >= 0:
+            frame = _lenient(data, &had_extra)
+            if frame is not None:
+                if not had_extra:
+                    _mark_prone(data, False)
+                return frame
     try:
         items = _t_decode_all(data)
     except Exception as exc:
         # keys a command does not declare: the two-pass path (a large frame goes
         # through _typed, which also remembers its leading command as prone)
         if type(exc) is _t_invalid and len(data) <= _t_peek:
-            frame = _lenient(data)
+            had_extra = False
+            frame = _lenient(data, &had_extra)
             if frame is not None:
+                if had_extra:
+                    _mark_prone(data, True)
                 return frame
         return _t_failed(data, exc)
     frame = gamecodec_alloc_empty(_t_frame)

@@ -158,7 +158,7 @@ _DECLARED_OF = {cls: _DECLARED[name] for name, cls in COMMANDS.items()}
 _all_lenient = msgspec.json.Decoder(list[Union[tuple(_STRICT_OF)]]).decode  # type: ignore[misc]  # noqa: UP007
 
 
-_LENIENT_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, RecursionError)
+_LENIENT_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeError, RecursionError)
 
 
 def _decode_lenient(data: str | bytes) -> list[Command] | None:
