@@ -220,7 +220,16 @@ def test_typed_twins_agree_on_frames_and_mutations(
     # a mutated frame: same value or same error (message, offset, partial) on both
     at = data.draw(st.integers(min_value=0, max_value=len(text) - 1))
     mutated = text[:at] + data.draw(edits) + text[at + 1 :]
-    assert _outcome(c_codec.decode_frame, mutated) == _outcome(py_codec.decode_frame, mutated)
+    got = _outcome(c_codec.decode_frame, mutated)
+    assert got == _outcome(py_codec.decode_frame, mutated)
+    assert got[0] != "exception", got
+    # a byte inserted into the UTF-8 (0x80-0xff: invalid UTF-8): a DecodeError at worst
+    raw_bytes = text.encode()
+    at_byte = data.draw(st.integers(min_value=0, max_value=len(raw_bytes)))
+    garbled = raw_bytes[:at_byte] + bytes([data.draw(st.integers(0, 255))]) + raw_bytes[at_byte:]
+    got = _outcome(c_codec.decode_frame, garbled)
+    assert got == _outcome(py_codec.decode_frame, garbled)
+    assert got[0] != "exception", got
     # spacing the sender chose survives an unchanged re-encode on both twins
     spaced = text.replace(",", ", ")
     for frame_codec in (py_frames, c_frames):
