@@ -1,15 +1,17 @@
 # cython: language_level=3
 # Types for _session_py.py, compiled as gamecodec.avara._session_c (the
 # one-source twin pattern: Cython reads this beside the pure source). A few
-# primitives (_fits, _crc, _copy, _trunc, _head, _command; _sqrt is libc's)
-# have C bodies here; their pure versions sit in the .py's
+# primitives (_fits, _crc, _copy, _trunc, _head, _command, _resize; _sqrt is
+# libc's) have C bodies here; their pure versions sit in the .py's
 # ``if not cython.compiled`` block, which Cython drops.
 cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_Check
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_SET_ITEM
 from libc.math cimport sqrt as _sqrt
+from libc.stdint cimport SIZE_MAX
 from libc.string cimport memcpy
 
 
@@ -121,9 +123,21 @@ cdef class Connection:
     cdef double _var_round_trip
     cdef int _cap, _count, _head, _tail, _free
     cdef list _t_data
-    cdef int[::1] _t_serial, _t_command, _t_p1, _t_p2, _t_p3, _t_flags, _t_size
-    cdef int[::1] _t_send_count, _t_urgent, _t_prev, _t_next
-    cdef double[::1] _t_birth, _t_next_send
+    # the slot pool: _cap slots in one PyMem_Malloc'ed block (_resize)
+    cdef char *_pool
+    cdef int *_t_serial
+    cdef int *_t_command
+    cdef int *_t_p1
+    cdef int *_t_p2
+    cdef int *_t_p3
+    cdef int *_t_flags
+    cdef int *_t_size
+    cdef int *_t_send_count
+    cdef int *_t_urgent
+    cdef int *_t_prev
+    cdef int *_t_next
+    cdef double *_t_birth
+    cdef double *_t_next_send
     # receiving side
     cdef int _receive_serial, _ack_base
     cdef unsigned int _ack_bitmap
@@ -139,7 +153,7 @@ cdef class Connection:
     cpdef tuple ack_block(self)
     cpdef list events(self)
 
-    @cython.locals(size=int, cap=int, slot=int)
+    @cython.locals(size="long long", cap="long long", slot=int)
     cdef _grow(self)
     @cython.locals(tail=int)
     cdef inline void _append(self, int slot) noexcept
@@ -151,8 +165,8 @@ cdef class Connection:
     cdef int _queue(self, int command, int p1, int p2, int p3, bytes data, bint urgent,
                     double now) except -1
     @cython.locals(allow=bint, max_valid=int, slot=int, best=int, d=int, best_time=double,
-                   t=double, next_send="double[::1]", send_count="int[::1]",
-                   serial="int[::1]", nxt="int[::1]", urgent="int[::1]")
+                   t=double, next_send="double *", send_count="int *", serial="int *",
+                   nxt="int *", urgent="int *")
     cdef int _find_best(self, double now, double cram_time, double urgency) except -2
     cdef inline void _sent(self, int slot, double now) noexcept
 
@@ -191,6 +205,65 @@ cdef class Connection:
                    var=double, spread="long long", rt_ms="long long", rt=double, floor=double,
                    half_ms="long long", urgent=double)
     cdef _validated(self, int slot, double when)
+
+
+cdef inline int *_move(int *new, int *old, size_t n) noexcept:
+    """new, after copying old[:n] into it."""
+    if n:
+        memcpy(new, old, n * sizeof(int))
+    return new
+
+
+cdef inline double *_move_d(double *new, double *old, size_t n) noexcept:
+    """new, after copying old[:n] into it."""
+    if n:
+        memcpy(new, old, n * sizeof(double))
+    return new
+
+
+cdef inline int _resize(Connection conn, long long size, long long cap) except -1:
+    """Move conn's slot pool to one new block of cap slots (the doubles, then the
+    ints, array after array), keeping its first size slots; cap 0 frees it."""
+    cdef char *old = conn._pool
+    cdef size_t n = <size_t>size
+    cdef size_t c = <size_t>cap
+    cdef double *d
+    cdef int *i
+    if cap == 0:
+        conn._pool = NULL
+        conn._t_birth = conn._t_next_send = NULL
+        conn._t_serial = conn._t_command = conn._t_p1 = conn._t_p2 = conn._t_p3 = NULL
+        conn._t_flags = conn._t_size = conn._t_send_count = conn._t_urgent = NULL
+        conn._t_prev = conn._t_next = NULL
+        PyMem_Free(old)
+        return 0
+    if conn._t_data is None:
+        raise AttributeError("Connection.__init__ has not run")
+    # slots are C ints; the block's size must fit a size_t (32-bit builds)
+    if cap < size or cap > 0x7FFFFFFF:
+        raise MemoryError()
+    if c > SIZE_MAX // (2 * sizeof(double) + 11 * sizeof(int)):
+        raise MemoryError()
+    d = <double *>PyMem_Malloc(c * (2 * sizeof(double) + 11 * sizeof(int)))
+    if d == NULL:
+        raise MemoryError()
+    conn._pool = <char *>d
+    conn._t_birth = _move_d(d, conn._t_birth, n)
+    conn._t_next_send = _move_d(d + c, conn._t_next_send, n)
+    i = <int *>(d + 2 * c)
+    conn._t_serial = _move(i, conn._t_serial, n)
+    conn._t_command = _move(i + c, conn._t_command, n)
+    conn._t_p1 = _move(i + 2 * c, conn._t_p1, n)
+    conn._t_p2 = _move(i + 3 * c, conn._t_p2, n)
+    conn._t_p3 = _move(i + 4 * c, conn._t_p3, n)
+    conn._t_flags = _move(i + 5 * c, conn._t_flags, n)
+    conn._t_size = _move(i + 6 * c, conn._t_size, n)
+    conn._t_send_count = _move(i + 7 * c, conn._t_send_count, n)
+    conn._t_urgent = _move(i + 8 * c, conn._t_urgent, n)
+    conn._t_prev = _move(i + 9 * c, conn._t_prev, n)
+    conn._t_next = _move(i + 10 * c, conn._t_next, n)
+    PyMem_Free(old)
+    return 0
 
 
 cdef class _Idle:

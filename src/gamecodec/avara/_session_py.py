@@ -199,19 +199,36 @@ if not cython.compiled:  # the pure bodies (Cython drops this block)
         fields = (serial, send_count, flags, command, distribution, p3, p2, p1, sender, data)
         return _new(cls, fields)
 
+    def _grown(old: Any, code: str, size: int, cap: int) -> Any:
+        """A ``cap``-long array of ``code`` starting with ``old[:size]``."""
+        new = array(code, [0]) * cap
+        for i in range(size):
+            new[i] = old[i]
+        return new
+
+    def _resize(conn: Connection, size: int, cap: int) -> None:
+        """Give ``conn`` a slot pool of ``cap`` slots that starts with the
+        first ``size`` slots of the old one (in C: one PyMem_Malloc'ed block;
+        ``cap`` 0 frees it)."""
+        conn._t_serial = _grown(conn._t_serial if size else None, "i", size, cap)
+        conn._t_command = _grown(conn._t_command if size else None, "i", size, cap)
+        conn._t_p1 = _grown(conn._t_p1 if size else None, "i", size, cap)
+        conn._t_p2 = _grown(conn._t_p2 if size else None, "i", size, cap)
+        conn._t_p3 = _grown(conn._t_p3 if size else None, "i", size, cap)
+        conn._t_flags = _grown(conn._t_flags if size else None, "i", size, cap)
+        conn._t_size = _grown(conn._t_size if size else None, "i", size, cap)
+        conn._t_send_count = _grown(conn._t_send_count if size else None, "i", size, cap)
+        conn._t_urgent = _grown(conn._t_urgent if size else None, "i", size, cap)
+        conn._t_birth = _grown(conn._t_birth if size else None, "d", size, cap)
+        conn._t_next_send = _grown(conn._t_next_send if size else None, "d", size, cap)
+        conn._t_prev = _grown(conn._t_prev if size else None, "i", size, cap)
+        conn._t_next = _grown(conn._t_next if size else None, "i", size, cap)
+
 
 def _check_time(now: float) -> None:
     """Refuse a ``now`` the timers cannot work with (see ``_MAX_TIME``)."""
     if not -_MAX_TIME <= now <= _MAX_TIME:
         raise ValueError(f"now {now!r}: not a finite time within +-2**40 s")
-
-
-def _grown(old: Any, code: str, size: int, cap: int) -> Any:
-    """A ``cap``-long array of ``code`` starting with ``old[:size]``."""
-    new = array(code, [0]) * cap
-    for i in range(size):
-        new[i] = old[i]
-    return new
 
 
 class Connection:
@@ -236,7 +253,8 @@ class Connection:
     itself.
     """
 
-    # the transmit queue's slot pool (typed memoryviews in the compiled twin)
+    # the transmit queue's slot pool: array.arrays here; in the compiled twin C
+    # pointers into one PyMem_Malloc'ed block (``_resize``, freed by __dealloc__)
     _t_serial: array[int]
     _t_command: array[int]
     _t_p1: array[int]
@@ -250,6 +268,16 @@ class Connection:
     _t_next_send: array[float]
     _t_prev: array[int]
     _t_next: array[int]
+
+    if cython.compiled:  # the C slot pool's life cycle (dropped from the pure twin)
+
+        def __cinit__(self) -> None:
+            # an empty pool, no slot: a Connection whose __init__ never ran
+            # has nothing to index and raises in _resize when asked to grow
+            self._head = self._tail = self._free = -1
+
+        def __dealloc__(self) -> None:
+            _resize(self, 0, 0)
 
     def __init__(
         self,
@@ -384,19 +412,7 @@ class Connection:
         """Double the slot pool (the new slots go on the free list)."""
         size = self._cap
         cap = 2 * size if size else 8
-        self._t_serial = _grown(self._t_serial if size else None, "i", size, cap)
-        self._t_command = _grown(self._t_command if size else None, "i", size, cap)
-        self._t_p1 = _grown(self._t_p1 if size else None, "i", size, cap)
-        self._t_p2 = _grown(self._t_p2 if size else None, "i", size, cap)
-        self._t_p3 = _grown(self._t_p3 if size else None, "i", size, cap)
-        self._t_flags = _grown(self._t_flags if size else None, "i", size, cap)
-        self._t_size = _grown(self._t_size if size else None, "i", size, cap)
-        self._t_send_count = _grown(self._t_send_count if size else None, "i", size, cap)
-        self._t_urgent = _grown(self._t_urgent if size else None, "i", size, cap)
-        self._t_birth = _grown(self._t_birth if size else None, "d", size, cap)
-        self._t_next_send = _grown(self._t_next_send if size else None, "d", size, cap)
-        self._t_prev = _grown(self._t_prev if size else None, "i", size, cap)
-        self._t_next = _grown(self._t_next if size else None, "i", size, cap)
+        _resize(self, size, cap)
         self._t_data.extend([b""] * (cap - size))
         for slot in range(cap - 1, size - 1, -1):
             self._t_next[slot] = self._free
