@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from types import ModuleType
 
 import pytest
@@ -479,3 +480,18 @@ def test_send_refuses_what_cannot_be_encoded(twin: ModuleType, bad: dict[str, ob
     with pytest.raises(EncodeError):
         conn.send(300, now=0.0)
     assert conn.unacked == 0 and conn.next_serial == 0
+
+
+def test_a_connection_whose_init_never_ran_raises_instead_of_crashing(twin: ModuleType) -> None:
+    """The compiled twin's slot pool is C memory: with no __init__ there is none, and
+    sending (the first thing that would index it) must raise, not crash; the other
+    calls raise or return, and freeing the object frees nothing twice."""
+    bare = twin.Connection.__new__(twin.Connection)
+    with pytest.raises(AttributeError):
+        bare.send(int(CommandId.kpKeyAndMouse), now=0.0)
+    with contextlib.suppress(AttributeError):
+        bare.datagrams_to_send(0.0)
+    with contextlib.suppress(AttributeError):
+        bare.receive_datagram(b"\x00" * 12, 0.0)
+    with contextlib.suppress(AttributeError):
+        _ = bare.unacked_serials
