@@ -317,3 +317,25 @@ def test_prone_leads_change_speed_not_results(py_codec: ModuleType, c_codec: Mod
     for _ in range(2):
         for data in steps:
             assert _outcome(c_codec.decode_frame, data) == _outcome(py_codec.decode_frame, data)
+
+
+@pytest.mark.parametrize("pad", [0, 600], ids=["small", "large"])
+def test_a_prone_lead_never_changes_a_result(
+    py_codec: ModuleType, c_codec: ModuleType, pad: int
+) -> None:
+    """A Connect with a repeated version (the first without its class) is refused by
+    the one-pass path; marking Connect as a lead with extras must not change that."""
+    name = "n" * pad
+    head = f'[{{"cmd":"Connect","password":"","name":"{name}","game":"g","uuid":"u",'
+    version = '"version":{"major":0,"minor":6,"build":8'
+    with_extra = head + '"x":1,' + version + ',"class":"Version"}}]'
+    repeated = head + version + "}," + version + ',"class":"Version"}}]'
+    for codec in (py_codec, c_codec):
+        fresh = _outcome(codec.decode_frame, repeated)
+        assert fresh[0] == "error"
+        assert _outcome(codec.decode_frame, with_extra)[0] == "frame"  # Connect is prone now
+        assert _outcome(codec.decode_frame, repeated) == fresh
+        assert _outcome(codec.decode_frame, with_extra)[0] == "frame"
+        assert _outcome(codec.decode_frame, repeated.encode()) == _outcome(
+            py_codec.decode_frame, repeated.encode()
+        )

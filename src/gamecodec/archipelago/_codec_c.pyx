@@ -1043,16 +1043,17 @@ cdef dict _t_strict_of = {}         # lenient class -> command class
 cdef dict _t_declared_of = {}       # command class -> frozenset of its wire keys
 cdef object _t_invalid = None       # msgspec.ValidationError
 cdef tuple _t_lenient_errors = ()   # what makes the two-pass path decline
+cdef object _t_declined = None      # _typed._decode_declined
 
 
 def bind_typed(*, frame, decode_all, general, failed, check_connects, connect, prone,
                peek_from, resolve, encode_text, encode_bytes, lenient_all, plain, strict_of,
-               declared_of, invalid, lenient_errors):
+               declared_of, invalid, lenient_errors, declined):
     """Receive the typed codec's Python pieces from ``_typed.FrameCodec``."""
     global _t_decode_all, _t_general, _t_failed, _t_check_connects, _t_frame, _t_connect
     global _t_prone, _t_peek, _t_raw, _t_resolve, _t_encode_text, _t_encode_bytes
     global _t_lenient_all, _t_plain, _t_strict_of, _t_declared_of, _t_invalid
-    global _t_lenient_errors
+    global _t_lenient_errors, _t_declined
     descriptor = frame.__dict__.get("raw")
     if (
         not isinstance(frame, type)
@@ -1079,6 +1080,7 @@ def bind_typed(*, frame, decode_all, general, failed, check_connects, connect, p
     _t_declared_of = dict(declared_of)
     _t_invalid = invalid
     _t_lenient_errors = tuple(lenient_errors)
+    _t_declined = declined
 
 
 cdef bint _is_prone(object data) except -1:
@@ -1127,6 +1129,16 @@ cdef object _lead_py(object data):
 cdef enum:
     PRONE_SLOTS = 8
     PRONE_NAME = 32
+cdef extern from *:
+    """
+    /* the table is plain C state: kept off where threads run without the GIL */
+    #ifdef Py_GIL_DISABLED
+    #define GAMECODEC_PRONE_TABLE 0
+    #else
+    #define GAMECODEC_PRONE_TABLE 1
+    #endif
+    """
+    const bint GAMECODEC_PRONE_TABLE
 cdef char _p_names[PRONE_SLOTS][PRONE_NAME]
 cdef Py_ssize_t _p_lens[PRONE_SLOTS]
 cdef int _p_count = 0
@@ -1170,7 +1182,7 @@ cdef void _mark_prone(object data, bint prone) noexcept:
     cdef const char *name = _lead_name(data, &size)
     cdef int k, last
     global _p_count
-    if name == NULL:
+    if name == NULL or not GAMECODEC_PRONE_TABLE:
         return
     k = _prone_slot(name, size)
     if prone and k < 0 and _p_count < PRONE_SLOTS:
@@ -1179,8 +1191,9 @@ cdef void _mark_prone(object data, bint prone) noexcept:
         _p_count += 1
     elif not prone and k >= 0:
         last = _p_count - 1
-        memcpy(_p_names[k], _p_names[last], _p_lens[last])
-        _p_lens[k] = _p_lens[last]
+        if k != last:
+            memcpy(_p_names[k], _p_names[last], _p_lens[last])
+            _p_lens[k] = _p_lens[last]
         _p_count = last
 
 
@@ -1191,6 +1204,8 @@ cdef object _lenient(object data, bint *had_extra):
     cdef PyObject *key
     cdef PyObject *value
     cdef object command, plain, cls, declared, extra, version, frame
+    if _t_lenient_all is None:  # re-classing does not work here (see _typed)
+        return None
     try:
         items = _t_lenient_all(data)
         values = _t_plain(data)
@@ -1230,7 +1245,7 @@ def decode_frame(data):
     cdef object items, frame
     cdef Py_ssize_t i, n, size = 0
     cdef PyObject *connect
-    cdef bint had_extra = False
+    cdef bint had_extra = False, tried = False
     cdef const char *name
     if _t_decode_all is None:
         _bind_self()
@@ -1242,23 +1257,27 @@ def decode_frame(data):
     elif _p_count:
         name = _lead_name(data, &size)
         if name != NULL and _prone_slot(name, size) >= 0:
+            tried = True
             frame = _lenient(data, &had_extra)
-            if frame is not None:
-                if not had_extra:
-                    _mark_prone(data, False)
+            if frame is not None and had_extra:
                 return frame
+            # none after all (or declined): the one-pass decode decides, so the
+            # result never depends on the frames that came before
+            _mark_prone(data, False)
     try:
         items = _t_decode_all(data)
     except Exception as exc:
         # keys a command does not declare: the two-pass path (a large frame goes
         # through _typed, which also remembers its leading command as prone)
         if type(exc) is _t_invalid and len(data) <= _t_peek:
-            had_extra = False
-            frame = _lenient(data, &had_extra)
-            if frame is not None:
-                if had_extra:
-                    _mark_prone(data, True)
-                return frame
+            if not tried:
+                had_extra = False
+                frame = _lenient(data, &had_extra)
+                if frame is not None:
+                    if had_extra:
+                        _mark_prone(data, True)
+                    return frame
+            return _t_declined(data)  # command by command, as _typed does next
         return _t_failed(data, exc)
     frame = gamecodec_alloc_empty(_t_frame)
     gamecodec_list_move(frame, items)
