@@ -10,7 +10,9 @@
    Run:
      /tmp/expand_fuzz fuzz [iterations] [seed]     (exit 1 on any mismatch)
      /tmp/expand_fuzz bench FILE...                (against memcpy)
-   .ci/run builds it and runs a short fuzz. */
+   Where the AVX-512 path is not available (the CPU, the compiler, or a build
+   with -DLLUDP_NO_SIMD) only the integrated expander is checked: .ci/run builds
+   it both ways, so the portable bulk walk is fuzzed too. */
 #include <Python.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -184,10 +186,8 @@ static void check_case(const unsigned char *src, Py_ssize_t n, Py_ssize_t cap, u
         int rc;
         memset(out, 0xCC, (size_t)cap);
         memset(out + cap, CANARY, GUARD);
-        if (pass < 2 && !lludp_expand_bulk_simd(src, n, out, cap, &i, &o)) {
-            fail("no simd", src, n, cap);
-            return;
-        }
+        if (pass < 2 && !lludp_expand_bulk_simd(src, n, out, cap, &i, &o))
+            continue; /* no SIMD here (CPU, compiler, -DLLUDP_NO_SIMD): pass 2 only */
         bi = i;
         bo = o;
         if (bi > 0) (*ran_bulk)++;

@@ -37,7 +37,8 @@
    lludp_expand_bulk_simd returns 0 without touching anything where the CPU
    (or the compiler) lacks the instructions: the caller then takes the
    portable path. It is compiled in for GCC and clang on x86-64 outside
-   Windows (MinGW GCC cannot align the stack for spilled zmm registers) and
+   Windows and Cygwin (MinGW GCC cannot align the stack for spilled zmm
+   registers; Cygwin's GCC is taken to share the problem, untested) and
    macOS (kernels 10.15.6 to 12.1 can corrupt the AVX-512 mask registers
    when a signal handler returns, as Go's runtime notes; the only Macs with
    VBMI2 are a few Ice Lake laptops, so the stub costs little there), and
@@ -45,8 +46,8 @@
 #ifndef GAMECODEC_LLUDP_SIMD_H
 #define GAMECODEC_LLUDP_SIMD_H
 
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(_WIN32) && !defined(__APPLE__) && \
-    !defined(LLUDP_NO_SIMD)
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(_WIN32) && !defined(__CYGWIN__) && \
+    !defined(__APPLE__) && !defined(LLUDP_NO_SIMD)
 #include <immintrin.h>
 
 #define LLUDP_SIMD_TARGET                                                                       \
