@@ -949,6 +949,7 @@ def test_recycled_blocks_are_ordinary(codec: ModuleType) -> None:
     data = packet_ack(range(100, 300))
     tpl = lludp.default_template()
     cls = type(decode(codec, tpl, data).Packets[0])
+    gc.collect()  # garbage from earlier tests may still hold the class
     refs = sys.getrefcount(cls)
     for _ in range(50):
         msg = decode(codec, tpl, data)
@@ -974,6 +975,7 @@ def test_subclass_of_a_block_class(codec: ModuleType) -> None:
         def __del__(self) -> None:
             died.append(self.note)
 
+    gc.collect()
     refs = sys.getrefcount(Sub)
     for k in range(300):
         sub = Sub((k,))
