@@ -1086,24 +1086,14 @@ def bind_typed(*, frame, decode_all, general, failed, check_connects, connect, p
 cdef bint _is_prone(object data) except -1:
     """Whether the frame's first command is one whose large frames carry extra
     keys (``_typed._lead`` + ``_EXTRA_PRONE``), read without copying the frame."""
-    cdef const char *text
-    cdef Py_ssize_t n, end
-    if type(data) is str:
-        if not PyUnicode_IS_COMPACT_ASCII(data):
-            return _t_general is not None and _lead_py(data) in _t_prone
-        text = <const char *>PyUnicode_DATA(data)
-        n = PyUnicode_GET_LENGTH(data)
-    else:
-        text = PyBytes_AS_STRING(data)
-        n = PyBytes_GET_SIZE(data)
-    if n < 10 or memcmp(text, b'[{"cmd":"', 9) != 0:
+    cdef Py_ssize_t size = 0
+    cdef const char *name
+    if type(data) is str and not PyUnicode_IS_COMPACT_ASCII(data):
+        return _t_general is not None and _lead_py(data) in _t_prone
+    name = _lead_name(data, &size, 38)  # _lead's limit: the quote before offset 48
+    if name == NULL:
         return False
-    end = 9
-    while end < n and end < 48 and text[end] != b'"':
-        end += 1
-    if end >= n or end >= 48:
-        return False
-    return PyUnicode_DecodeASCII(text + 9, end - 9, b"replace") in _t_prone
+    return PyUnicode_DecodeASCII(name, size, b"replace") in _t_prone
 
 
 cdef int _bind_self() except -1:
@@ -1144,9 +1134,9 @@ cdef Py_ssize_t _p_lens[PRONE_SLOTS]
 cdef int _p_count = 0
 
 
-cdef const char *_lead_name(object data, Py_ssize_t *size) noexcept:
+cdef const char *_lead_name(object data, Py_ssize_t *size, Py_ssize_t limit) noexcept:
     """The first command's name in a frame starting ``[{"cmd":"`` (str of ASCII, or
-    bytes), NULL otherwise; ``size`` gets its length (at most PRONE_NAME)."""
+    bytes), NULL otherwise; ``size`` gets its length (at most ``limit``)."""
     cdef const char *text
     cdef Py_ssize_t n, end
     if type(data) is str:
@@ -1160,7 +1150,7 @@ cdef const char *_lead_name(object data, Py_ssize_t *size) noexcept:
     if n < 10 or memcmp(text, b'[{"cmd":"', 9) != 0:
         return NULL
     end = 9
-    while end < n and end < 9 + PRONE_NAME and text[end] != b'"':
+    while end < n and end < 9 + limit and text[end] != b'"':
         end += 1
     if end >= n or text[end] != b'"':
         return NULL
@@ -1179,7 +1169,7 @@ cdef int _prone_slot(const char *name, Py_ssize_t size) noexcept:
 cdef void _mark_prone(object data, bint prone) noexcept:
     """Add the frame's lead to the table (``prone``), or take it out."""
     cdef Py_ssize_t size = 0
-    cdef const char *name = _lead_name(data, &size)
+    cdef const char *name = _lead_name(data, &size, PRONE_NAME)
     cdef int k, last
     global _p_count
     if name == NULL or not GAMECODEC_PRONE_TABLE:
@@ -1255,7 +1245,7 @@ def decode_frame(data):
         if _t_prone and _is_prone(data):
             return _t_general(data)
     elif _p_count:
-        name = _lead_name(data, &size)
+        name = _lead_name(data, &size, PRONE_NAME)
         if name != NULL and _prone_slot(name, size) >= 0:
             tried = True
             frame = _lenient(data, &had_extra)

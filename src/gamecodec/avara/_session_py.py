@@ -206,23 +206,29 @@ if not cython.compiled:  # the pure bodies (Cython drops this block)
             new[i] = old[i]
         return new
 
+    _SLOT_ARRAYS = (
+        ("_t_serial", "i"),
+        ("_t_command", "i"),
+        ("_t_p1", "i"),
+        ("_t_p2", "i"),
+        ("_t_p3", "i"),
+        ("_t_flags", "i"),
+        ("_t_size", "i"),
+        ("_t_send_count", "i"),
+        ("_t_urgent", "i"),
+        ("_t_birth", "d"),
+        ("_t_next_send", "d"),
+        ("_t_prev", "i"),
+        ("_t_next", "i"),
+    )
+
     def _resize(conn: Connection, size: int, cap: int) -> None:
         """Give ``conn`` a slot pool of ``cap`` slots that starts with the
         first ``size`` slots of the old one (in C: one PyMem_Malloc'ed block;
         ``cap`` 0 frees it)."""
-        conn._t_serial = _grown(conn._t_serial if size else None, "i", size, cap)
-        conn._t_command = _grown(conn._t_command if size else None, "i", size, cap)
-        conn._t_p1 = _grown(conn._t_p1 if size else None, "i", size, cap)
-        conn._t_p2 = _grown(conn._t_p2 if size else None, "i", size, cap)
-        conn._t_p3 = _grown(conn._t_p3 if size else None, "i", size, cap)
-        conn._t_flags = _grown(conn._t_flags if size else None, "i", size, cap)
-        conn._t_size = _grown(conn._t_size if size else None, "i", size, cap)
-        conn._t_send_count = _grown(conn._t_send_count if size else None, "i", size, cap)
-        conn._t_urgent = _grown(conn._t_urgent if size else None, "i", size, cap)
-        conn._t_birth = _grown(conn._t_birth if size else None, "d", size, cap)
-        conn._t_next_send = _grown(conn._t_next_send if size else None, "d", size, cap)
-        conn._t_prev = _grown(conn._t_prev if size else None, "i", size, cap)
-        conn._t_next = _grown(conn._t_next if size else None, "i", size, cap)
+        for name, code in _SLOT_ARRAYS:
+            old = getattr(conn, name) if size else None
+            setattr(conn, name, _grown(old, code, size, cap))
 
 
 def _check_time(now: float) -> None:
