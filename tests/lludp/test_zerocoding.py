@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import tracemalloc
 import uuid
+from collections.abc import Callable
 from types import ModuleType
 
 import pytest
@@ -398,14 +399,13 @@ long_coded = st.builds(
 )
 
 
-@SETTINGS
-@given(data=long_coded, slack=st.integers(-300, 300))
-def test_long_inputs_match_the_byte_loop(codec: ModuleType, data: bytes, slack: int) -> None:
-    """Inputs of 80+ bytes with every token kind, caps on both sides of the output size."""
+def check_caps(codec: ModuleType, data: bytes, caps: Callable[[bytes], set[int]]) -> None:
+    """``data`` expands as the byte loop says, uncapped and at each of ``caps(full)``
+    (negative ones skipped): the same bytes, or a DecodeError at the same offset."""
     full = reference_expand(data, 1 << 30)
     assert isinstance(full, bytes)
     assert codec.zero_decode(data, 1 << 30) == full
-    for cap in {len(full) + slack, len(full), len(full) - 1, 8192, 8193}:
+    for cap in caps(full):
         if cap < 0:
             continue
         expected = reference_expand(data, cap)
@@ -415,6 +415,13 @@ def test_long_inputs_match_the_byte_loop(codec: ModuleType, data: bytes, slack: 
             with pytest.raises(DecodeError) as info:
                 codec.zero_decode(data, cap)
             assert info.value.offset == expected
+
+
+@SETTINGS
+@given(data=long_coded, slack=st.integers(-300, 300))
+def test_long_inputs_match_the_byte_loop(codec: ModuleType, data: bytes, slack: int) -> None:
+    """Inputs of 80+ bytes with every token kind, caps on both sides of the output size."""
+    check_caps(codec, data, lambda full: {len(full) + slack, len(full), len(full) - 1, 8192, 8193})
 
 
 @pytest.mark.parametrize("pair", [bytes((0, c)) for c in (1, 16, 17, 32, 33, 255)])
@@ -453,19 +460,11 @@ def test_dense_inputs_match_the_byte_loop(codec: ModuleType) -> None:
     rng = random.Random(2026)
     for _ in range(150):
         data = dense_coded(rng, rng.randint(65, 1500))
-        full = reference_expand(data, 1 << 30)
-        assert isinstance(full, bytes)
-        assert codec.zero_decode(data, 1 << 30) == full
-        for cap in {len(full), len(full) - 1, rng.randint(0, len(full)), len(full) - 64}:
-            if cap < 0:
-                continue
-            expected = reference_expand(data, cap)
-            if isinstance(expected, bytes):
-                assert codec.zero_decode(data, cap) == expected
-            else:
-                with pytest.raises(DecodeError) as info:
-                    codec.zero_decode(data, cap)
-                assert info.value.offset == expected
+        check_caps(
+            codec,
+            data,
+            lambda full: {len(full), len(full) - 1, rng.randint(0, len(full)), len(full) - 64},
+        )
 
 
 def test_growing_result(codec: ModuleType) -> None:
