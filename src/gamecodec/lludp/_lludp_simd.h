@@ -155,6 +155,24 @@ lludp_simd_slots(__m512i v, __m512i w, __mmask64 zpk, __mmask64 litk, uint64_t l
     }
 }
 
+/* One half of a block (32 input bytes, slot keys k0 and k1, pc0 output bytes
+   from the first 16): insert the extra zeros of a run whose count byte ends
+   end lanes into the half, into its 64-bit literal mask *m; *t is the half's
+   output size and *add the zeros inserted so far. Returns 0 (nothing changed
+   after *t and *add) when the half would pass 64 bytes. */
+LLUDP_SIMD_TARGET __attribute__((always_inline)) static inline int
+lludp_simd_widen(unsigned end, unsigned extra, uint64_t k0, uint64_t k1, unsigned pc0, unsigned *t,
+                 unsigned *add, uint64_t *m)
+{
+    unsigned at = *add + (end <= 16 ? (unsigned)_mm_popcnt_u64(_bzhi_u64(k0, 4 * end))
+                                    : pc0 + (unsigned)_mm_popcnt_u64(_bzhi_u64(k1, 4 * (end - 16))));
+    *t += extra;
+    *add += extra;
+    if (*t > 64) return 0;
+    *m = (*m & _bzhi_u64(~(uint64_t)0, at)) | ((*m >> at) << ((at + extra) & 63));
+    return 1;
+}
+
 /* The 64-byte block at s (no wrap form in it) as one unit of up to 128
    output bytes, with one 128-bit literal mask: the output size, or -1 (nothing
    written) if it makes more than 128 bytes or more than room. */
@@ -301,26 +319,14 @@ LLUDP_SIMD_TARGET __attribute__((noinline, aligned(64))) static void lludp_simd_
                 unsigned adda = 0, addb = 0;
                 do {
                     unsigned j = (unsigned)_tzcnt_u64(big), end = j + 2; /* lanes before */
-                    unsigned extra = (unsigned)s[j + 1] - 8, at;
+                    unsigned extra = (unsigned)s[j + 1] - 8;
                     big &= big - 1;
                     if (end <= 32) {
-                        at = adda + (end <= 16 ? (unsigned)_mm_popcnt_u64(_bzhi_u64(kw[0], 4 * end))
-                                               : pc[0] + (unsigned)_mm_popcnt_u64(
-                                                           _bzhi_u64(kw[1], 4 * (end - 16))));
-                        ta += extra;
-                        adda += extra;
-                        if (ta > 64) goto wide;
-                        ma = (ma & _bzhi_u64(~(uint64_t)0, at)) | ((ma >> at) << ((at + extra) & 63));
+                        if (!lludp_simd_widen(end, extra, kw[0], kw[1], pc[0], &ta, &adda, &ma))
+                            goto wide;
                     }
-                    else {
-                        at = addb + (end <= 48 ? (unsigned)_mm_popcnt_u64(_bzhi_u64(kw[2], 4 * (end - 32)))
-                                               : pc[2] + (unsigned)_mm_popcnt_u64(
-                                                           _bzhi_u64(kw[3], 4 * (end - 48))));
-                        tb += extra;
-                        addb += extra;
-                        if (tb > 64) goto wide;
-                        mb = (mb & _bzhi_u64(~(uint64_t)0, at)) | ((mb >> at) << ((at + extra) & 63));
-                    }
+                    else if (!lludp_simd_widen(end - 32, extra, kw[2], kw[3], pc[2], &tb, &addb, &mb))
+                        goto wide;
                 } while (big);
             }
             if (ta > 64 || tb > 64) goto wide;
