@@ -26,6 +26,11 @@ from gamecodec.lludp._bench_circuit import _Play
 FRAMES = 500
 
 
+def _group(reliable: bool) -> str:
+    kind = "reliable" if reliable else "unreliable"
+    return f"lludp Circuit, {FRAMES} frames ({kind} AgentUpdate each way, 1000 datagrams)"
+
+
 @pytest.fixture(params=["py", "c"])
 def circuit_twin(request: pytest.FixtureRequest) -> Any:
     return importlib.import_module(f"gamecodec.lludp._circuit_{request.param}")
@@ -33,8 +38,7 @@ def circuit_twin(request: pytest.FixtureRequest) -> Any:
 
 @pytest.mark.parametrize("reliable", [True, False], ids=["reliable", "unreliable"])
 def test_circuit_play(benchmark: Any, circuit_twin: Any, reliable: bool) -> None:
-    kind = "reliable" if reliable else "unreliable"
-    benchmark.group = f"lludp Circuit, 500 frames ({kind} AgentUpdate each way, 1000 datagrams)"
+    benchmark.group = _group(reliable)
     game = _Play(circuit_twin, _codec_c, reliable=reliable)
     received = benchmark(game.run, FRAMES)
     assert received >= 2 * FRAMES  # (plus a few pings and their answers)
@@ -43,8 +47,7 @@ def test_circuit_play(benchmark: Any, circuit_twin: Any, reliable: bool) -> None
 @pytest.mark.parametrize("reliable", [True, False], ids=["reliable", "unreliable"])
 def test_compiled_decode_baseline(benchmark: Any, reliable: bool) -> None:
     """The same 1000 datagrams (both directions) through the compiled decoder."""
-    kind = "reliable" if reliable else "unreliable"
-    benchmark.group = f"lludp Circuit, 500 frames ({kind} AgentUpdate each way, 1000 datagrams)"
+    benchmark.group = _group(reliable)
     circuit_c = importlib.import_module("gamecodec.lludp._circuit_c")
     game = _Play(circuit_c, _codec_c, reliable=reliable)
     game.capture(FRAMES)
@@ -63,8 +66,7 @@ def test_compiled_decode_baseline(benchmark: Any, reliable: bool) -> None:
 @pytest.mark.parametrize("reliable", [True, False], ids=["reliable", "unreliable"])
 def test_idle_loop(benchmark: Any, reliable: bool) -> None:
     """The same loop driving the compiled ``_Idle`` (nothing done, nothing allocated)."""
-    kind = "reliable" if reliable else "unreliable"
-    benchmark.group = f"lludp Circuit, 500 frames ({kind} AgentUpdate each way, 1000 datagrams)"
+    benchmark.group = _group(reliable)
     circuit_c = importlib.import_module("gamecodec.lludp._circuit_c")
     game = _Play(circuit_c, _codec_c, reliable=reliable)
     game.capture(1)
