@@ -1039,6 +1039,7 @@ cdef object _t_encode_text = None
 cdef object _t_encode_bytes = None
 cdef object _t_lenient_all = None   # _typed._all_lenient
 cdef object _t_plain = None         # msgspec Decoder().decode
+cdef object _t_tops = None          # _typed._tops: top-level keys, raw values
 cdef dict _t_strict_of = {}         # lenient class -> command class
 cdef dict _t_declared_of = {}       # command class -> frozenset of its wire keys
 cdef object _t_invalid = None       # msgspec.ValidationError
@@ -1047,12 +1048,12 @@ cdef object _t_declined = None      # _typed._decode_declined
 
 
 def bind_typed(*, frame, decode_all, general, failed, check_connects, connect, prone,
-               peek_from, resolve, encode_text, encode_bytes, lenient_all, plain, strict_of,
+               peek_from, resolve, encode_text, encode_bytes, lenient_all, plain, tops, strict_of,
                declared_of, invalid, lenient_errors, declined):
     """Receive the typed codec's Python pieces from ``_typed.FrameCodec``."""
     global _t_decode_all, _t_general, _t_failed, _t_check_connects, _t_frame, _t_connect
     global _t_prone, _t_peek, _t_raw, _t_resolve, _t_encode_text, _t_encode_bytes
-    global _t_lenient_all, _t_plain, _t_strict_of, _t_declared_of, _t_invalid
+    global _t_lenient_all, _t_plain, _t_tops, _t_strict_of, _t_declared_of, _t_invalid
     global _t_lenient_errors, _t_declined
     descriptor = frame.__dict__.get("raw")
     if (
@@ -1076,6 +1077,7 @@ def bind_typed(*, frame, decode_all, general, failed, check_connects, connect, p
     _t_encode_bytes = encode_bytes
     _t_lenient_all = lenient_all
     _t_plain = plain
+    _t_tops = tops
     _t_strict_of = dict(strict_of)
     _t_declared_of = dict(declared_of)
     _t_invalid = invalid
@@ -1193,37 +1195,39 @@ cdef object _lenient(object data, bint *had_extra):
     cdef Py_ssize_t i, n, pos
     cdef PyObject *key
     cdef PyObject *value
-    cdef object command, plain, cls, declared, extra, version, frame
+    cdef object command, tops, cls, declared, extra, version, frame
     if _t_lenient_all is None:  # re-classing does not work here (see _typed)
         return None
     try:
         items = _t_lenient_all(data)
-        values = _t_plain(data)
+        values = _t_tops(data)
+        n = PyList_GET_SIZE(items)
+        if PyList_GET_SIZE(values) != n:
+            return None
+        for i in range(n):
+            command = <object>PyList_GET_ITEM(items, i)
+            tops = <object>PyList_GET_ITEM(values, i)
+            cls = _t_strict_of[type(command)]
+            command.__class__ = cls
+            declared = _t_declared_of[cls]
+            extra = None
+            pos = 0
+            while PyDict_Next(tops, &pos, &key, &value):
+                if <object>key not in declared:
+                    if extra is None:
+                        extra = {}
+                    PyDict_SetItem(extra, <object>key, _t_plain(<object>value))
+            if extra is not None:
+                command.__dict__["_extra"] = extra
+                had_extra[0] = True
+            if cls is _t_connect:
+                version = tops.get("version")
+                if version is not None:
+                    version = _t_plain(version)
+                if type(version) is not dict or version.get("class") != "Version":
+                    return None
     except _t_lenient_errors:
         return None
-    n = PyList_GET_SIZE(items)
-    if type(values) is not list or PyList_GET_SIZE(values) != n:
-        return None
-    for i in range(n):
-        command = <object>PyList_GET_ITEM(items, i)
-        plain = <object>PyList_GET_ITEM(values, i)
-        cls = _t_strict_of[type(command)]
-        command.__class__ = cls
-        declared = _t_declared_of[cls]
-        extra = None
-        pos = 0
-        while PyDict_Next(plain, &pos, &key, &value):
-            if <object>key not in declared:
-                if extra is None:
-                    extra = {}
-                PyDict_SetItem(extra, <object>key, <object>value)
-        if extra is not None:
-            command.__dict__["_extra"] = extra
-            had_extra[0] = True
-        if cls is _t_connect:
-            version = plain.get("version")
-            if type(version) is not dict or version.get("class") != "Version":
-                return None
     frame = gamecodec_alloc_empty(_t_frame)
     gamecodec_list_move(frame, items)
     gamecodec_set_slot(frame, _t_raw, data)

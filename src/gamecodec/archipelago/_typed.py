@@ -51,6 +51,8 @@ _codec = _accel.load("gamecodec.archipelago", "_codec", "archipelago")
 _split = msgspec.json.Decoder(list[msgspec.Raw]).decode
 _all = msgspec.json.Decoder(list[AnyCommand]).decode
 _plain = msgspec.json.Decoder().decode
+# each command's top-level keys, values left as raw JSON (the extras pass)
+_tops = msgspec.json.Decoder(list[dict[str, msgspec.Raw]]).decode
 _connect_check = msgspec.json.Decoder(ConnectVersionCheck).decode
 _BYTE = re.compile(r"\(byte (\d+)\)")
 
@@ -177,30 +179,32 @@ _LENIENT_OK = _reclass_works()
 
 def _decode_lenient(data: str | bytes) -> list[Command] | None:
     """The frame's commands, extra keys kept, in two native passes: the Struct
-    decode ignoring extra keys, and an untyped one to find them. None when the
+    decode ignoring extra keys, and one that reads each command's top-level keys
+    (their values as raw JSON, only the extras' decoded). None when the
     frame holds an unknown command or a command that does not validate (the
     command-by-command path then gives the exact result or error)."""
     if not _LENIENT_OK:  # pragma: no cover
         return None
     try:
         items: list[Any] = _all_lenient(data)
-        values: list[Any] = _plain(data)
+        values = _tops(data)
+        for command, value in zip(items, values, strict=True):
+            cls = _STRICT_OF[type(command)]
+            command.__class__ = cls
+            declared = _DECLARED_OF[cls]
+            extra = {}
+            for key, raw in value.items():  # (a loop: a comprehension is a call before 3.12)
+                if key not in declared:
+                    extra[key] = _plain(raw)
+            if extra:
+                command.__dict__["_extra"] = extra
+            if cls is Connect:
+                given = value.get("version")
+                version = None if given is None else _plain(given)
+                if type(version) is not dict or version.get("class") != "Version":
+                    return None
     except _LENIENT_ERRORS:
         return None
-    for command, value in zip(items, values, strict=True):
-        cls = _STRICT_OF[type(command)]
-        command.__class__ = cls
-        declared = _DECLARED_OF[cls]
-        extra = {}
-        for key, item in value.items():  # (a loop: a comprehension is a call before 3.12)
-            if key not in declared:
-                extra[key] = item
-        if extra:
-            command.__dict__["_extra"] = extra
-        if cls is Connect:
-            version = value.get("version")
-            if type(version) is not dict or version.get("class") != "Version":
-                return None
     return items
 
 
@@ -375,6 +379,7 @@ class FrameCodec:
             encode_bytes=self._encode_frame_bytes_general,
             lenient_all=_all_lenient if _LENIENT_OK else None,
             plain=_plain,
+            tops=_tops,
             strict_of=_STRICT_OF,
             declared_of=_DECLARED_OF,
             invalid=msgspec.ValidationError,
