@@ -203,6 +203,18 @@ def test_skip_rule_gives_up_a_missing_serial(conn: Connection) -> None:
     assert conn.ack_block() == (34, None)
 
 
+@pytest.mark.parametrize("skip_after", [1, 16])
+def test_odd_serials_are_dropped(twin: ModuleType, skip_after: int) -> None:
+    """Serials are even: odd ones (a forged or corrupt datagram with a valid CRC)
+    are never queued, so they cannot stall the skip rule or fake a bitmap bit."""
+    conn = twin.Connection(my_id=1, peer_id=2, now=0.0, skip_after=skip_after)
+    assert conn.receive_datagram(from_peer(0xFFFE, *range(1, 33, 2)), 0.1) == []
+    assert conn.events() == [] and len(conn.receive_queue) == 0
+    assert conn.ack_block() == (0xFFFE, None)
+    got = conn.receive_datagram(from_peer(0xFFFE, 0, 3, 2), 0.2)
+    assert [c.serial for c in got] == [0, 2]
+
+
 def test_skip_rule_scales_with_frame_time_and_can_be_disabled(twin: ModuleType) -> None:
     assert twin.Connection(frame_time=64.0).skip_after == 4
     conn = twin.Connection(peer_id=2, skip_after=None)

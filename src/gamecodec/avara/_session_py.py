@@ -934,6 +934,11 @@ class Connection:
             self._have_to_send_ack = True
             if flags & 0x80 and who != peer_id:
                 continue  # not from this peer's slot: the game ignores it (spec §3.2)
+            if serial & 1:
+                # serials are even (spec §4.1): an odd one could never be delivered,
+                # would stay queued for good (the skip rule would loop on it) and
+                # would set the bitmap bit of an even serial never received
+                continue
             if serial == rs:
                 delivered.append(
                     _command(
