@@ -64,6 +64,7 @@ def opened() -> tuple[Peer, Peer]:
 
 
 def test_handshake_wire_bytes_in_order() -> None:
+    """Greetings, cookies, then the client's digest and only then the server's."""
     client, server = peers()
     assert client.data_to_send() == b""
     server_hello = server.data_to_send()
@@ -74,15 +75,18 @@ def test_handshake_wire_bytes_in_order() -> None:
     assert state(client) is State.COOKIE
     server.receive_data(b"Yclient 0.0 cli\n" + C_COOKIE)
     assert server.events() == [Greeting(Role.CLIENT, 0, 0, "cli")]
-    assert server.data_to_send() == S_COOKIE + md5(AUTH + C_COOKIE)
+    assert server.data_to_send() == S_COOKIE  # its digest waits for the client's
     assert state(server) is State.DIGEST
-    client.receive_data(S_COOKIE + md5(AUTH + C_COOKIE))
+    client.receive_data(S_COOKIE)
     assert client.data_to_send() == md5(AUTH + S_COOKIE)
-    assert client.events() == [Authenticated(S_COOKIE)]
-    assert state(client) is State.OPEN
+    assert state(client) is State.DIGEST
     server.receive_data(md5(AUTH + S_COOKIE))
     assert server.events() == [Authenticated(S_COOKIE)]
     assert state(server) is State.OPEN
+    assert server.data_to_send() == md5(AUTH + C_COOKIE)
+    client.receive_data(md5(AUTH + C_COOKIE))
+    assert client.events() == [Authenticated(S_COOKIE)]
+    assert state(client) is State.OPEN
 
 
 def test_handshake_one_byte_at_a_time() -> None:
@@ -95,21 +99,51 @@ def test_handshake_one_byte_at_a_time() -> None:
     assert [type(e) for e in client.events()] == [Greeting, Authenticated]
 
 
-@pytest.mark.parametrize("who", ["client", "server"])
-def test_digest_mismatch_closes_the_detecting_side(who: str) -> None:
+def test_wrong_client_digest_closes_the_server_without_its_digest() -> None:
     client, server = peers(server_auth=bytes(256))
-    client.receive_data(server.data_to_send())
-    server.receive_data(client.data_to_send())
-    client.receive_data(server.data_to_send())  # server cookie + wrong digest
-    assert [type(e) for e in client.events()] == [Greeting, AuthenticationFailed]
-    assert client.closed
-    assert client.data_to_send() == md5(AUTH + S_COOKIE)  # sent before the check
-    server.receive_data(md5(AUTH + S_COOKIE))
+    pump(client, server)
     assert isinstance(server.events()[-1], AuthenticationFailed)
     assert server.closed
-    target = client if who == "client" else server
+    assert state(client) is State.DIGEST  # never answered: nothing learnt
     with pytest.raises(LocalProtocolError):
-        target.call("goto")
+        server.call("goto")
+    client.receive_data(b"")
+    assert client.closed
+
+
+def test_wrong_server_digest_closes_the_client() -> None:
+    client, _ = peers()
+    client.receive_data(b"Yserver 0.0 srv\n" + S_COOKIE)
+    assert client.data_to_send() == b"Yclient 0.0 cli\n" + C_COOKIE + md5(AUTH + S_COOKIE)
+    client.receive_data(md5(bytes(256) + C_COOKIE))
+    assert [type(e) for e in client.events()] == [Greeting, AuthenticationFailed]
+    assert client.closed
+    with pytest.raises(LocalProtocolError):
+        client.call("goto")
+
+
+def test_server_refuses_its_own_cookie_reflected() -> None:
+    """A client that sends the server's cookie back must not get the digest it
+    would then echo (the login without the authority an audit found)."""
+    server = Peer.server(AUTH, cookie=S_COOKIE)
+    server.data_to_send()
+    server.receive_data(b"Yclient 0.0 evil\n")
+    cookie = server.data_to_send()
+    assert cookie == S_COOKIE
+    server.receive_data(cookie)
+    assert server.data_to_send() == b""
+    assert isinstance(server.events()[-1], AuthenticationFailed)
+    assert server.closed
+    server.receive_data(b"")
+    assert server.state is State.CLOSED
+
+
+def test_client_refuses_its_own_cookie_reflected() -> None:
+    client, _ = peers()
+    client.receive_data(b"Yserver 0.0 srv\n" + C_COOKIE)
+    assert client.data_to_send() == b"Yclient 0.0 cli\n" + C_COOKIE  # no digest
+    assert isinstance(client.events()[-1], AuthenticationFailed)
+    assert client.closed
 
 
 @pytest.mark.parametrize(
@@ -172,13 +206,14 @@ def test_authority_from_file_logs_in(tmp_path: Path) -> None:
 
 def test_packets_right_behind_the_digest() -> None:
     client, server = peers()
-    pump_until_client_open = [server.data_to_send()]
-    client.receive_data(pump_until_client_open[0])
+    client.receive_data(server.data_to_send())
     server.receive_data(client.data_to_send())
     client.receive_data(server.data_to_send())
-    client.call("goto", 10, 10)
-    server.receive_data(client.data_to_send())  # digest and the call, one chunk
-    assert server.events()[-2:] == [Authenticated(S_COOKIE), Call(0, "goto", (10, 10))]
+    server.receive_data(client.data_to_send())
+    assert server.events()[-1] == Authenticated(S_COOKIE)
+    server.notify("mouse_moved", 1, 2)
+    client.receive_data(server.data_to_send())  # digest and the event, one chunk
+    assert client.events()[-2:] == [Authenticated(S_COOKIE), Notification("mouse_moved", (1, 2))]
 
 
 def test_calls_resolve_in_fifo_order_with_events_between() -> None:

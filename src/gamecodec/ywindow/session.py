@@ -45,8 +45,12 @@ class Peer:
     """One end of a ywindow connection, client or server.
 
     Order of the handshake (decision 4): both greeting lines, both 256-byte
-    cookies, both MD5(authority || cookie) digests. The server speaks first.
-    A digest mismatch closes the connection (:class:`AuthenticationFailed`).
+    cookies, both MD5(authority || cookie) digests. The server speaks first;
+    the client proves itself first: the server sends its digest only once the
+    client's checked out, so it never answers a cookie for someone who does not
+    know the authority, and either side refuses a cookie equal to its own (a
+    reflected handshake). A digest mismatch or a reflected cookie closes the
+    connection (:class:`AuthenticationFailed`).
     Protocol violations raise :class:`~gamecodec.RemoteProtocolError` and
     close the peer; misuse raises :class:`~gamecodec.LocalProtocolError`.
     """
@@ -75,6 +79,7 @@ class Peer:
         self._out = bytearray()
         self._events: deque[Event] = deque()
         self._server_cookie = b""
+        self._their_cookie = b""
         self._pending: deque[CallHandle] = deque()
         self._next_call = 0
         self._incoming: dict[int, bytes | None] = {}
@@ -187,8 +192,16 @@ class Peer:
                     return
                 theirs = self._take(COOKIE_SIZE)
                 mine = self._cookie
+                if hmac.compare_digest(theirs, mine):
+                    # answering would hand back the very digest we expect
+                    self._state = State.CLOSED
+                    self._events.append(AuthenticationFailed(f"{other.value} sent our own cookie"))
+                    buf.clear()
+                    return
+                self._their_cookie = theirs
                 self._server_cookie = mine if self.role is Role.SERVER else theirs
-                self._out += digest(self._authority, theirs)
+                if self.role is Role.CLIENT:
+                    self._out += digest(self._authority, theirs)
                 self._state = State.DIGEST
             else:
                 if len(buf) < DIGEST_SIZE:
@@ -199,6 +212,8 @@ class Peer:
                     self._events.append(AuthenticationFailed(f"{other.value} digest mismatch"))
                     buf.clear()
                     return
+                if self.role is Role.SERVER:  # the client has proved itself: answer it
+                    self._out += digest(self._authority, self._their_cookie)
                 self._state = State.OPEN
                 self._decoder = Decoder(max_message=self._max_message, offset=self._consumed)
                 self._events.append(Authenticated(self._server_cookie))
