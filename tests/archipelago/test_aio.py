@@ -13,6 +13,7 @@ from websockets.asyncio.client import connect as ws_connect
 from gamecodec.archipelago import aio
 from gamecodec.archipelago import session as S
 from gamecodec.archipelago.testing import OPERATIONS, Room
+from gamecodec.errors import LocalProtocolError
 from tests.archipelago.rooms import make_room
 
 
@@ -119,6 +120,31 @@ def test_reconnects_with_backoff_and_resends_checks() -> None:
         assert len([f for d, f in room.frames if d == "c2s" and "GetDataPackage" in f]) == checks
         items = await client.wait_for(S.ItemsReceived)
         assert items.index == 0 and [i.item for i in client.items] == [3]
+        await client.close()
+
+    run(play)
+
+
+def test_a_refused_relogin_ends_the_event_stream() -> None:
+    async def play(room: Room) -> None:
+        client = await aio.connect(room.url, name="JSPlayer", game="Clique", initial_backoff=0.05)
+        room.password = "changed"
+        for other in list(room.clients):
+            await other.socket.close()
+        events = [e async for e in client]  # ends instead of waiting for ever
+        assert isinstance(events[-1], S.LoginRefused)
+        with pytest.raises(LocalProtocolError):
+            await client.get(["x"])
+        await client.close()
+
+    run(play)
+
+
+def test_set_on_a_new_key_without_default_starts_from_zero() -> None:
+    async def play(room: Room) -> None:
+        client = await aio.connect(room.url, name="JSPlayer", game="Clique", reconnect=False)
+        changed = await client.set("counter", [("add", 2)])
+        assert (changed.original_value, changed.value) == (0, 2)
         await client.close()
 
     run(play)

@@ -164,6 +164,46 @@ def test_get_and_set_replies_are_matched_by_request_id() -> None:
     assert session.next_deadline() is None
 
 
+def test_notices_never_close_requests_of_another_kind_or_session() -> None:
+    """The server echoes another client's Set, extras included, to every watcher:
+    its request_id must not answer our Get (ids differ per session, kinds are checked)."""
+    a, b = logged_in(), logged_in()
+    assert a.get(["x"], 0.0) != b.get(["x"], 0.0)
+    got = b.get(["mine"], 1.0)
+    b.set_notify(["shared"])
+    sent(b)
+    echo = C.SetReply(key="shared", value=1, original_value=0, slot=2)
+    echo.set_extra({"request_id": got})  # the same number, from a Set
+    (notice,) = b.receive_frame(encode_frame([echo]), 2.0)
+    assert isinstance(notice, S.StorageChanged) and notice.request_id is None
+    read = C.Retrieved({"mine": 5})
+    read.set_extra({"request_id": got})
+    assert b.receive_frame(encode_frame([read]), 3.0) == [S.StorageRead(got, {"mine": 5})]
+
+
+def test_set_without_default_leaves_the_key_out() -> None:
+    """The reference server starts from ``args.get("default", 0)``: a null default
+    would make "add" fail there (and drop the client)."""
+    session = logged_in()
+    session.set("counter", [("add", 1)], 0.0)
+    session.set("counter", [("add", 1)], 0.0, default=5)
+    plain, given = sent(session)
+    assert "default" not in plain and given["default"] == 5
+
+
+def test_a_late_scout_reply_does_not_shift_later_ones() -> None:
+    session = logged_in(request_timeout=5.0)
+    a = session.scout_locations([10], 0.0)
+    b = session.scout_locations([20], 4.0)
+    assert session.handle_timeout(5.5) == [S.RequestTimedOut(a, "LocationScouts")]
+    late = encode_frame([C.LocationInfo([C.Item(1, 10, 1)])])
+    (event,) = session.receive_frame(late, 6.0)
+    assert isinstance(event, S.CommandReceived)  # a's, already reported as timed out
+    on_time = encode_frame([C.LocationInfo([C.Item(1, 20, 1)])])
+    assert session.receive_frame(on_time, 7.0) == [S.LocationsScouted(b, [C.Item(1, 20, 1)])]
+    assert session.next_deadline() is None
+
+
 def test_scouts_are_matched_in_order_and_time_out() -> None:
     session = logged_in(request_timeout=5.0)
     a = session.scout_locations([1], 10.0)

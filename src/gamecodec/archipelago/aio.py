@@ -200,9 +200,10 @@ class Client:
         return result
 
     async def set(
-        self, key: str, operations: Iterable[tuple[str, Any]], *, default: Any = None
+        self, key: str, operations: Iterable[tuple[str, Any]], *, default: Any = C.UNSET
     ) -> StorageChanged:
-        """Change a data storage key and wait for the SetReply."""
+        """Change a data storage key and wait for the SetReply (without ``default``
+        the server starts a new key from 0)."""
         request_id = self.session.set(key, operations, self._clock(), default=default)
         assert request_id is not None
         future = self._waiter(request_id)
@@ -294,6 +295,10 @@ class Client:
                     self._socket = socket
                     attempt = 0
                     await self._session_loop(socket)
+                    # refused: a first login's refusal went to connect(); a re-login's
+                    # ends the event stream too
+                    self._fail_waiters(ConnectionError("login refused"))
+                    self._events.put_nowait(None)
                     return
             except (ConnectionClosed, OSError, TimeoutError) as exc:
                 self._socket = None

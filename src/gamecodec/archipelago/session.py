@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import enum
 import itertools
+import secrets
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -194,9 +195,12 @@ class ClientSession:
         if self.death_link_enabled and DEATH_LINK not in self.tags:
             self.tags = [*self.tags, DEATH_LINK]
         self._outbox: list[str] = []
-        self._ids = itertools.count(1)
+        # request ids start at random: the server echoes a Set's extra keys to every
+        # SetNotify watcher, so another client's ids must not look like ours
+        self._ids = itertools.count(secrets.randbits(48) + 1)
         self._pending: dict[int, _Pending] = {}
         self._scouts: deque[int] = deque()
+        self._late_scouts: set[int] = set()  # timed out, their replies still due
         self._sent_deaths: set[tuple[float, str]] = set()
 
     # ------------------------------------------------------------------ output
@@ -262,10 +266,11 @@ class ClientSession:
         operations: Iterable[tuple[str, Any] | C.DataStorageOperation],
         now: float,
         *,
-        default: Any = None,
+        default: Any = C.UNSET,
         want_reply: bool = True,
     ) -> int | None:
-        """Change a data storage key; with ``want_reply`` the reply is a :class:`StorageChanged`."""
+        """Change a data storage key; with ``want_reply`` the reply is a :class:`StorageChanged`.
+        Without ``default`` the key is left out and the server starts a new key from 0."""
         self._require_login()
         ops = [
             op if isinstance(op, C.DataStorageOperation) else C.DataStorageOperation(*op)
@@ -331,7 +336,8 @@ class ClientSession:
             if now >= pending.sent_at + self.request_timeout:
                 del self._pending[request_id]
                 if request_id in self._scouts:
-                    self._scouts.remove(request_id)
+                    # its LocationInfo (which carries no id) is still due: keep its place
+                    self._late_scouts.add(request_id)
                 events.append(RequestTimedOut(request_id, pending.kind))
         return events
 
@@ -365,15 +371,18 @@ class ClientSession:
             return self._on_items(command)
         if isinstance(command, C.LocationInfo):
             request_id = self._scouts.popleft() if self._scouts else 0
+            if request_id in self._late_scouts:  # already reported as timed out
+                self._late_scouts.discard(request_id)
+                return [CommandReceived(command)]
             self._pending.pop(request_id, None)
             return [LocationsScouted(request_id, command.locations)]
         if isinstance(command, C.Retrieved):
-            return [StorageRead(self._reply_id(command), command.keys)]
+            return [StorageRead(self._reply_id(command, "Get"), command.keys)]
         if isinstance(command, C.SetReply):
             original = None if command.original_value is C.UNSET else command.original_value
             return [
                 StorageChanged(
-                    self._reply_id(command), command.key, command.value, original, command
+                    self._reply_id(command, "Set"), command.key, command.value, original, command
                 )
             ]
         if isinstance(command, C.Bounced):
@@ -384,11 +393,14 @@ class ClientSession:
             self.checked_locations.update(command.checked_locations)
         return [CommandReceived(command)]
 
-    def _reply_id(self, command: C.Command) -> int | None:
+    def _reply_id(self, command: C.Command, kind: str) -> int | None:
+        """Our pending ``kind`` request this reply answers (None: a notice)."""
         request_id = command.extra.get("request_id")
-        if isinstance(request_id, int) and request_id in self._pending:
-            del self._pending[request_id]
-            return request_id
+        if type(request_id) is int:
+            pending = self._pending.get(request_id)
+            if pending is not None and pending.kind == kind:
+                del self._pending[request_id]
+                return request_id
         return None
 
     def _on_room_info(self, room: C.RoomInfo) -> list[Event]:

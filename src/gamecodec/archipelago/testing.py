@@ -511,7 +511,7 @@ class Room:
     async def _on_set(self, client: _Client, command: C.Set) -> bool:
         if command.key.startswith("_read_"):
             return True
-        default = None if command.default is C.UNSET else command.default
+        default = 0 if command.default is C.UNSET else command.default  # args.get("default", 0)
         original = self.storage.get(command.key, default)
         value = original
         try:
