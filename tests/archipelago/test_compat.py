@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import sys
 from types import ModuleType
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -186,6 +186,34 @@ def test_depth_limit_counts_like_the_reference(codec: ModuleType) -> None:
     # objects count too, and a deep document is too complex even when malformed
     with pytest.raises(DecodeError, match="too complex"):
         codec.decode('{"a":' * 16 + "x")
+
+
+@pytest.mark.parametrize("max_depth", [2**31, 2**40, -5, True, None, 2.5])
+@pytest.mark.parametrize("data", ["[[1]]", "1"])
+def test_any_max_depth_gives_the_pure_twins_result(
+    codec: ModuleType, py_codec: ModuleType, max_depth: Any, data: str
+) -> None:
+    def outcome(module: ModuleType) -> object:
+        try:
+            return module.decode(data, max_depth=max_depth)
+        except Exception as exc:  # compared between the twins
+            return type(exc), getattr(exc, "offset", None)
+
+    assert outcome(codec) == outcome(py_codec)
+
+
+@pytest.mark.skipif(not hasattr(sys, "get_int_max_str_digits"), reason="no int digit limit")
+def test_an_int_past_the_digit_limit_is_a_decode_error(codec: ModuleType) -> None:
+    """The reference's int() fails too; here it is a DecodeError at the literal."""
+    many = "9" * (sys.get_int_max_str_digits() + 1)
+    fraction = "0." + many  # floats have no digit limit
+    text = f'["{many}", {fraction}, 1e{many[:3]}, -{many}]'
+    with pytest.raises(DecodeError, match="digits") as info:
+        codec.decode(text)
+    assert info.value.offset == text.index("-" + many)
+    with pytest.raises(DecodeError) as info:
+        codec.decode(("[" + many + "]").encode())
+    assert info.value.offset == 1
 
 
 @pytest.mark.parametrize(

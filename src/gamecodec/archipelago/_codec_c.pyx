@@ -261,9 +261,11 @@ cdef object _walk(object obj, int depth, int max_depth):
     return _hook(<dict>obj, <object>ptr)
 
 
-def decode(data, *, int max_depth=DEFAULT_MAX_DEPTH):
+def decode(data, *, max_depth=DEFAULT_MAX_DEPTH):
     """``NetUtils.decode`` of a text frame (``str``, or UTF-8 ``bytes``)."""
     cdef object value
+    if type(max_depth) is not int or not (-0x7FFFFFFF <= max_depth <= 0x7FFFFFFF):
+        return _pure_decode(data, max_depth=max_depth)  # its behaviour for any value
     if type(data) is not str and type(data) is not bytes:
         if isinstance(data, (bytearray, memoryview)):
             data = bytes(data)

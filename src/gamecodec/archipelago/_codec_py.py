@@ -24,6 +24,7 @@ value, ``ValueError`` for an int past Python's digit limit, ``RecursionError``).
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 from msgspec import UNSET, Struct
@@ -173,6 +174,43 @@ def decode(
         raise DecodeError(str(exc), 0, PROTOCOL) from None
     except RecursionError:
         raise DecodeError("JSON document too complex", 0, PROTOCOL) from None
+    except ValueError:  # int() past sys.get_int_max_str_digits() (the reference fails too)
+        start, digits = _long_int(text)
+        raise DecodeError(
+            f"integer literal of {digits} digits, past Python's limit for int()",
+            _byte_offset(text, start),
+            PROTOCOL,
+        ) from None
+
+
+def _long_int(text: str) -> tuple[int, int]:
+    """The start and length of the first integer literal (outside strings) with
+    more digits than ``int()`` converts; (0, 0) if there is none."""
+    limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
+    in_string = escaped = False
+    start = -1
+    for index, char in enumerate(text + " "):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+            continue
+        if "0" <= char <= "9":
+            if start < 0:
+                start = index
+            continue
+        if start >= 0:  # a run of digits ended: an int's, unless part of a float
+            lead = text[start - 2 : start].rjust(2)
+            part = lead[1] in ".eE+" or (lead[1] == "-" and lead[0] in "eE")
+            digits = index - start
+            if limit and digits > limit and not part and char not in ".eE":
+                return (start - 1 if lead[1] == "-" else start), digits
+            start = -1
+        in_string = char == '"'
+    return 0, 0
 
 
 # ------------------------------------------------------------ typed encode
