@@ -122,6 +122,33 @@ def test_frames_from_bytes_re_encode_exactly(frames: _typed.FrameCodec) -> None:
     assert frames.encode_frame_bytes(frame) == b'[{"cmd":"Say","text":"x"}]'
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[{"cmd":"Custom","t":1E5}]',
+        '[{"cmd": "Custom"}]',
+        '[{"cmd":"Sync"},{"cmd":"Custom","x":"\\u00e9","n":[1.0,-0.0,true]}]',
+        '[{"cmd":"Custom","t":1e-7}, {"cmd":"Say","text":"a"}]',
+    ],
+)
+def test_unknown_commands_re_encode_exactly_until_changed(
+    frames: _typed.FrameCodec, text: str
+) -> None:
+    frame = frames.decode_frame(text)
+    assert frames.encode_frame(frame) == text
+    assert frames.encode_frame_bytes(frames.decode_frame(text.encode())) == text.encode()
+    custom = next(c for c in frame if isinstance(c, dict))
+    custom["cmd"] = "Other"
+    assert '"cmd":"Other"' in frames.encode_frame(frame)
+
+
+def test_a_changed_type_in_an_unknown_command_is_written(frames: _typed.FrameCodec) -> None:
+    for before, after, written in ((1, True, "true"), (1, 1.0, "1.0"), (0.0, -0.0, "-0.0")):
+        frame = frames.decode_frame(f'[{{"cmd":"Custom", "v":{before}}}]')
+        frame[0]["v"] = after
+        assert frames.encode_frame(frame) == f'[{{"cmd":"Custom","v":{written}}}]'
+
+
 def test_a_user_built_frame_without_text(frames: _typed.FrameCodec) -> None:
     frame = _typed.Frame([C.Sync()])
     assert frames.encode_frame(frame) == '[{"cmd":"Sync"}]'

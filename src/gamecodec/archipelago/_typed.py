@@ -342,7 +342,26 @@ def _check_connects(data: str | bytes, frame: Frame) -> None:
                 ) from None
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Equal and of the same types all the way down (``1``, ``1.0`` and ``True``
+    differ, as do ``0.0`` and ``-0.0``): plain JSON values that encode alike."""
+    if type(a) is not type(b):
+        return False
+    if type(a) is dict:
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if type(a) is list:
+        return len(a) == len(b) and all(map(_same, a, b))
+    if type(a) is float:
+        return repr(a) == repr(b)
+    return bool(a == b)
+
+
 def _unchanged(command: Any, raw: msgspec.Raw) -> bool:
+    if type(command) is dict:  # an unknown command: its plain JSON value
+        try:
+            return _same(_plain(raw), command)
+        except (msgspec.DecodeError, RecursionError):
+            return False
     if not isinstance(command, Command):
         return False
     try:
