@@ -149,6 +149,27 @@ def test_a_changed_type_in_an_unknown_command_is_written(frames: _typed.FrameCod
         assert frames.encode_frame(frame) == f'[{{"cmd":"Custom","v":{written}}}]'
 
 
+@pytest.mark.parametrize(
+    "version",
+    [
+        '{"Major":0,"Minor":6,"Build":8,"class":"Version"}',  # .NET's spelling
+        '{"major":"0","minor":6.0,"BUILD":8,"class":"Version"}',  # through int()
+    ],
+)
+def test_connect_version_is_read_as_the_reference_reads_it(
+    frames: _typed.FrameCodec, version: str
+) -> None:
+    text = (
+        '[{"cmd":"Connect","password":null,"game":"G","name":"n","uuid":"u",'
+        f'"version":{version},"items_handling":7,"tags":[]}}]'
+    )
+    (connect,) = frames.decode_frame(text)
+    assert isinstance(connect, C.Connect) and connect.version == C.VersionInfo(0, 6, 8)
+    assert frames.encode_frame(frames.decode_frame(text)) == text
+    with pytest.raises(DecodeError):  # without its class it is refused, as before
+        frames.decode_frame(text.replace(',"class":"Version"', ""))
+
+
 def test_a_user_built_frame_without_text(frames: _typed.FrameCodec) -> None:
     frame = _typed.Frame([C.Sync()])
     assert frames.encode_frame(frame) == '[{"cmd":"Sync"}]'

@@ -85,12 +85,13 @@ class _BuildError(Exception):
     """A ``"class"``-tagged object that cannot be built (raised inside the hook)."""
 
 
-def _version(data: dict[str, Any]) -> Version:
+def version_of(data: dict[str, Any]) -> Version:
+    """The reference's Version hook: keys in any case, values through ``int()``."""
     lowered = {key.lower(): value for key, value in data.items()}
     return Version(int(lowered["major"]), int(lowered["minor"]), int(lowered["build"]))
 
 
-_HOOKS = {"Version": _version}
+_HOOKS = {"Version": version_of}
 
 
 def object_hook(obj: dict[str, Any]) -> Any:

@@ -33,6 +33,7 @@ from typing import Any, Union
 import msgspec
 
 from gamecodec import _accel
+from gamecodec.archipelago import _codec_py
 from gamecodec.archipelago.commands import (
     COMMANDS,
     AnyCommand,
@@ -112,6 +113,19 @@ _DECLARED = {
 }
 
 
+def _version_fields(value: Any) -> dict[str, int] | None:
+    """A class-tagged Version as the reference's hook reads it (keys in any case, so
+    .NET's ``Major``/``Minor``/``Build`` work, values through ``int()``); None when
+    it is not one or cannot be built (the Struct decode then reports it)."""
+    if type(value) is not dict or value.get("class") != "Version":
+        return None
+    try:
+        built = _codec_py.version_of(value)
+    except (KeyError, TypeError, ValueError, OverflowError, AttributeError):
+        return None
+    return {"major": built.major, "minor": built.minor, "build": built.build}
+
+
 def _from_plain(obj: Any) -> Command | dict[str, Any]:
     """One command from its untyped JSON value: extra keys kept, unknown ``cmd`` as a dict."""
     if type(obj) is not dict:
@@ -133,6 +147,10 @@ def _from_plain(obj: Any) -> Command | dict[str, Any]:
         for key, value in obj.items():
             if key in declared:
                 known[key] = value
+    if cls is Connect:
+        fields = _version_fields(obj.get("version"))
+        if fields is not None:
+            known = {**known, "version": fields}
     try:
         command = msgspec.convert(known, cls)
     except msgspec.ValidationError as bad:
