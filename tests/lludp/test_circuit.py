@@ -326,6 +326,26 @@ def test_duplicate_memory_is_pruned_one_ping_late(twin: ModuleType, codec: Modul
     assert c.receive_datagram(reliable_from_peer(codec, 6, 6), 6.1) == []
 
 
+def test_a_duplicated_or_older_ping_does_not_prune_early(
+    twin: ModuleType, codec: ModuleType
+) -> None:
+    """StartPingCheck is unreliable: a copy the network duplicated (or an older one
+    arriving late) must not apply the previous ping's prune point at once, or a late
+    duplicate of a reliable packet would be delivered twice (found by an audit)."""
+    c = make(twin, codec, **QUIET)
+    for seq in range(1, 11):
+        c.receive_datagram(reliable_from_peer(codec, seq, seq), 0.0)
+    c.receive_datagram(start_ping(11, 1, 6), 1.0)
+    c.receive_datagram(start_ping(11, 1, 6), 1.01)  # the same ping again
+    c.receive_datagram(start_ping(10, 0, 9), 1.02)  # an older one, late
+    assert c.receive_datagram(reliable_from_peer(codec, 3, 3), 1.1) == []
+    assert len(c.datagrams_to_send(1.1)) == 3  # every copy is still answered
+    c.receive_datagram(start_ping(12, 2, 9), 6.0)  # a newer one applies it
+    assert len(c.receive_datagram(reliable_from_peer(codec, 3, 3), 6.1)) == 1
+    c.receive_datagram(start_ping(13, 0x83, 9), 7.0)  # more than half the ids ahead: older
+    assert c.receive_datagram(reliable_from_peer(codec, 7, 7), 7.1) == []
+
+
 def test_duplicate_window_caps_the_memory(twin: ModuleType, codec: ModuleType) -> None:
     c = make(twin, codec, duplicate_window=4, **QUIET)
     for seq in range(1, 7):

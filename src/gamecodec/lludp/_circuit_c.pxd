@@ -75,6 +75,7 @@ cdef class Circuit:
     cdef list _order
     cdef Py_ssize_t _order_head
     cdef long long _prune_at
+    cdef long _ping_in
     cdef long _ping_id
     cdef double _ping_sent
     cdef long _pings_in_transit
@@ -140,7 +141,7 @@ cdef class Circuit:
     @cython.locals(acks=list, deadline=double)
     cdef _queue_ack(self, object seq, double now)
 
-    @cython.locals(blocks=dict, unacked=dict)
+    @cython.locals(blocks=dict, unacked=dict, last=long)
     cdef _control(self, object msg, double now)
 
     @cython.locals(prune="long long", order=list, seen=set, head=Py_ssize_t, n=Py_ssize_t)

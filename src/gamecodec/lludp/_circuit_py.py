@@ -244,6 +244,7 @@ class Circuit:
         self._order: list[int] = []  # reliable sequences seen, oldest first, from _order_head on
         self._order_head = 0
         self._prune_at = -1  # the OldestUnacked of the previous StartPingCheck
+        self._ping_in = -1  # the PingID of that StartPingCheck
         # pings and round-trip time (llcircuit.cpp)
         self._ping_id = 0
         self._ping_sent = now
@@ -704,7 +705,11 @@ class Circuit:
         if name == "StartPingCheck":
             # process_start_ping_check: answer at once, then prune duplicates
             self._put(0, _COMPLETE_PING_HEAD + bytes((ping_id & 0xFF,)), True, now)
-            if len(block) > 1:
+            # only a newer ping moves the prune point: StartPingCheck is unreliable,
+            # and a duplicated or reordered copy would apply the delayed one at once
+            last = self._ping_in
+            if len(block) > 1 and (last < 0 or 0 < ((ping_id - last) & 0xFF) < 0x80):
+                self._ping_in = ping_id & 0xFF
                 self._prune(block[1])
         else:
             self._ping_answered(ping_id, now)
