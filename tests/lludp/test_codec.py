@@ -463,6 +463,27 @@ def test_encode_into(codec: ModuleType, template: Template) -> None:
         codec.encode_into(msg, b"", 0, template, "flag")
 
 
+def test_values_out_of_a_fields_reach_are_encode_errors(codec: ModuleType) -> None:
+    """An int past the double range for a float field, and an address with digits
+    that are not ASCII, are EncodeErrors (OverflowError / ValueError escaped, and
+    Arabic-Indic digits were taken as 1.2.3.4: found by an audit)."""
+    tpl = lludp.parse_template(
+        "version 2.0\n{ M Low 1 NotTrusted Unencoded { B Single { F F32 } { V LLVector3 }"
+        " { Q LLQuaternion } { A IPADDR } } }"
+    )
+    good = {"F": 1.0, "V": (0.0, 0.0, 0.0), "Q": (0.0, 0.0, 0.0), "A": "1.2.3.4"}
+    assert len(codec.encode(build("M", template=tpl, B=good), tpl, "flag")) > 6
+    for key, value in (
+        ("F", 10**400),
+        ("V", (0.0, 10**400, 0.0)),
+        ("Q", (0.0, 0.0, 10**400, 1.0)),
+        ("A", "\u00b2.1.1.1"),
+        ("A", "\u0661.\u0662.\u0663.\u0664"),
+    ):
+        with pytest.raises(EncodeError, match=f"B.{key}"):
+            codec.encode(build("M", template=tpl, B={**good, key: value}), tpl, "flag")
+
+
 def test_encode_refuses_non_messages(codec: ModuleType, template: Template) -> None:
     with pytest.raises(TypeError, match="expected a Message"):
         codec.encode(("StartPingCheck", {}), template, "flag")

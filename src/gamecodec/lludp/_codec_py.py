@@ -418,7 +418,10 @@ def _int(value: Any, lo: int, hi: int, where: str, name: str) -> int:
 
 def _float(value: Any, where: str, name: str) -> float:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an int past the double range
+            raise M.encode_error(name, where, f"{value!r} does not fit a float") from None
     raise M.encode_error(name, where, f"expected a number, got {value!r}")
 
 
@@ -507,7 +510,9 @@ def _field_bytes(ftype: int, size: int, value: Any, where: str, name: str) -> by
         return bytes((_int(value, 0, 0xFF, where, name) if not isinstance(value, bool) else value,))
     if ftype == 17:
         parts = value.split(".") if isinstance(value, str) else []
-        if len(parts) != 4 or not all(p.isdigit() and int(p) <= 0xFF for p in parts):
+        if len(parts) != 4 or not all(
+            p.isascii() and p.isdigit() and int(p) <= 0xFF for p in parts
+        ):
             raise M.encode_error(name, where, f"expected an IPv4 address, got {value!r}")
         return bytes(int(p) for p in parts)
     if ftype == 18:
