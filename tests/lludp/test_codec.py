@@ -484,6 +484,24 @@ def test_values_out_of_a_fields_reach_are_encode_errors(codec: ModuleType) -> No
             codec.encode(build("M", template=tpl, B={**good, key: value}), tpl, "flag")
 
 
+def test_an_unknown_messages_number_must_read_back_as_itself(
+    codec: ModuleType, template: Template
+) -> None:
+    """A hand-built unknown message: only the four frequencies, and a Fixed number
+    of the FF FF FF xx form (0x0A went out as bytes that decode as High 0; a huge
+    frequency wrote 4 bytes on one twin and raised OverflowError on the other)."""
+    fixed = Message("X", {}, frequency=Frequency.FIXED, number=0xFFFFFFFA, body=b"")
+    data = codec.encode(fixed, template, "flag")
+    assert data[6:] == b"\xff\xff\xff\xfa"
+    for bad in (
+        fixed._replace(number=0x0A),
+        fixed._replace(frequency=2**40),
+        fixed._replace(frequency=3),
+    ):
+        with pytest.raises(EncodeError, match=r"number|frequency"):
+            codec.encode(bad, template, "flag")
+
+
 def test_encode_refuses_non_messages(codec: ModuleType, template: Template) -> None:
     with pytest.raises(TypeError, match="expected a Message"):
         codec.encode(("StartPingCheck", {}), template, "flag")

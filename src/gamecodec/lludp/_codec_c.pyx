@@ -722,7 +722,8 @@ cdef int _number_out(Buf *b, object frequency, object number, object name) excep
     cdef uint8_t raw[4]
     cdef int f
     cdef unsigned long n
-    if isinstance(frequency, int) and PyLong_CheckExact(number) and 0 <= number <= 0xFFFFFFFF:
+    if (isinstance(frequency, int) and 1 <= frequency <= 5 and PyLong_CheckExact(number)
+            and 0 <= number <= 0xFFFFFFFF):
         f = frequency
         n = number
         if (f == 1 or f == 2) and n <= 0xFE:
@@ -732,7 +733,7 @@ cdef int _number_out(Buf *b, object frequency, object number, object name) excep
             raw[0] = 0xFF
             raw[1] = n
             return _put(b, raw, 2)
-        if (f == 4 and n <= 0xFFFF) or f == 5:
+        if (f == 4 and n <= 0xFFFF) or (f == 5 and n >= 0xFFFFFF00):
             raw[0] = 0xFF if f == 4 else (n >> 24) & 0xFF
             raw[1] = 0xFF if f == 4 else (n >> 16) & 0xFF
             raw[2] = (n >> 8) & 0xFF

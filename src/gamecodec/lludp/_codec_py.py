@@ -394,8 +394,12 @@ _NUMBER_LIMITS = {Frequency.HIGH: 0xFE, Frequency.MEDIUM: 0xFE, Frequency.LOW: 0
 
 
 def _number_bytes(frequency: int, number: int, name: str = "message") -> bytes:
+    if not (isinstance(frequency, int) and frequency in (1, 2, 4, 5)):
+        raise M.encode_error(name, "frequency", f"{frequency!r} is not a Frequency")
     hi = _NUMBER_LIMITS.get(frequency, 0xFFFFFFFF)  # type: ignore[call-overload]
-    number = _int(number, 0, hi, "number", name)
+    # a Fixed number is FF FF FF xx: any other would read back as another message
+    lo = 0xFFFFFF00 if frequency == Frequency.FIXED else 0
+    number = _int(number, lo, hi, "number", name)
     if frequency == Frequency.HIGH:
         return bytes((number,))
     if frequency == Frequency.MEDIUM:
