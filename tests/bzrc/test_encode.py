@@ -143,7 +143,7 @@ def test_mytank_gap_and_dialects() -> None:
         b" -1.812134 -0.000000 -0.000000 0.000000\nend\n"
     )
     floaty = TANK._replace(x=-390.7, y=5.2)
-    assert b"-390 5 " in bzrc.encode_response(Listing(None, [floaty]))
+    assert b"-390 5 " in bzrc.encode_response(Listing(Ack(1.0, "mytanks", ()), [floaty]))
 
 
 def test_other_responses() -> None:
@@ -177,6 +177,10 @@ def test_other_responses() -> None:
         OccGrid(None, 0, 0, np.zeros(3, np.uint8)),
         Timer(None, "1", 2),  # type: ignore[arg-type]
         "ok",
+        # these follow their ack line: without one the reader would refuse the bytes
+        Listing(None, [Team("red", 2)]),
+        Timer(None, 1.0, 2.0),
+        OccGrid(None, 0, 0, np.zeros((1, 1), np.uint8)),
     ],
 )
 def test_encode_response_rejects(response: object) -> None:

@@ -274,6 +274,9 @@ def encode_response(
         )
     if not isinstance(response, Ok | Fail | Timer | Listing | OccGrid):
         raise EncodeError(f"not a BZRC response: {response!r}")
+    if response.ack is None and isinstance(response, Timer | Listing | OccGrid):
+        # the reader only takes these after their ack line
+        raise EncodeError(f"a {type(response).__name__} reply needs its ack")
     head = _ack(response.ack, dialect)
     if isinstance(response, Ok):
         text = head + "ok\n"
