@@ -247,8 +247,11 @@ def test_max_message_and_offset_arguments(codec: ModuleType) -> None:
     for bad in (5, 0, -1, 6.0, None):
         with pytest.raises(ValueError, match="max_message"):
             codec.Decoder(max_message=bad)
-    with pytest.raises(ValueError, match="offset"):
-        codec.Decoder(offset=-1)
+    for bad in (-1, 2**62 + 1, 2**63):  # past a C long long was OverflowError on one twin
+        with pytest.raises(ValueError, match="offset"):
+            codec.Decoder(offset=bad)
+    for huge in (2**62, 2**63, 2**100):  # a cap past any buffer is just no cap
+        assert codec.Decoder(max_message=huge, offset=2**62).feed(OK) != []
     decoder = codec.Decoder(offset=1000)
     with pytest.raises(DecodeError) as info:
         decoder.feed(OK + b"?")

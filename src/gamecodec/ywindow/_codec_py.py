@@ -71,9 +71,9 @@ class Decoder:
     def __init__(self, *, max_message: int = MAX_MESSAGE, offset: int = 0) -> None:
         if type(max_message) is not int or max_message < MIN_MAX_MESSAGE:
             raise msg.bad_max_message(max_message)
-        if type(offset) is not int or offset < 0:
+        if type(offset) is not int or not 0 <= offset <= msg.MAX_OFFSET:
             raise msg.bad_offset(offset)
-        self._max = max_message
+        self._max = min(max_message, msg.MAX_OFFSET)  # past any buffer: the same cap
         self._base = offset
         self._buf = b""
         self._kind: str | None = None

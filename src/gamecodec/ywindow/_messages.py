@@ -87,5 +87,9 @@ def bad_max_message(value: object) -> ValueError:
     return ValueError(f"max_message {value!r} is not an int >= 6")
 
 
+MAX_OFFSET = 1 << 62
+"""The largest stream offset a decoder starts at (a C long long in the compiled twin)."""
+
+
 def bad_offset(value: object) -> ValueError:
-    return ValueError(f"offset {value!r} is not an int >= 0")
+    return ValueError(f"offset {value!r} is not an int in 0..2**62")
