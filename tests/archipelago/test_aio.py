@@ -265,6 +265,36 @@ def test_room_data_storage_operations_and_read_keys() -> None:
     run(play)
 
 
+def test_room_list_operations_follow_the_reference() -> None:
+    """remove_from_list drops the first equal item; operator.add takes a list only
+    with a list; remove on a non-list fails (the client is dropped)."""
+    assert OPERATIONS["remove"]([1, 2, 1], 1) == [2, 1]
+    assert OPERATIONS["remove"]([1, 2], 5) == [1, 2]
+    assert OPERATIONS["add"]([1], [2, 3]) == [1, 2, 3]
+    for op, current, value in (("add", [1], "ab"), ("remove", 5, 1)):
+        with pytest.raises(TypeError):
+            OPERATIONS[op](current, value)
+
+
+def test_room_indexes_items_within_what_a_client_receives() -> None:
+    """A client without its own items (items_handling 0b001) gets index 0 for its
+    first item from another world, however many of its own were filtered out."""
+
+    async def play(room: Room) -> None:
+        js = await aio.connect(room.url, name="JSPlayer", game="Clique", items_handling=0b001)
+        buddy = await aio.connect(room.url, name="PyBuddy", game="Quest")
+        await js.check_locations([1001])  # Cake, its own item: filtered out for it
+        await buddy.check_locations([2001])  # Button Activation for JSPlayer
+        got = await js.wait_for(S.ItemsReceived)
+        assert (got.index, [i.item for i in got.items]) == (0, [1])
+        sent = [f for d, f in room.frames if d == "c2s" and '"Sync"' in f]
+        assert sent == []  # in step: no Sync round trip
+        await js.close()
+        await buddy.close()
+
+    run(play)
+
+
 def test_room_unknown_operation_drops_the_client() -> None:
     login = (
         '[{"cmd":"Connect","password":null,"name":"PyBuddy","game":"Quest","uuid":"",'

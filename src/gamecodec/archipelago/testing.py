@@ -91,9 +91,13 @@ def _numeric(value: Any) -> bool:
 
 
 def _remove(current: Any, value: Any) -> Any:
-    if isinstance(current, list):
-        return [x for x in current if x != value] if value in current else current
-    return current
+    """``remove_from_list``: the first equal item, if any (only lists have one)."""
+    if not isinstance(current, list):
+        raise TypeError("remove needs a list")  # the reference's AttributeError
+    out = list(current)
+    if value in out:
+        out.remove(value)
+    return out
 
 
 def _pop(current: Any, value: Any) -> Any:
@@ -117,8 +121,7 @@ def _update(current: Any, value: Any) -> Any:
 
 
 def _add(current: Any, value: Any) -> Any:
-    if isinstance(current, list):
-        return current + list(value)
+    """``operator.add``: a list takes only a list (a list and a str raise)."""
     return current + value
 
 
@@ -462,15 +465,13 @@ class Room:
             notices.append(self._item_send(sender, receiver, item))
         self._broadcast(self._authed(), notices)
         for receiver, items in by_receiver.items():
-            start = len(self.received[receiver]) - len(items)
+            before = self.received[receiver][: len(self.received[receiver]) - len(items)]
             for other in self._authed():
                 if other.slot == receiver:
                     mine = self._items_for(other, items)
-                    if mine and len(mine) == len(items):
+                    if mine:  # indexed within what this client receives
+                        start = len(self._items_for(other, before))
                         await self._send(other, [C.ReceivedItems(start, mine)])
-                    elif mine:  # some filtered: resend the whole list to stay in step
-                        whole = self._items_for(other, self.received[receiver])
-                        await self._send(other, [C.ReceivedItems(0, whole)])
         update = C.RoomUpdate(
             hint_points=len(self.checked[sender]) * self.location_check_points,
             checked_locations=new,
