@@ -24,6 +24,7 @@ value, ``ValueError`` for an int past Python's digit limit, ``RecursionError``).
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
@@ -184,33 +185,17 @@ def decode(
         ) from None
 
 
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|-?(\d+)(\.\d+)?([eE][-+]?\d+)?')
+
+
 def _long_int(text: str) -> tuple[int, int]:
     """The start and length of the first integer literal (outside strings) with
     more digits than ``int()`` converts; (0, 0) if there is none."""
     limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
-    in_string = escaped = False
-    start = -1
-    for index, char in enumerate(text + " "):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-            continue
-        if "0" <= char <= "9":
-            if start < 0:
-                start = index
-            continue
-        if start >= 0:  # a run of digits ended: an int's, unless part of a float
-            lead = text[start - 2 : start].rjust(2)
-            part = lead[1] in ".eE+" or (lead[1] == "-" and lead[0] in "eE")
-            digits = index - start
-            if limit and digits > limit and not part and char not in ".eE":
-                return (start - 1 if lead[1] == "-" else start), digits
-            start = -1
-        in_string = char == '"'
+    for token in _TOKENS.finditer(text):
+        digits, fraction, exponent = token.groups()  # None, None, None for a string
+        if digits and fraction is None and exponent is None and len(digits) > limit > 0:
+            return token.start(), len(digits)
     return 0, 0
 
 
