@@ -446,6 +446,10 @@ def test_forward_refuses_bad_values(codec: ModuleType) -> None:
     ):
         with pytest.raises(EncodeError, match=match):
             codec.forward(PING, *args)
+    packet_ack = header(0x00, 5) + b"\xff\xff\xff\xfb\x01" + (7).to_bytes(4, "little")
+    with pytest.raises(EncodeError, match="never appended to PacketAck"):
+        codec.forward(packet_ack, None, None, (1,))  # as encode refuses it
+    assert codec.forward(packet_ack, None, 9, ()) == header(0x00, 9) + packet_ack[6:]
 
 
 def test_encode_into(codec: ModuleType, template: Template) -> None:

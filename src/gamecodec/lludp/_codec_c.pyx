@@ -1164,6 +1164,8 @@ def forward(data, flags=None, sequence=None, acks=None):
     nacks = len(new_acks)
     if nacks > MAX_ACKS_C:
         raise M.encode_error("forward", "acks", f"{nacks} acks, at most {MAX_ACKS_C}")
+    if acks is not None and nacks and src[6:10] == _py.PACKET_ACK_NUMBER:
+        raise M.encode_error("forward", "acks", "acks are never appended to PacketAck")
     if acks is not None:
         new_flags = (new_flags | ACKF) if nacks else (new_flags & ~ACKF)
     total = body_end + ((4 * nacks + 1) if new_flags & ACKF else 0)

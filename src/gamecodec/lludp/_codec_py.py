@@ -671,6 +671,10 @@ def encode_into(
     return len(data)
 
 
+PACKET_ACK_NUMBER = b"\xff\xff\xff\xfb"
+"""PacketAck's message number (Fixed 0xFFFFFFFB) as it starts the body."""
+
+
 def forward(
     data: bytes,
     flags: int | None = None,
@@ -691,6 +695,8 @@ def forward(
     new_acks = old_acks if acks is None else tuple(acks)
     if len(new_acks) > MAX_ACKS:
         raise M.encode_error("forward", "acks", f"{len(new_acks)} acks, at most {MAX_ACKS}")
+    if acks is not None and new_acks and data[6:10] == PACKET_ACK_NUMBER:
+        raise M.encode_error("forward", "acks", "acks are never appended to PacketAck")
     if acks is not None:
         new_flags = new_flags | ACK if new_acks else new_flags & ~ACK
     out = bytearray((new_flags,))
