@@ -203,6 +203,26 @@ def test_skip_rule_gives_up_a_missing_serial(conn: Connection) -> None:
     assert conn.ack_block() == (34, None)
 
 
+def test_commands_far_ahead_skip_one_serial_each(conn: Connection) -> None:
+    """ReceivedPacket(nullptr) gives up one serial per command queued past the
+    limit: 16 commands half the serial space ahead (one 84-byte datagram) must not
+    walk the whole gap (it made 16,369 SerialSkipped events, found by an audit)."""
+    far = list(range(0x7000, 0x7020, 2))
+    assert conn.receive_datagram(from_peer(0xFFFE, *far), 0.1) == []
+    assert conn.events() == [SerialSkipped(0)]
+    assert conn.receive_datagram(from_peer(0xFFFE, 0x7020), 0.2) == []
+    assert conn.events() == [SerialSkipped(2)]
+    assert len(conn.receive_queue) == 17
+
+
+def test_two_gaps_give_up_the_second_one_command_later(conn: Connection) -> None:
+    conn.receive_datagram(from_peer(0xFFFE, *range(4, 20, 2), *range(22, 38, 2)), 0.1)
+    assert conn.events() == [SerialSkipped(0)]  # 16 queued: 0 given up, 2 still awaited
+    got = conn.receive_datagram(from_peer(0xFFFE, 2), 0.2)  # in time
+    assert [c.serial for c in got] == list(range(2, 20, 2))
+    assert conn.receive_datagram(from_peer(0xFFFE, 20), 0.3)[-1].serial == 36
+
+
 @pytest.mark.parametrize("skip_after", [1, 16])
 def test_odd_serials_are_dropped(twin: ModuleType, skip_after: int) -> None:
     """Serials are even: odd ones (a forged or corrupt datagram with a valid CRC)
@@ -282,6 +302,23 @@ def test_urgent_first_send_uses_urgent_retransmit_time(twin: ModuleType, codec: 
     (again,) = conn.datagrams_to_send(0.032)
     assert decode(codec, again)[1] == [(0, 1, 7)]
     assert conn.next_deadline() == pytest.approx(0.032 + INITIAL_RETRANSMIT_TIME)
+
+
+def test_urgent_timer_stays_at_least_two_frames_on_a_lan(twin: ModuleType) -> None:
+    """At 1 ms of RTT the urgent retransmit time is still 2 frames (it fell to 0,
+    and every urgent command was sent twice, found by an audit)."""
+    conn = twin.Connection()
+    t = 0.0
+    for i in range(40):
+        conn.send(KM, p1=-8, p3=i, now=t)
+        conn.datagrams_to_send(t)
+        conn.receive_datagram(sign((2 * i).to_bytes(2, "little")), t + 0.001)
+        t += 0.016
+    assert conn.mean_round_trip < 0.002
+    assert conn.urgent_retransmit_time == pytest.approx(0.032)
+    conn.send(KM, p1=-8, p3=99, now=t)
+    assert len(conn.datagrams_to_send(t)) == 1
+    assert conn.datagrams_to_send(t + 0.001) == []  # no second copy straight away
 
 
 def test_no_cram_data_no_urgent_timer(twin: ModuleType) -> None:

@@ -8,7 +8,11 @@ count). Two profiles:
   every message must arrive exactly once, in order, with 30% loss.
 * ``game``: the game's defaults. The skip rule gives up a serial after 16
   queued commands, so some messages are reported skipped instead of
-  delivered; what is delivered is still in order and exactly once.
+  delivered; what is delivered is still in order and exactly once. As in the
+  game, which sends every frame, filler commands follow the last message
+  until the other side has accounted for every message (otherwise a serial
+  the sender gave up near the end would hold the last few commands queued,
+  with nothing after them to trigger the skip).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ FAULTY = LinkConfig(
     loss=0.30, duplicate=0.05, reorder=0.10, reorder_delay=0.05, delay=0.02, jitter=0.01
 )
 RELIABLE = {"skip_after": None, "max_resends_without_receive": None}
+FILLER = -1  # p3 of the commands sent after the last message (indexes are >= 0)
 
 
 @pytest.fixture(scope="session")
@@ -51,9 +56,11 @@ class Peer:
     numbered messages (p3 = index), one per 16 ms frame, at most
     ``SEND_WINDOW`` unacked at a time (the app waits instead of piling up)."""
 
-    def __init__(self, conn: Connection, total: int) -> None:
+    def __init__(self, conn: Connection, total: int, *, filler: bool = False) -> None:
         self.conn = conn
         self.total = total
+        self.filler = filler  # keep sending (FILLER) after the last message
+        self.other: Peer | None = None
         self.next_index = 0
         self.got: list[int] = []
         self.skipped: list[int] = []
@@ -65,14 +72,16 @@ class Peer:
     def _events(self) -> None:
         for event in self.conn.events():
             if isinstance(event, SerialSkipped):
-                self.skipped.append(event.serial)
+                if event.serial < 2 * self.total:  # a filler's serial comes after these
+                    self.skipped.append(event.serial)
             else:
                 self.lost = event
 
     def receive(self, data: bytes, now: float) -> None:
         got = self.got
         for cmd in self.conn.receive_datagram(data, now):
-            got.append(cmd.p3)
+            if cmd.p3 != FILLER:
+                got.append(cmd.p3)
         self._events()
         if self.waiting and self.conn.unacked < self.limit and self.net is not None:
             self.waiting = False
@@ -86,9 +95,20 @@ class Peer:
     def next_deadline(self) -> float | None:
         return self.conn.next_deadline()
 
+    def accounted(self) -> bool:
+        """Every message delivered or reported skipped."""
+        return len(self.got) + len(self.skipped) >= self.total
+
     def tick(self, now: float) -> None:
         """One game frame: send the next message unless the window is full."""
-        if self.next_index >= self.total or self.lost is not None:
+        if self.lost is not None:
+            return
+        if self.next_index >= self.total:
+            other = self.other
+            if self.filler and other is not None and not other.accounted():
+                self.conn.send(KM, p1=-8, p3=FILLER, now=now)
+                assert self.net is not None
+                self.net.at(now + FRAME, self.tick)
             return
         if self.conn.unacked >= self.limit:
             self.waiting = True
@@ -99,9 +119,12 @@ class Peer:
         self.net.at(now + FRAME, self.tick)
 
 
-def pair(twin: ModuleType, total: int, seed: int, cfg: LinkConfig, **kw: object) -> Network:
-    a = Peer(twin.Connection(my_id=1, peer_id=2, **kw), total)  # type: ignore[arg-type]
-    b = Peer(twin.Connection(my_id=2, peer_id=1, **kw), total)  # type: ignore[arg-type]
+def pair(
+    twin: ModuleType, total: int, seed: int, cfg: LinkConfig, filler: bool = False, **kw: object
+) -> Network:
+    a = Peer(twin.Connection(my_id=1, peer_id=2, **kw), total, filler=filler)  # type: ignore[arg-type]
+    b = Peer(twin.Connection(my_id=2, peer_id=1, **kw), total, filler=filler)  # type: ignore[arg-type]
+    a.other, b.other = b, a
     net = Network(a, b, seed=seed, ab=cfg)
     a.net = b.net = net
     net.at(0.0, a.tick)
@@ -113,8 +136,7 @@ def done(net: Network) -> bool:
     a, b = net.a, net.b
     assert isinstance(a, Peer) and isinstance(b, Peer)
     return all(
-        len(p.got) + len(p.skipped) >= p.total and p.conn.unacked == 0 and p.lost is None
-        for p in (a, b)
+        p.accounted() and (p.filler or p.conn.unacked == 0) and p.lost is None for p in (a, b)
     ) or (a.lost is not None or b.lost is not None)
 
 
@@ -137,7 +159,8 @@ def test_game_profile_delivers_in_order_and_reports_skips(twin: ModuleType, loss
     cfg = LinkConfig(
         loss=loss, duplicate=0.05, reorder=0.10, reorder_delay=0.05, delay=0.02, jitter=0.01
     )
-    net = pair(twin, count, seed=11, cfg=cfg)
+    assert count < 0x8000  # serials of messages and fillers do not wrap
+    net = pair(twin, count, seed=11, cfg=cfg, filler=True)
     net.run(stop=lambda: done(net))
     for peer in (net.a, net.b):
         assert isinstance(peer, Peer)

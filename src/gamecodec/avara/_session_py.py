@@ -981,13 +981,15 @@ class Connection:
                 )
                 changed = True
                 skip = self._skip
-                if skip >= 0:
-                    while len(rxq) >= skip:
-                        self._events.append(SerialSkipped(rs))
+                if skip >= 0 and len(rxq) >= skip:
+                    # ReceivedPacket(nullptr): one serial given up per command queued
+                    # past the limit (a loop here let one datagram of commands far
+                    # ahead walk half the serial space)
+                    self._events.append(SerialSkipped(rs))
+                    rs = (rs + 2) & 0xFFFF
+                    while rs in rxq:
+                        delivered.append(rxq.pop(rs))
                         rs = (rs + 2) & 0xFFFF
-                        while rs in rxq:
-                            delivered.append(rxq.pop(rs))
-                            rs = (rs + 2) & 0xFFFF
             if command == _CONTROL and p1 == 0:
                 self.peer_cram_data = p2  # udpCramInfo: the peer's cramData
         self._receive_serial = rs
@@ -1060,7 +1062,9 @@ class Connection:
             rt = _MAX_RETRANSMIT_TIME
         self.retransmit_time = rt
         half_ms = _trunc(mean * 500.0)  # LatencyEstimate(): max mean RTT / 2
-        urgent = min(half_ms / 1000.0, floor)
+        # clamped like retransmitTime: at least urgentResendTime (2 frames), at most
+        # retransmitTime (below 2 ms of RTT it was 0: every urgent command went twice)
+        urgent = half_ms / 1000.0 if half_ms / 1000.0 > floor else floor
         self.urgent_retransmit_time = urgent if urgent < rt else rt
 
 
