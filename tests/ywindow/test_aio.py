@@ -76,3 +76,26 @@ def test_loopback(tmp_path: Path) -> None:
 
 def test_wrong_authority_is_refused() -> None:
     asyncio.run(asyncio.wait_for(wrong_authority(), 10))
+
+
+async def failing_handler() -> None:
+    async def handler(method: str, args: tuple[Value, ...]) -> tuple[Value, ...]:
+        if method == "boom":
+            raise RuntimeError("handler failed")
+        return (method,)
+
+    server = await aio.serve(handler, "127.0.0.1", 0, authority=AUTH)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        client = await aio.connect("127.0.0.1", port, authority=AUTH)
+        assert await client.call("fine") == ("fine",)
+        with pytest.raises(ConnectionError):  # not left waiting for ever
+            await asyncio.gather(client.call("boom"), client.call("after"))
+        await client.close()
+        server.close()
+
+
+def test_a_failing_call_handler_ends_the_connection() -> None:
+    """Replies are matched by order: a call the server cannot answer must end the
+    connection, not hold every later reply back (found by an audit)."""
+    asyncio.run(asyncio.wait_for(failing_handler(), 10))

@@ -115,10 +115,18 @@ class Connection:
                 self._error = RemoteProtocolError(f"authentication failed: {event.reason}")
 
     async def _answer(self, on_call: OnCall, call: Call) -> None:
-        values = tuple(await on_call(call.method, call.args))
-        if not self.peer.closed:
-            self.peer.reply(call.id, *values)
-            await self._send()
+        try:
+            values = tuple(await on_call(call.method, call.args))
+            if not self.peer.closed:
+                self.peer.reply(call.id, *values)
+                await self._send()
+        except Exception as exc:
+            # replies carry no id: one left unanswered would hold every later one
+            # back for good, so the connection ends (the caller's calls fail)
+            if self._error is None:
+                self._error = exc
+            self.peer.close()
+            self._writer.close()
 
     def _flush(self) -> None:
         data = self.peer.data_to_send()
