@@ -11,11 +11,12 @@ subclasses it with its own ``send`` and event handling.
 from __future__ import annotations
 
 import asyncio
+import socket
 from typing import Any, Generic, Protocol, TypeVar, cast
 
 from gamecodec.errors import LocalProtocolError
 
-__all__ = ["Address", "Session", "SessionProtocol"]
+__all__ = ["Address", "Session", "SessionProtocol", "open_endpoint"]
 
 Address = tuple[Any, ...]
 
@@ -68,14 +69,17 @@ class SessionProtocol(asyncio.DatagramProtocol, Generic[S, T]):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = cast(asyncio.DatagramTransport, transport)
         self._loop = asyncio.get_running_loop()
+        if self._peer is not None:
+            self._started(self._loop.time())
         self._flush()
 
     def datagram_received(self, data: bytes, addr: Address) -> None:
+        assert self._loop is not None
         if self._peer is None:
             self._peer = addr
+            self._started(self._loop.time())
         elif addr != self._peer:
             return
-        assert self._loop is not None
         put = self._received.put_nowait
         for item in self.session.receive_datagram(data, self._loop.time()):
             put(item)
@@ -101,7 +105,10 @@ class SessionProtocol(asyncio.DatagramProtocol, Generic[S, T]):
 
     @peer.setter
     def peer(self, addr: Address | None) -> None:
+        first = self._peer is None
         self._peer = addr
+        if first and addr is not None and self._loop is not None and self._transport:
+            self._started(self._loop.time())
         self._flush()
 
     @property
@@ -145,6 +152,9 @@ class SessionProtocol(asyncio.DatagramProtocol, Generic[S, T]):
             raise LocalProtocolError("send on a closed endpoint")
         return self._loop.time()
 
+    def _started(self, now: float) -> None:
+        """The endpoint has its peer at ``now`` (subclasses start session clocks)."""
+
     def _event(self, event: Any) -> None:
         """Handle one session event (subclasses record theirs, then call
         :meth:`_peer_lost` for the loss event)."""
@@ -180,3 +190,23 @@ class SessionProtocol(asyncio.DatagramProtocol, Generic[S, T]):
         self._timer = None
         self._timer_at = None
         self._flush()
+
+
+async def open_endpoint(
+    protocol: SessionProtocol[Any, Any], local_addr: Address, remote_addr: Address | None
+) -> None:
+    """Bind ``protocol`` at ``local_addr``; ``remote_addr`` (a host name such as
+    ``localhost`` included) is resolved first, in the socket's address family,
+    so it compares equal to the addresses datagrams come from."""
+    loop = asyncio.get_running_loop()
+    family = 0
+    if remote_addr is not None:
+        local = await loop.getaddrinfo(
+            local_addr[0], local_addr[1], type=socket.SOCK_DGRAM, flags=socket.AI_PASSIVE
+        )
+        family = local[0][0]
+        remote = await loop.getaddrinfo(
+            remote_addr[0], remote_addr[1], family=family, type=socket.SOCK_DGRAM
+        )
+        protocol._peer = tuple(remote[0][4])
+    await loop.create_datagram_endpoint(lambda: protocol, local_addr=local_addr, family=family)

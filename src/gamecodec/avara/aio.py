@@ -36,7 +36,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from gamecodec._aio import Address, SessionProtocol
+from gamecodec._aio import Address, SessionProtocol, open_endpoint
 from gamecodec.avara._models import Command
 from gamecodec.avara.session import SEND_WINDOW, Connection, PeerLost, SerialSkipped
 
@@ -97,8 +97,6 @@ async def open_connection(
     whatever ``protocol.peer`` is set to later)."""
     loop = asyncio.get_running_loop()
     connection_kwargs.setdefault("now", loop.time())
-    conn = Connection(**connection_kwargs)
-    _, protocol = await loop.create_datagram_endpoint(
-        lambda: AvaraProtocol(conn, remote_addr), local_addr=local_addr
-    )
+    protocol = AvaraProtocol(Connection(**connection_kwargs))
+    await open_endpoint(protocol, local_addr, remote_addr)
     return protocol

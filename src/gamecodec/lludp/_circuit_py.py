@@ -266,6 +266,18 @@ class Circuit:
         self.duplicates = 0
         self.dropped = 0
 
+    def restart_clock(self, now: float) -> None:
+        """Count the ping schedule and the circuit timeout from ``now``: for a
+        circuit built before its peer was known (a server endpoint waiting for
+        its first client). Only before anything was sent or received."""
+        if self.packets_in or self.packets_out or self._lost is not None:
+            raise LocalProtocolError("restart_clock on a circuit already in use")
+        self._ping_sent = now
+        self._next_ping = now + self.ping_interval
+        self._last_ping_answer = now
+        self._timer_wake = min(self._next_ping, now + self.circuit_timeout)
+        self._wake = self._timer_wake
+
     # -- state ------------------------------------------------------------------
 
     @property

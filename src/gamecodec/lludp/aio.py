@@ -49,7 +49,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from gamecodec._aio import Address, SessionProtocol
+from gamecodec._aio import Address, SessionProtocol, open_endpoint
 from gamecodec.lludp._models import Message
 from gamecodec.lludp.circuit import BadDatagram, Circuit, MessageDropped, PeerLost
 
@@ -86,6 +86,13 @@ class CircuitProtocol(SessionProtocol[Circuit, Message]):
         self._flush()
         return seq
 
+    def _started(self, now: float) -> None:
+        # a circuit built before its peer wrote (a server endpoint waiting for its
+        # first client, or built with the default now=0.0) counts from here, or
+        # the circuit timeout would already have run out
+        if not (self.circuit.packets_in or self.circuit.packets_out):
+            self.circuit.restart_clock(now)
+
     def _event(self, event: Any) -> None:
         if isinstance(event, MessageDropped):
             self.dropped.append(event)
@@ -110,7 +117,6 @@ async def open_circuit(
     loop = asyncio.get_running_loop()
     circuit_kwargs.setdefault("now", loop.time())
     circuit = (Circuit if circuit_type is None else circuit_type)(**circuit_kwargs)
-    _, protocol = await loop.create_datagram_endpoint(
-        lambda: CircuitProtocol(circuit, remote_addr), local_addr=local_addr
-    )
+    protocol = CircuitProtocol(circuit)
+    await open_endpoint(protocol, local_addr, remote_addr)
     return protocol
