@@ -264,8 +264,13 @@ cdef object _walk(object obj, int depth, int max_depth):
 def decode(data, *, max_depth=DEFAULT_MAX_DEPTH):
     """``NetUtils.decode`` of a text frame (``str``, or UTF-8 ``bytes``)."""
     cdef object value
-    if type(max_depth) is not int or not (-0x7FFFFFFF <= max_depth <= 0x7FFFFFFF):
+    cdef int depth
+    if type(max_depth) is not int:
         return _pure_decode(data, max_depth=max_depth)  # its behaviour for any value
+    try:
+        depth = max_depth
+    except OverflowError:
+        return _pure_decode(data, max_depth=max_depth)
     if type(data) is not str and type(data) is not bytes:
         if isinstance(data, (bytearray, memoryview)):
             data = bytes(data)
@@ -277,7 +282,7 @@ def decode(data, *, max_depth=DEFAULT_MAX_DEPTH):
         return _pure_decode(data, max_depth=max_depth)
     if type(value) is list or type(value) is dict:
         try:
-            value = _walk(value, 1, max_depth)
+            value = _walk(value, 1, depth)
         except _Fallback:
             return _pure_decode(data, max_depth=max_depth)
     return value
