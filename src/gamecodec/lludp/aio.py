@@ -90,8 +90,9 @@ class CircuitProtocol(SessionProtocol[Circuit, Message]):
         # a circuit built before its peer wrote (a server endpoint waiting for its
         # first client, or built with the default now=0.0) counts from here, or
         # the circuit timeout would already have run out
-        if not (self.circuit.packets_in or self.circuit.packets_out):
-            self.circuit.restart_clock(now)
+        circuit = self.circuit
+        if not (circuit.packets_in or circuit.packets_out) and circuit.lost is None:
+            circuit.restart_clock(now)
 
     def _event(self, event: Any) -> None:
         if isinstance(event, MessageDropped):
