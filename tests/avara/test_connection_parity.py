@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from gamecodec.avara import Command
@@ -306,6 +306,9 @@ command_st = st.builds(
     bitmap=st.integers(-(2**31), 2**31 - 1),
     cut=st.one_of(st.none(), st.integers(0, 2000)),
     flip=st.one_of(st.none(), st.tuples(st.integers(0, 2000), st.integers(1, 255))),
+)
+@example(  # the changed byte makes the serial odd (1): dropped, not queued
+    start=0, parts=[(0, 0, 0, 0, b"", None, False)], ack=1, bitmap=1, cut=None, flip=(0, 1)
 )
 def test_session_parser_matches_the_codec(
     twins: tuple[ModuleType, ModuleType],
