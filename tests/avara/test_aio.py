@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from gamecodec.avara import aio
+from tests.aio_helpers import all_acked
 from tests.conftest import load_twin
 
 MESSAGES = 10_000
@@ -123,11 +124,7 @@ async def _by_name() -> list[int]:
         for i in range(5):
             client.send(6, data=b"hello %d" % i)
         got = [int((await asyncio.wait_for(server.recv(), 10)).data.split()[1]) for _ in range(5)]
-        for _ in range(100):  # the server's acks come back from 127.0.0.1
-            if client.connection.unacked == 0:
-                break
-            await asyncio.sleep(0.02)
-        assert client.connection.unacked == 0
+        assert await all_acked(client.connection)  # the acks come back from 127.0.0.1
         return got
     finally:
         client.close()

@@ -44,6 +44,18 @@ def from_peer(ack: int, *serials: int, bitmap: int | None = None) -> bytes:
     return sign(body)
 
 
+def acked_stream(conn: Connection, rtt: float, count: int = 40) -> float:
+    """Send ``count`` urgent commands one frame apart, each acked ``rtt`` later;
+    return the time after the last frame."""
+    t = 0.0
+    for i in range(count):
+        conn.send(KM, p1=-8, p3=i, now=t)
+        conn.datagrams_to_send(t)
+        conn.receive_datagram(sign((2 * i).to_bytes(2, "little")), t + rtt)
+        t += 0.016
+    return t
+
+
 @pytest.fixture(scope="session")
 def twin(impl: str) -> ModuleType:
     """The session twin under test: [py] the pure one, [c] the compiled one
@@ -308,12 +320,7 @@ def test_urgent_timer_stays_at_least_two_frames_on_a_lan(twin: ModuleType) -> No
     """At 1 ms of RTT the urgent retransmit time is still 2 frames (it fell to 0,
     and every urgent command was sent twice, found by an audit)."""
     conn = twin.Connection()
-    t = 0.0
-    for i in range(40):
-        conn.send(KM, p1=-8, p3=i, now=t)
-        conn.datagrams_to_send(t)
-        conn.receive_datagram(sign((2 * i).to_bytes(2, "little")), t + 0.001)
-        t += 0.016
+    t = acked_stream(conn, 0.001)
     assert conn.mean_round_trip < 0.002
     assert conn.urgent_retransmit_time == pytest.approx(0.032)
     conn.send(KM, p1=-8, p3=99, now=t)
@@ -385,12 +392,7 @@ def test_ack_only_waits_41ms_plus_retransmit_time_after_last_send(conn: Connecti
 
 def test_acks_drop_commands_and_update_rtt(twin: ModuleType) -> None:
     conn = twin.Connection()
-    t = 0.0
-    for i in range(40):
-        conn.send(KM, p1=-8, p3=i, now=t)
-        conn.datagrams_to_send(t)
-        conn.receive_datagram(sign((2 * i).to_bytes(2, "little")), t + 0.05)
-        t += 0.016
+    acked_stream(conn, 0.05)
     assert conn.unacked == 0
     assert 0.032 <= conn.retransmit_time <= 4.0
     assert conn.mean_round_trip < 1.0

@@ -10,6 +10,7 @@ from types import ModuleType
 import pytest
 
 from gamecodec.lludp import aio
+from tests.aio_helpers import all_acked
 from tests.lludp.conftest import numbered
 
 MESSAGES = 10_000
@@ -70,11 +71,7 @@ async def _server_learns_peer(twin: ModuleType, codec: ModuleType) -> list[int]:
         got = [(await asyncio.wait_for(server.recv(), 10)).TestBlock1[0].Test1 for _ in range(30)]
         assert server.peer == client.local_address
         # the server's acks reach the client (appended or in a PacketAck)
-        for _ in range(100):
-            if client.circuit.unacked == 0:
-                break
-            await asyncio.sleep(0.02)
-        assert client.circuit.unacked == 0
+        assert await all_acked(client.circuit)
         return got
     finally:
         client.close()
@@ -118,11 +115,7 @@ async def _late_first_client(twin: ModuleType, codec: ModuleType, remote_host: s
             client.send(numbered(i), reliable=True)
         got = [(await asyncio.wait_for(server.recv(), 5)).TestBlock1[0].Test1 for _ in range(5)]
         assert server.lost is None
-        for _ in range(100):  # the server's acks come back from 127.0.0.1
-            if client.circuit.unacked == 0:
-                break
-            await asyncio.sleep(0.02)
-        assert client.circuit.unacked == 0
+        assert await all_acked(client.circuit)  # the acks come back from 127.0.0.1
         return got
     finally:
         client.close()
