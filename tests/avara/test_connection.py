@@ -11,7 +11,9 @@ from gamecodec.avara import Command, CommandId
 from gamecodec.avara.session import (
     ACK_DELAY,
     INITIAL_RETRANSMIT_TIME,
+    INITIAL_ROUND_TRIP_TIME,
     MAX_TRANSMIT_QUEUE,
+    SEND_WINDOW,
     ULP_TIMEOUT,
     Connection,
     PeerLost,
@@ -132,6 +134,26 @@ def test_bitmap_highest_bit_and_bytes(conn: Connection) -> None:
     conn.receive_datagram(from_peer(0xFFFE, 0, 64), 0.1)  # base 0, serial base + 64 -> bit 31
     assert conn.ack_block() == (1, 0x80000000)
     assert conn.datagrams_to_send(0.1) == [sign(bytes.fromhex("010000000080"))]
+
+
+def test_bitmap_leaves_out_serials_past_base_plus_64(conn: Connection) -> None:
+    """The C++ shift for a serial past base + 64 is undefined; x86 wraps it, so the
+    game's writer would set bit 0 (base + 2, the missing serial) for base + 66,
+    and its sender would drop that command for good. Ours leaves such serials out
+    (found when the send window grew to 1024: the skip-less profile deadlocked)."""
+    conn.receive_datagram(from_peer(0xFFFE, 0, 4, 66, 70, 200), 0.1)  # base 0, 2 missing
+    assert conn.ack_block() == (1, 0b10)  # 4 only (bit 1): 66 (bit 32), 70, 200 left out
+
+
+def test_bitmap_bit_0_does_not_ack_the_missing_serial(twin: ModuleType) -> None:
+    """Bit 0 stands for base + 2, which the peer cannot have (its base would have
+    moved): only a game's wrapped shift sets it. The command stays queued."""
+    conn = twin.Connection(peer_cram_data=0)
+    for i in range(4):  # serials 0 .. 6
+        conn.send(KM, p3=i, now=0.0)
+    conn.datagrams_to_send(0.0)
+    conn.receive_datagram(sign(bytes.fromhex("0100") + (0b11).to_bytes(4, "little")), 0.1)
+    assert sorted(conn.unacked_serials) == [2, 6]  # 0 acked, 4 by bit 1; 2 kept
 
 
 def test_bitmap_across_wraparound(twin: ModuleType) -> None:
@@ -395,7 +417,7 @@ def test_acks_drop_commands_and_update_rtt(twin: ModuleType) -> None:
     acked_stream(conn, 0.05)
     assert conn.unacked == 0
     assert 0.032 <= conn.retransmit_time <= 4.0
-    assert conn.mean_round_trip < 1.0
+    assert conn.mean_round_trip < INITIAL_ROUND_TRIP_TIME
 
 
 def test_bitmap_ack_drops_only_those_commands(twin: ModuleType) -> None:
@@ -414,14 +436,54 @@ def test_bitmap_bit_31_acks_base_plus_64(twin: ModuleType) -> None:
     for i in range(34):  # serials 0 .. 66
         conn.send(KM, p3=i, now=0.0)
     conn.datagrams_to_send(0.0)
-    assert conn.unacked_serials[:2] == (64, 66)  # beyond the window: not sent yet
-    conn.receive_datagram(sign(bytes.fromhex("0000")), 0.1)  # ack 0: 64 may go now
-    conn.datagrams_to_send(0.1)
-    assert conn.unacked_serials[0] == 66 and conn.unacked_serials[-1] == 64  # 64 went out
+    assert conn.unacked == 34
     # base 0, bit 31 = serial 64; bits above it would be undefined in C++
-    conn.receive_datagram(sign(bytes.fromhex("0100") + (0x80000000).to_bytes(4, "little")), 0.2)
-    assert 64 not in conn.unacked_serials
+    conn.receive_datagram(sign(bytes.fromhex("0100") + (0x80000000).to_bytes(4, "little")), 0.1)
+    assert 0 not in conn.unacked_serials and 64 not in conn.unacked_serials
     assert 2 in conn.unacked_serials and 66 in conn.unacked_serials
+    assert conn.unacked == 32
+
+
+def test_send_window_is_1024_commands_past_the_ack(twin: ModuleType) -> None:
+    """``kMaxReceiveQueueLength`` = ``kMaxTransmitQueueLength`` = 1024: with no ack,
+    every queued command goes out (the audit's 40-command case stalled at 32);
+    a command more than 2048 serials past the peer's ack waits."""
+    conn = twin.Connection(peer_cram_data=0)
+    for i in range(40):
+        conn.send(KM, p3=i, now=0.0)
+    conn.datagrams_to_send(0.0)
+    assert conn.unacked == 40
+    assert conn.next_deadline() == pytest.approx(INITIAL_RETRANSMIT_TIME)  # all sent
+    conn = twin.Connection(peer_cram_data=0)
+    for i in range(SEND_WINDOW):  # serials 0 .. 2046: within 2048 of the ack 0xFFFE
+        conn.send(KM, p3=i, now=0.0)
+    while conn.datagrams_to_send(0.0):
+        pass
+    assert conn.lost is None  # 1024 queued is the limit, not past it
+    first_sent = conn.next_deadline()
+    assert first_sent == pytest.approx(INITIAL_RETRANSMIT_TIME)
+    # the peer has nothing in order (ack 0xFFFE) but 4 .. 64 (bits 1-31): 31 commands
+    conn.receive_datagram(sign(bytes.fromhex("ffff") + (0xFFFFFFFE).to_bytes(4, "little")), 0.1)
+    assert conn.unacked == SEND_WINDOW - 31
+    conn.send(KM, p3=SEND_WINDOW, now=0.2)  # serial 2048: 2050 past the ack, held back
+    assert conn.datagrams_to_send(0.2) == []
+    assert 2048 in conn.unacked_serials
+    conn.receive_datagram(sign(bytes.fromhex("0000")), 0.3)  # ack 0: now within the window
+    assert len(conn.datagrams_to_send(0.3)) == 1
+
+
+def test_rtt_is_primed_by_the_best_of_the_first_acks(twin: ModuleType) -> None:
+    """While the peer's ack is at most 10 (a u16: the first six commands), the mean
+    takes the best round trip and the variance is capped at 64 ms squared."""
+    conn = twin.Connection()
+    assert conn.mean_round_trip == INITIAL_ROUND_TRIP_TIME == 0.5
+    t = acked_stream(conn, 0.3, count=6)  # acks 0 .. 10: priming only
+    assert conn.mean_round_trip == pytest.approx(0.3)
+    assert conn.retransmit_time == INITIAL_RETRANSMIT_TIME  # priming sets no timer
+    conn.send(KM, p1=-8, p3=6, now=t)
+    conn.datagrams_to_send(t)
+    conn.receive_datagram(sign((12).to_bytes(2, "little")), t + 0.3)  # ack 12: the average
+    assert conn.retransmit_time == pytest.approx(0.3 + 2.5 * 0.064, abs=0.002)
 
 
 def test_codec_argument_is_accepted_and_ignored(twin: ModuleType, codec: ModuleType) -> None:
@@ -463,6 +525,22 @@ def test_times_the_timers_cannot_use_are_refused(twin: ModuleType, bad: float) -
         conn.receive_datagram(from_peer(0xFFFE, 0), bad)
     assert conn.unacked == 1 and conn.receive_serial == 0 and conn.next_serial == 2
     assert len(conn.datagrams_to_send(0.0)) == 1
+
+
+@pytest.mark.parametrize("t0", [1.7e9, 2.0**33 - 1000.0])
+def test_silent_peer_lost_after_120s_at_any_accepted_time(twin: ModuleType, t0: float) -> None:
+    """Up to 2**33 s a double resolves the kill check's 1 us margin. At 1e11 (once
+    accepted) the check stayed due forever and a virtual-clock driver spun."""
+    conn = twin.Connection(now=t0)
+    conn.send(KM, p1=-8, now=t0)
+    steps = 0
+    while conn.lost is None and (deadline := conn.next_deadline()) is not None and steps < 100:
+        conn.datagrams_to_send(deadline)
+        steps += 1
+    assert conn.lost is not None and conn.lost.reason == "no acknowledgement for 120 s"
+    assert t0 + ULP_TIMEOUT < conn.lost.at < t0 + ULP_TIMEOUT + 0.001
+    with pytest.raises(ValueError, match="not a finite time"):
+        twin.Connection(now=1e11)
 
 
 def test_resend_limit_without_receive(twin: ModuleType, codec: ModuleType) -> None:

@@ -26,7 +26,6 @@ import pytest
 from gamecodec.avara import CommandId
 from gamecodec.avara.session import (
     MAX_TRANSMIT_QUEUE,
-    SEND_WINDOW,
     ULP_TIMEOUT,
     Connection,
     PeerLost,
@@ -43,6 +42,7 @@ FAULTY = LinkConfig(
 )
 RELIABLE = {"skip_after": None, "max_resends_without_receive": None}
 FILLER = -1  # p3 of the commands sent after the last message (indexes are >= 0)
+APP_LIMIT = 32  # the application waits for acks past this many unacked commands
 
 
 @pytest.fixture(scope="session")
@@ -54,7 +54,8 @@ def twin(impl: str) -> ModuleType:
 class Peer:
     """netsim endpoint: a Connection plus an application sending ``total``
     numbered messages (p3 = index), one per 16 ms frame, at most
-    ``SEND_WINDOW`` unacked at a time (the app waits instead of piling up)."""
+    ``APP_LIMIT`` unacked at a time (the app waits instead of piling up; the
+    protocol's own window is 1024 commands, as the game's)."""
 
     def __init__(self, conn: Connection, total: int, *, filler: bool = False) -> None:
         self.conn = conn
@@ -67,7 +68,7 @@ class Peer:
         self.lost: PeerLost | None = None
         self.net: Network | None = None
         self.waiting = False
-        self.limit = SEND_WINDOW
+        self.limit = APP_LIMIT
 
     def _events(self) -> None:
         for event in self.conn.events():
@@ -100,7 +101,7 @@ class Peer:
         return len(self.got) + len(self.skipped) >= self.total
 
     def tick(self, now: float) -> None:
-        """One game frame: send the next message unless the window is full."""
+        """One game frame: send the next message unless ``limit`` are unacked."""
         if self.lost is not None:
             return
         if self.next_index >= self.total:

@@ -20,7 +20,7 @@ cdef extern from "_tuples.h":
 
 
 cdef double _ACK_DELAY, _CRAM_TIME, _ULP_TIMEOUT, _MAX_RETRANSMIT_TIME, _RTT_UP, _RTT_DOWN, _INF
-cdef double _MAX_TIME
+cdef double _MAX_TIME, _INITIAL_VAR
 cdef int _MAX_QUEUE, _CRAM_PACK, _SETTLE, _STEP, _MAX_DATA, _PUNCH, _WINDOW, _NO_BITMAP_LIMIT
 cdef int _CONTROL, _MAX_PICKS
 cdef unsigned short _T0[256]
@@ -148,7 +148,7 @@ cdef class Connection:
     cdef readonly object lost
     cdef bint _dl_stale
     cdef double _dl_exact, _dl_lower
-    cdef readonly long long total_sent, total_resent
+    cdef readonly long long total_sent, total_resent, datagrams_received
 
     cpdef tuple ack_block(self)
     cpdef list events(self)

@@ -44,6 +44,7 @@ __all__ = [
     "CRAM_TIME",
     "INITIAL_RETRANSMIT_TIME",
     "INITIAL_ROUND_TRIP_TIME",
+    "INITIAL_ROUND_TRIP_VAR",
     "MAX_RESENDS_WITHOUT_RECEIVE",
     "MAX_RETRANSMIT_TIME",
     "MAX_TRANSMIT_QUEUE",
@@ -61,16 +62,20 @@ ACK_DELAY: Final = 0.041
 """``kAckRetransmitBase``: an ACK-only datagram waits this + retransmitTime (§4.2)."""
 INITIAL_RETRANSMIT_TIME: Final = 2.0
 """``kInitialRetransmitTime`` (§4.5)."""
-INITIAL_ROUND_TRIP_TIME: Final = 1.0
-"""``kInitialRoundTripTime``: 240 ticks of ~4.17 ms in the tick-based source."""
+INITIAL_ROUND_TRIP_TIME: Final = 0.5
+"""``kInitialRoundTripTime`` (500 ms in the millisecond-clock source)."""
+INITIAL_ROUND_TRIP_VAR: Final = 0.064 * 0.064
+"""``kInitialRoundTripVar``: ``CLASSICFRAMECLOCK`` squared (64 ms, the classic frame)."""
 MAX_RETRANSMIT_TIME: Final = 4.0
 """``kMaxAllowedRetransmitTime`` (§4.5)."""
 ULP_TIMEOUT: Final = 120.0
 """``kULPTimeOut``: this long without an ack kills the connection (§4.5)."""
 MAX_TRANSMIT_QUEUE: Final = 1024
 """``kMaxTransmitQueueLength`` (§4.5)."""
-SEND_WINDOW: Final = 32
-"""``kMaxReceiveQueueLength``: commands sent at most this many serials past the ack."""
+SEND_WINDOW: Final = 1024
+"""``kMaxReceiveQueueLength`` (= ``kMaxTransmitQueueLength``, "receive as much as is
+sent"): commands are sent at most this many commands (twice as many serials) past
+the peer's ack."""
 MAX_RESENDS_WITHOUT_RECEIVE: Final = 3
 """Resends allowed without hearing from the peer (§4.5)."""
 CRAM_TIME: Final = 5.0
@@ -84,6 +89,7 @@ SETTLE: Final = 100
 _ACK_DELAY: Final = ACK_DELAY
 _CRAM_TIME: Final = CRAM_TIME
 _ULP_TIMEOUT: Final = ULP_TIMEOUT
+_INITIAL_VAR: Final = INITIAL_ROUND_TRIP_VAR
 _MAX_RETRANSMIT_TIME: Final = MAX_RETRANSMIT_TIME
 _MAX_QUEUE: Final = MAX_TRANSMIT_QUEUE
 _CRAM_PACK: Final = CRAM_PACK_SIZE
@@ -101,10 +107,12 @@ _INF: Final = math.inf
 # at most 17 header bytes + MAX_DATA_LEN (spec §2.2).
 _OUT_SIZE: Final = 63 + 17 + MAX_DATA_LEN + 8
 _MAX_PICKS: Final = 16  # commands packed in one datagram: at most 13 (5 bytes each)
-# Times (seconds) must be finite and within +-2**40 (35,000 years; Unix time is
-# fine): there a double still resolves a 2 ms resend timer, so every command
-# sent gets a deadline after ``now`` and datagrams_to_send always ends.
-_MAX_TIME: Final = float(2**40)
+# Times (seconds) must be finite and within +-2**33 (272 years; Unix time is
+# fine until 2242): there a double still resolves a microsecond, so every
+# timer set after ``now`` (the 120 s kill check's 1 us margin included) comes
+# after it, and datagrams_to_send always ends. (At +-2**40 a silent peer's kill
+# check could stay due forever: found by an audit.)
+_MAX_TIME: Final = float(2**33)
 
 
 def serial_diff(a: int, b: int) -> int:
@@ -234,7 +242,7 @@ if not cython.compiled:  # the pure bodies (Cython drops this block)
 def _check_time(now: float) -> None:
     """Refuse a ``now`` the timers cannot work with (see ``_MAX_TIME``)."""
     if not -_MAX_TIME <= now <= _MAX_TIME:
-        raise ValueError(f"now {now!r}: not a finite time within +-2**40 s")
+        raise ValueError(f"now {now!r}: not a finite time within +-2**33 s")
 
 
 class Connection:
@@ -335,7 +343,7 @@ class Connection:
         self.retransmit_time = INITIAL_RETRANSMIT_TIME
         self.urgent_retransmit_time = self._urgent_resend
         self.mean_round_trip = INITIAL_ROUND_TRIP_TIME
-        self._var_round_trip = INITIAL_ROUND_TRIP_TIME * INITIAL_ROUND_TRIP_TIME
+        self._var_round_trip = INITIAL_ROUND_TRIP_VAR
         self._cap = 0
         self._count = 0
         self._head = self._tail = self._free = -1
@@ -353,8 +361,9 @@ class Connection:
         self._dl_stale = True
         self._dl_exact = _INF
         self._dl_lower = _INF
-        self.total_sent = 0
-        self.total_resent = 0
+        self.total_sent = 0  # commands written (``totalSent``), resends included
+        self.total_resent = 0  # of which resends (``totalResent``)
+        self.datagrams_received = 0  # datagrams taken (checksum right, not a punch)
 
     # -- state ------------------------------------------------------------
 
@@ -835,6 +844,7 @@ class Connection:
             return delivered
         if _crc(p, 2, size, self._crc_seed) != p[0] | p[1] << 8:
             return delivered
+        self.datagrams_received += 1
         self._dl_stale = True
         # ValidateReceivedPackets: the bitmap first, then the cumulative ack
         self._nrwr = 0
@@ -1000,7 +1010,11 @@ class Connection:
                 one = 1  # unsigned in the compiled twin: bit 31 is a plain bit
                 for s in rxq:
                     k = (_diff(s, base) >> 1) - 1
-                    bits |= one << (k & 31)  # x86 masks the shift count
+                    if 0 <= k < 32:
+                        # serials past base + 64 are left out: the C++ shift is
+                        # undefined there (x86 wraps it, setting a bit of a serial
+                        # not received, bit 0 among them: the sender would drop it)
+                        bits |= one << k
                 self._ack_bitmap = bits
                 self._ack_base = base + 1
             else:
@@ -1008,12 +1022,14 @@ class Connection:
         return delivered
 
     def _bitmap_acks(self, base: int, bits: int, now: float) -> None:
-        """Drop the commands the ack bitmap reports (bits for base+4 .. base+64)."""
+        """Drop the commands the ack bitmap reports (bits 1..31: base+4 .. base+64)."""
         slot = self._head
         while slot >= 0:
             nxt = self._t_next[slot]
             d = _diff(self._t_serial[slot], base)
-            if 2 <= d <= _NO_BITMAP_LIMIT and bits >> ((d >> 1) - 1) & 1:
+            # bit 0 (base + 2, the serial the peer is missing) is skipped too:
+            # only a game's wrapped shift sets it
+            if 4 <= d <= _NO_BITMAP_LIMIT and bits >> ((d >> 1) - 1) & 1:
                 self._unlink(slot)
                 self._validated(slot, now)
                 self._release(slot)
@@ -1033,10 +1049,11 @@ class Connection:
     def _validated(self, slot: int, when: float) -> None:
         """``ValidatePacket``: an acked command updates the RTT statistics."""
         rtt = when - self._t_birth[slot]
-        if self._max_valid == 4:
+        if self._max_valid <= 10:  # as a u16: the first acks (and again after a wrap)
+            # prime the mean with the best early round trip, the variance capped
             if rtt < self.mean_round_trip:
                 self.mean_round_trip = rtt
-                self._var_round_trip = rtt * rtt
+                self._var_round_trip = min(rtt * rtt, _INITIAL_VAR)
             return
         if self._t_command[slot] not in (6, 17, 31):
             return  # only kpRosterMessage, kpKeyAndMouse and kpPing are timed

@@ -25,7 +25,7 @@ and ``CUDPComm.cpp``):
   cumulative ack, or base + 1 and the 32-bit bitmap computed when the receive
   queue last changed (§4.2). ACK-only datagrams when an ack is owed, nothing
   else is due, and 41 ms + ``retransmitTime`` have passed since the last send.
-* Send: ``FindBestPacket``'s choice (due commands, urgency, the 32-command
+* Send: ``FindBestPacket``'s choice (due commands, urgency, the 1024-command
   window past the peer's ack), packing more commands while the datagram is
   shorter than 64 bytes, up to ``min(cramData) - 1`` of them taken up to 5 s
   early (§2.2); resends keep the serial with ``sendCount + 1``; at most 3
@@ -42,9 +42,15 @@ messages on very lossy links, as in the game. ``Connection(skip_after=None,
 max_resends_without_receive=None)`` keeps the wire bytes and timers but never
 gives up a message while the peer answers.
 
-Numbers the spec does not give, taken from older stored versions of the
-source: the initial mean RTT (1 s), the 32-command send window and the RTT
-smoothing factors (``fpsScale / 80`` up, ``/ 160`` down).
+Numbers the spec does not give, from stored versions of ``CUDPConnection.cpp``:
+the send window (``kMaxReceiveQueueLength`` = ``kMaxTransmitQueueLength`` =
+1024), the initial mean RTT (500 ms) and variance (64 ms squared), and the
+priming of the mean by the best round trip while the peer's ack is at most 10,
+all from the millisecond-clock source of the spec's era (one stored version of
+it has a 256-command window). The RTT smoothing (``fpsScale / 80`` up, ``/
+160`` down, resends de-weighted by ``sendCount`` squared) is the older
+tick-clock source's: the stored millisecond-clock versions disagree with each
+other on it.
 
 Where this differs from the C++ (deliberately, documented): no byte quota
 (the game's ``quota`` only throttles bursts), C ``float`` RTT arithmetic is
@@ -68,6 +74,7 @@ __all__ = [
     "CRAM_TIME",
     "INITIAL_RETRANSMIT_TIME",
     "INITIAL_ROUND_TRIP_TIME",
+    "INITIAL_ROUND_TRIP_VAR",
     "MAX_RESENDS_WITHOUT_RECEIVE",
     "MAX_RETRANSMIT_TIME",
     "MAX_TRANSMIT_QUEUE",
@@ -108,6 +115,7 @@ if TYPE_CHECKING:
         CRAM_TIME,
         INITIAL_RETRANSMIT_TIME,
         INITIAL_ROUND_TRIP_TIME,
+        INITIAL_ROUND_TRIP_VAR,
         MAX_RESENDS_WITHOUT_RECEIVE,
         MAX_RETRANSMIT_TIME,
         MAX_TRANSMIT_QUEUE,
@@ -125,6 +133,7 @@ else:
     CRAM_TIME = _twin.CRAM_TIME
     INITIAL_RETRANSMIT_TIME = _twin.INITIAL_RETRANSMIT_TIME
     INITIAL_ROUND_TRIP_TIME = _twin.INITIAL_ROUND_TRIP_TIME
+    INITIAL_ROUND_TRIP_VAR = _twin.INITIAL_ROUND_TRIP_VAR
     MAX_RESENDS_WITHOUT_RECEIVE = _twin.MAX_RESENDS_WITHOUT_RECEIVE
     MAX_RETRANSMIT_TIME = _twin.MAX_RETRANSMIT_TIME
     MAX_TRANSMIT_QUEUE = _twin.MAX_TRANSMIT_QUEUE
