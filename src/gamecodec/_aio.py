@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from collections import deque
 from typing import Any, Generic, Protocol, TypeVar, cast
 
 from gamecodec.errors import LocalProtocolError
@@ -41,15 +42,21 @@ class SessionProtocol(asyncio.DatagramProtocol, Generic[S, T]):
     that delivers items of type ``T``.
 
     Datagrams from addresses other than ``peer`` are ignored (when ``peer``
-    is ``None``, the first sender becomes the peer). ``lost`` is set when the
-    session reports its peer lost; :meth:`recv` then raises
-    :class:`ConnectionError`.
+    is ``None``, the first sender whose datagram the session takes becomes
+    the peer: garbage from a stray address does not). ``lost`` is set when
+    the session reports its peer lost; :meth:`recv` then raises
+    :class:`ConnectionError`. The event lists of the subclasses keep the
+    latest :attr:`history` events.
     """
 
     name = "session"
     """The protocol's name in error messages."""
     drain_limit = 32
     """The default bound of :meth:`drain`."""
+    history = 1024
+    """How many of the latest events each event list keeps."""
+    taken_counter = "datagrams_received"
+    """The session's counter of datagrams it took (decoded, checksum right)."""
 
     def __init__(self, session: S, peer: Address | None = None) -> None:
         self.session = session
@@ -75,13 +82,21 @@ class SessionProtocol(asyncio.DatagramProtocol, Generic[S, T]):
 
     def datagram_received(self, data: bytes, addr: Address) -> None:
         assert self._loop is not None
+        now = self._loop.time()
         if self._peer is None:
+            self._started(now)  # before the datagram: it may be the peer's first
+            before = self._accepted()
+            items = self.session.receive_datagram(data, now)
+            if self._accepted() == before:  # refused: not a peer of ours
+                self._take_events()
+                return
             self._peer = addr
-            self._started(self._loop.time())
         elif addr != self._peer:
             return
+        else:
+            items = self.session.receive_datagram(data, now)
         put = self._received.put_nowait
-        for item in self.session.receive_datagram(data, self._loop.time()):
+        for item in items:
             put(item)
         self._flush()
 
@@ -153,7 +168,17 @@ class SessionProtocol(asyncio.DatagramProtocol, Generic[S, T]):
         return self._loop.time()
 
     def _started(self, now: float) -> None:
-        """The endpoint has its peer at ``now`` (subclasses start session clocks)."""
+        """The endpoint has its peer at ``now``, or is about to if the session
+        takes this first datagram (subclasses start session clocks)."""
+
+    def _accepted(self) -> int:
+        """How many datagrams the session has taken: its counter named by
+        :attr:`taken_counter`."""
+        return int(getattr(self.session, self.taken_counter))
+
+    def _recent(self) -> deque[Any]:
+        """An event list that keeps the latest :attr:`history` events."""
+        return deque(maxlen=self.history)
 
     def _event(self, event: Any) -> None:
         """Handle one session event (subclasses record theirs, then call
@@ -175,8 +200,7 @@ class SessionProtocol(asyncio.DatagramProtocol, Generic[S, T]):
         session = self.session
         for dg in session.datagrams_to_send(loop.time()):
             transport.sendto(dg, peer)
-        for event in session.events():
-            self._event(event)
+        self._take_events()
         if session.unacked < self._limit or self.lost is not None:
             self._room.set()
         deadline = session.next_deadline()
@@ -185,6 +209,10 @@ class SessionProtocol(asyncio.DatagramProtocol, Generic[S, T]):
                 self._timer.cancel()
             self._timer = None if deadline is None else loop.call_at(deadline, self._on_timer)
             self._timer_at = deadline
+
+    def _take_events(self) -> None:
+        for event in self.session.events():
+            self._event(event)
 
     def _on_timer(self) -> None:
         self._timer = None

@@ -53,7 +53,7 @@ async def _loopback(twin: ModuleType, count: int) -> tuple[list[int], list[int],
     a.peer, b.peer = b.local_address, a.local_address
     try:
         got_a, got_b = await asyncio.wait_for(asyncio.gather(_pump(a, count), _pump(b, count)), 60)
-        assert a.skipped == [] and b.skipped == []
+        assert not a.skipped and not b.skipped
         return got_a, got_b, a
     finally:
         a.close()
@@ -135,3 +135,33 @@ def test_a_remote_address_given_by_name_is_resolved() -> None:
     """("localhost", port) is compared as the address replies come from (they were
     dropped as from a stranger, so nothing was ever acked: found by an audit)."""
     assert asyncio.run(_by_name()) == list(range(5))
+
+
+async def _stray_first(twin: ModuleType) -> tuple[list[int], aio.Address | None]:
+    server = await _open(twin, ("127.0.0.1", 0), my_id=0, peer_id=1)
+    loop = asyncio.get_running_loop()
+    stray, _ = await loop.create_datagram_endpoint(
+        asyncio.DatagramProtocol, local_addr=("127.0.0.1", 0)
+    )
+    stray.sendto(b"\x12\x34\xfe\xff", server.local_address)  # a wrong checksum
+    await asyncio.sleep(0.05)
+    stray_took = server.peer
+    client = await _open(twin, ("127.0.0.1", 0), server.local_address, my_id=1, peer_id=0)
+    try:
+        for i in range(5):
+            client.send(6, data=b"hello %d" % i)
+        got = [int((await asyncio.wait_for(server.recv(), 10)).data.split()[1]) for _ in range(5)]
+        assert server.peer == client.local_address
+        return got, stray_took
+    finally:
+        stray.close()
+        client.close()
+        server.close()
+
+
+def test_a_refused_first_datagram_does_not_make_its_sender_the_peer(twin: ModuleType) -> None:
+    """A datagram with a wrong checksum from a stray address used to take the
+    server endpoint for good."""
+    got, stray_took = asyncio.run(_stray_first(twin))
+    assert stray_took is None
+    assert got == list(range(5))

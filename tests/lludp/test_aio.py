@@ -37,7 +37,7 @@ async def _loopback(
     a.peer, b.peer = b.local_address, a.local_address
     try:
         got_a, got_b = await asyncio.wait_for(asyncio.gather(_pump(a, count), _pump(b, count)), 60)
-        assert a.dropped == [] and b.dropped == [] and a.bad == [] and b.bad == []
+        assert not (a.dropped or b.dropped or a.bad or b.bad)
         return got_a, got_b, a
     finally:
         a.close()
@@ -130,3 +130,53 @@ def test_a_server_endpoint_waits_for_its_first_client(
     first client was reported lost at once), and a remote given by name is
     resolved (replies from 127.0.0.1 were dropped as from a stranger): found by an audit."""
     assert sorted(asyncio.run(_late_first_client(twin, codec, remote_host))) == list(range(5))
+
+
+async def _stray_first(twin: ModuleType, codec: ModuleType) -> tuple[list[int], int]:
+    kw = {"circuit_type": twin.Circuit, "codec": codec}
+    server = await aio.open_circuit(("127.0.0.1", 0), **kw)
+    loop = asyncio.get_running_loop()
+    stray, _ = await loop.create_datagram_endpoint(
+        asyncio.DatagramProtocol, local_addr=("127.0.0.1", 0)
+    )
+    client = await aio.open_circuit(("127.0.0.1", 0), server.local_address, **kw)
+    try:
+        stray.sendto(b"\x00\x00\x00\x00\x01\x00", server.local_address)  # no message: refused
+        for _ in range(100):
+            if server.bad:
+                break
+            await asyncio.sleep(0.01)
+        assert server.peer is None and len(server.bad) == 1
+        for i in range(5):
+            client.send(numbered(i), reliable=True)
+        got = [(await asyncio.wait_for(server.recv(), 10)).TestBlock1[0].Test1 for _ in range(5)]
+        assert server.peer == client.local_address
+        return got, len(server.bad)
+    finally:
+        stray.close()
+        client.close()
+        server.close()
+
+
+def test_a_refused_first_datagram_does_not_make_its_sender_the_peer(
+    twin: ModuleType, codec: ModuleType
+) -> None:
+    """Garbage from a stray address used to take the server endpoint for good."""
+    got, bad = asyncio.run(_stray_first(twin, codec))
+    assert sorted(got) == list(range(5)) and bad == 1
+
+
+async def _garbage_flood(twin: ModuleType, codec: ModuleType) -> aio.CircuitProtocol:
+    kw = {"circuit_type": twin.Circuit, "codec": codec}
+    p = await aio.open_circuit(("127.0.0.1", 0), ("127.0.0.1", 9), **kw)
+    for i in range(p.history + 100):
+        p.datagram_received(b"\x00" + i.to_bytes(3, "big"), ("127.0.0.1", 9))  # too short
+    p.close()
+    return p
+
+
+def test_event_lists_keep_only_the_latest(twin: ModuleType, codec: ModuleType) -> None:
+    """A peer (or a spoofer) sending garbage cannot grow ``bad`` without bound."""
+    p = asyncio.run(_garbage_flood(twin, codec))
+    assert len(p.bad) == p.history == 1024
+    assert p.bad[-1].data == b"\x00" + (1123).to_bytes(3, "big")

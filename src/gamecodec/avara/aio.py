@@ -17,7 +17,7 @@ Loopback example (both peers send 10,000 reliable commands)::
         async def pump(p: aio.AvaraProtocol) -> list[int]:
             async def sender() -> None:
                 for i in range(10_000):
-                    await p.drain()  # at most SEND_WINDOW commands unacked
+                    await p.drain()  # at most DRAIN_LIMIT commands unacked
                     p.send(17, p1=-8, p3=i)
             task = asyncio.create_task(sender())
             got = [(await p.recv()).p3 for _ in range(10_000)]
@@ -34,32 +34,41 @@ Loopback example (both peers send 10,000 reliable commands)::
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from typing import Any
 
 from gamecodec._aio import Address, SessionProtocol, open_endpoint
 from gamecodec.avara._models import Command
-from gamecodec.avara.session import SEND_WINDOW, Connection, PeerLost, SerialSkipped
+from gamecodec.avara.session import Connection, PeerLost, SerialSkipped
 
-__all__ = ["AvaraProtocol", "open_connection"]
+__all__ = ["DRAIN_LIMIT", "AvaraProtocol", "open_connection"]
+
+DRAIN_LIMIT = 32
+"""Default bound of :meth:`AvaraProtocol.drain`: commands unacked. Far below
+the protocol's 1024-command window on purpose: the game paces itself (a
+command per frame), and a burst that overflows a socket buffer loses
+datagrams; once 16 commands queue behind a lost one the peer gives its serial
+up for good (the game's skip rule). Over loopback, 256 lost commands so."""
 
 
 class AvaraProtocol(SessionProtocol[Connection, Command]):
     """A :class:`asyncio.DatagramProtocol` driving one :class:`Connection`.
 
     Datagrams from addresses other than ``peer`` are ignored (when ``peer``
-    is ``None``, the first sender becomes the peer). ``skipped`` lists the
-    serials the skip rule gave up; ``lost`` is set when the session kills the
+    is ``None``, the first sender of a datagram with a right checksum becomes
+    the peer). ``skipped`` keeps the latest serials the skip rule gave up
+    (:attr:`history` of them); ``lost`` is set when the session kills the
     connection, and then :meth:`recv` raises :class:`ConnectionError`.
     Commands are delivered in serial order.
     """
 
     name = "Avara"
-    drain_limit = SEND_WINDOW
+    drain_limit = DRAIN_LIMIT
 
     def __init__(self, connection: Connection, peer: Address | None = None) -> None:
         super().__init__(connection, peer)
         self.connection = connection
-        self.skipped: list[int] = []
+        self.skipped: deque[int] = self._recent()
         self.lost: PeerLost | None = None
 
     def send(

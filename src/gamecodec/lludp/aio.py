@@ -46,6 +46,7 @@ loopback that is the order sent, save resends).
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -63,21 +64,23 @@ class CircuitProtocol(SessionProtocol[Circuit, Message]):
     """A :class:`asyncio.DatagramProtocol` driving one :class:`Circuit`.
 
     Datagrams from addresses other than ``peer`` are ignored (when ``peer``
-    is ``None``, the first sender becomes the peer). ``dropped`` collects the
-    reliable messages the circuit gave up (:class:`MessageDropped`) and
-    ``bad`` the datagrams it could not decode (:class:`BadDatagram`); ``lost``
+    is ``None``, the first sender whose datagram decodes becomes the peer).
+    ``dropped`` keeps the latest reliable messages the circuit gave up
+    (:class:`MessageDropped`) and ``bad`` the latest datagrams it could not
+    decode (:class:`BadDatagram`), :attr:`history` of each; ``lost``
     is set when the circuit reports the peer lost, and then :meth:`recv`
     raises :class:`ConnectionError`. Messages are delivered in arrival order.
     """
 
     name = "LLUDP"
     drain_limit = DRAIN_LIMIT
+    taken_counter = "packets_in"
 
     def __init__(self, circuit: Circuit, peer: Address | None = None) -> None:
         super().__init__(circuit, peer)
         self.circuit = circuit
-        self.dropped: list[MessageDropped] = []
-        self.bad: list[BadDatagram] = []
+        self.dropped: deque[MessageDropped] = self._recent()
+        self.bad: deque[BadDatagram] = self._recent()
         self.lost: PeerLost | None = None
 
     def send(self, message: Message, *, reliable: bool = False) -> int:
