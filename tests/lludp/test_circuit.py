@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 from gamecodec.errors import EncodeError, LocalProtocolError
 from gamecodec.lludp import Message, build
 from gamecodec.lludp.circuit import (
+    MAX_DATAGRAM,
+    MAX_TIME,
     BadDatagram,
     MessageDropped,
     PeerLost,
@@ -134,6 +136,18 @@ def test_encode_error_queues_nothing(twin: ModuleType, codec: ModuleType) -> Non
     with pytest.raises(EncodeError):
         c.send(bad, reliable=True, now=0.0)
     assert c.next_sequence == 1 and c.unacked == 0 and c.datagrams_to_send(0.0) == []
+
+
+def test_packet_no_udp_datagram_holds_is_refused(twin: ModuleType, codec: ModuleType) -> None:
+    """Over 65,507 bytes the socket would refuse it on every resend (and asyncio
+    swallows that error): ``send`` raises instead and queues nothing."""
+    c = make(twin, codec, **QUIET)
+    with pytest.raises(EncodeError, match="UDP datagram"):
+        c.send(chat(b"x" * 65500), reliable=True, now=0.0)
+    assert c.next_sequence == 1 and c.unacked == 0 and c.datagrams_to_send(0.0) == []
+    assert c.send(chat(b"x" * 65400), reliable=True, now=0.0) == 1
+    (dg,) = c.datagrams_to_send(0.0)
+    assert 65400 < len(dg) <= MAX_DATAGRAM
 
 
 def test_next_deadline_is_now_while_datagrams_wait(twin: ModuleType, codec: ModuleType) -> None:
@@ -677,3 +691,50 @@ def test_a_shrinking_timeout_resends_the_later_packet_first(
     assert resent_at(9.3) == [b]  # B's shorter timeout runs out before A's
     assert a not in resent_at(14.49)  # (B, again, by now)
     assert resent_at(14.5) == [a]
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf"), 1.7e18])
+def test_times_the_timers_cannot_use_are_refused(
+    twin: ModuleType, codec: ModuleType, bad: float
+) -> None:
+    """Nanoseconds passed as seconds made ``now + 100 == now``: a false PeerLost at
+    once, or (at 2e17) a resend loop that never ended. Refused, nothing changes."""
+    with pytest.raises(ValueError, match="not a finite time"):
+        make(twin, codec, now=bad)
+    c = make(twin, codec, **QUIET)
+    c.send(chat(b"a"), reliable=True, now=0.0)
+    for call in (
+        lambda: c.send(chat(b"b"), reliable=True, now=bad),
+        lambda: c.datagrams_to_send(bad),
+        lambda: c.receive_datagram(bytes(7), bad),
+        lambda: c.reliable_timeout(bad),
+    ):
+        with pytest.raises(ValueError, match="not a finite time"):
+            call()
+    assert c.next_sequence == 2 and c.unacked == 1 and c.packets_in == 0
+    assert len(c.datagrams_to_send(0.0)) == 1
+    fresh = make(twin, codec, **QUIET)
+    with pytest.raises(ValueError, match="not a finite time"):
+        fresh.restart_clock(bad)
+
+
+def test_timers_work_up_to_the_time_limit(twin: ModuleType, codec: ModuleType) -> None:
+    t0 = MAX_TIME - 1000.0
+    c = make(twin, codec, now=t0, max_resends=None)
+    c.send(chat(b"a"), reliable=True, now=t0)
+    steps = 0
+    while c.lost is None and (deadline := c.next_deadline()) is not None and steps < 1000:
+        c.datagrams_to_send(deadline)
+        steps += 1
+    assert isinstance(c.lost, PeerLost) and c.resent >= 5  # resends went on, then the timeout
+    assert c.lost.at == pytest.approx(t0 + 100.0, abs=0.01)
+
+
+@pytest.mark.parametrize(
+    "kw", [{"minimum_reliable_timeout": 1e-9}, {"reliable_timeout_factor": -1.0}]
+)
+def test_resend_timeouts_that_would_loop_are_refused(
+    twin: ModuleType, codec: ModuleType, kw: dict[str, float]
+) -> None:
+    with pytest.raises(ValueError, match="reliable_timeout"):
+        make(twin, codec, **kw)

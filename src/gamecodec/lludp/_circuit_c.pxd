@@ -13,6 +13,8 @@ cdef int _ACK
 cdef double _INF
 cdef long long _MAX_LIMIT
 cdef long _MAX_ACKS
+cdef Py_ssize_t _MAX_DATAGRAM
+cdef double _MAX_TIME
 cdef object _HEAD
 cdef object _ONE_ACK
 cdef dict _ACK_TAILS

@@ -29,7 +29,7 @@ from types import ModuleType
 from typing import Any
 
 from gamecodec import _accel
-from gamecodec.errors import DecodeError, LocalProtocolError
+from gamecodec.errors import DecodeError, EncodeError, LocalProtocolError
 from gamecodec.lludp._models import Message
 from gamecodec.lludp.template import Template, default_template
 
@@ -43,9 +43,11 @@ __all__ = [
     "DUPLICATE_WINDOW",
     "INITIAL_PING",
     "MAX_APPENDED_ACKS",
+    "MAX_DATAGRAM",
     "MAX_OUT_PACKET_ID",
     "MAX_PACKET_ACK_IDS",
     "MAX_RESENDS",
+    "MAX_TIME",
     "MINIMUM_RELIABLE_TIMEOUT",
     "MTU",
     "PING_INTERVAL",
@@ -71,6 +73,13 @@ MAX_PACKET_ACK_IDS = 255
 MTU = 1200
 MAX_OUT_PACKET_ID = 0x01000000
 DUPLICATE_WINDOW = 1 << 17
+MAX_DATAGRAM = 65507  # the largest UDP payload over IPv4
+MAX_TIME = float(2**33)
+"""Times (seconds) must be finite and within +-2**33 (272 years; Unix time is fine
+until 2242): there a double still resolves a microsecond, so a resend, ping or
+ack deadline set after ``now`` comes after it (with nanoseconds passed as
+seconds, ``now + 100 == now``: a false PeerLost, or a resend loop that never
+ended)."""
 
 _MASK = MAX_OUT_PACKET_ID - 1
 _HALF = MAX_OUT_PACKET_ID >> 1
@@ -82,6 +91,8 @@ _CONTROL = frozenset(("PacketAck", "StartPingCheck", "CompletePingCheck"))
 _INF = math.inf
 _MAX_LIMIT = 0xFFFFFFFF
 _MAX_ACKS = MAX_APPENDED_ACKS
+_MAX_DATAGRAM = MAX_DATAGRAM
+_MAX_TIME = MAX_TIME
 
 _HEAD = struct.Struct(">BI")
 _ONE_ACK = struct.Struct(">IB")
@@ -161,6 +172,12 @@ def _control_leads(template: Any) -> bytes:
         return b"\x01" * 256
 
 
+def _check_time(now: float) -> None:
+    """Refuse a ``now`` the timers cannot work with (see ``MAX_TIME``)."""
+    if not -_MAX_TIME <= now <= _MAX_TIME:
+        raise ValueError(f"now {now!r}: not a finite time within +-2**33 s")
+
+
 def _event(name: str, *args: Any) -> Any:
     # The event classes live in the never-compiled facade (one class for both
     # twins); events are rare, so importing here costs nothing on the hot path.
@@ -197,12 +214,17 @@ class Circuit:
         first_sequence: int = 1,
         deliver_control: bool = False,
     ) -> None:
+        _check_time(now)
         if codec is None:
             codec = _accel.load("gamecodec.lludp", "_codec", "lludp")
         if zero_coding not in ("flag", "smaller"):
             raise ValueError(f"zero_coding must be 'flag' or 'smaller', not {zero_coding!r}")
-        if ping_interval <= 0 or circuit_timeout <= 0 or minimum_reliable_timeout <= 0:
-            raise ValueError("ping_interval, circuit_timeout and the reliable timeout must be > 0")
+        if ping_interval <= 0 or circuit_timeout <= 0 or not minimum_reliable_timeout >= 0.001:
+            raise ValueError(
+                "ping_interval and circuit_timeout must be > 0, minimum_reliable_timeout >= 0.001"
+            )
+        if not reliable_timeout_factor >= 0:
+            raise ValueError("reliable_timeout_factor must be >= 0")
         if max_resends is not None and max_resends < 0:
             raise ValueError("max_resends must be >= 0 or None")
         if not 0 <= max_appended_acks <= MAX_APPENDED_ACKS:
@@ -270,6 +292,7 @@ class Circuit:
         """Count the ping schedule and the circuit timeout from ``now``: for a
         circuit built before its peer was known (a server endpoint waiting for
         its first client). Only before anything was sent or received."""
+        _check_time(now)
         if self.packets_in or self.packets_out or self._lost is not None:
             raise LocalProtocolError("restart_clock on a circuit already in use")
         self._ping_sent = now
@@ -355,6 +378,7 @@ class Circuit:
     def reliable_timeout(self, now: float) -> float:
         """Seconds a reliable packet sent at ``now`` waits before its resend:
         ``max(minimum_reliable_timeout, factor * averaged ping)`` (llcircuit.cpp)."""
+        _check_time(now)
         return self._rto_at(now)
 
     def events(self) -> list[Any]:
@@ -423,11 +447,14 @@ class Circuit:
         :meth:`datagrams_to_send`; return its sequence number. ``reliable``
         sets the RELIABLE flag and keeps it until acked. The message's own
         ``flags`` (except ZEROCODED), ``sequence`` and ``acks`` are ignored.
-        Encoding errors raise :class:`~gamecodec.EncodeError` and queue nothing.
+        Encoding errors raise :class:`~gamecodec.EncodeError` and queue nothing,
+        as does a packet longer than ``MAX_DATAGRAM`` (no UDP datagram holds it).
         """
         return self._send(message, reliable, now)
 
     def _send(self, message: Message, reliable: bool, now: float) -> int:
+        if not -_MAX_TIME <= now <= _MAX_TIME:
+            _check_time(now)
         if self._lost is not None:
             raise LocalProtocolError(f"send on a lost circuit ({self._lost.reason})")
         seq = self._seq
@@ -445,8 +472,13 @@ class Circuit:
             count,
             self._limit,
         )
-        self._seq = (seq + 1) & _MASK
         end = len(wire)
+        if end > _MAX_DATAGRAM:
+            raise EncodeError(
+                f"{message.name}: {end} bytes encoded, more than one UDP datagram "
+                f"holds ({MAX_DATAGRAM})"
+            )
+        self._seq = (seq + 1) & _MASK
         if wire[0] & _ACK:
             count = wire[end - 1]
             end -= 4 * count + 1
@@ -527,6 +559,8 @@ class Circuit:
         (RESENT flag set, no acks appended, as LL resends its stored buffer),
         a StartPingCheck every ``ping_interval``, PacketAck messages for acks
         that no outgoing packet carried within ``ack_collect_time``."""
+        if not -_MAX_TIME <= now <= _MAX_TIME:
+            _check_time(now)
         if self._lost is not None:
             return []
         if now >= self._wake:
@@ -626,6 +660,8 @@ class Circuit:
         datagram the codec cannot decode is reported as a :class:`BadDatagram`
         event and changes nothing.
         """
+        if not -_MAX_TIME <= now <= _MAX_TIME:
+            _check_time(now)
         if self._lost is not None:
             return []
         raw = data if type(data) is bytes else bytes(data)
