@@ -137,6 +137,9 @@ async def play() -> None:
         ]
         raw = await bot.commands([("mytanks",), ("occgrid", 1), ("timer",)])
         assert [type(r) for r in raw] == [Listing, OccGrid, Timer]
+        with pytest.raises(ValueError):  # all or none: the shot before it is not sent
+            await bot.commands([("shoot", 2), ("speed", 0, "fast")])
+        assert await bot.shoot(2) is True and game.shots.count(2) == 1  # not shot before
         # errors
         with pytest.raises(CommandFailed) as info:
             await bot.occgrid(2)  # dead tank: ack-less fail

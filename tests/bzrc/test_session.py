@@ -30,6 +30,19 @@ def test_client_handshake_and_pipelining() -> None:
     ]
 
 
+def test_send_many_is_all_or_none() -> None:
+    client = bzrc.ClientSession()
+    client.receive_data(b"bzrobots 1\n")
+    client.data_to_send()
+    with pytest.raises(ValueError):
+        client.send_many([("speed", 0, 1.0), ("shoot", 0), ("speed", 0, "fast")])
+    assert client.data_to_send() == b"" and client.pending == ()  # the shot did not go
+    r1, r2 = client.send_many([("speed", 0, 1.0), ("shoot", 0)])
+    assert client.data_to_send() == b"speed 0 1.0\nshoot 0\n"
+    assert client.pending == (r1, r2) and r2.id == r1.id + 1
+    assert client.send("timer").id == r2.id + 1
+
+
 def test_client_errors_and_ackless_fails() -> None:
     client = bzrc.ClientSession()
     client.receive_data(b"bzrobots 1\n")
@@ -125,10 +138,10 @@ def test_server_automatic_answers() -> None:
     server.receive_data(b"agent 1\r\n", 0.0)
     reqs = server.receive_data(
         b"foo\nteams extra\nspeed 0 x\nspeed 0 nan\nhelp speed\nhelp nope\naccelx 0 1\n"
-        b"occgrid 00\n",
+        b"help speed extra\nhelp nope extra\noccgrid 00\n",
         1.0,
     )
-    assert reqs == [Request(7, "occgrid", (0,))]
+    assert reqs == [Request(9, "occgrid", (0,))]
     server.respond(reqs[0], Fail(None, "", False), 2.0, ack=False)
     assert server.data_to_send() == (
         b"fail invalid command\n"
@@ -138,6 +151,9 @@ def test_server_automatic_answers() -> None:
         b":speed <tankid> <value>: set the speed, -1..1\n"
         b'fail invalid command "nope"\n'
         b"fail invalid command\n"
+        # bzrflag reads the first argument of help only
+        b":speed <tankid> <value>: set the speed, -1..1\n"
+        b'fail invalid command "nope"\n'
         b"fail\n"
     )
     legacy = bzrc.ServerSession(0.0, legacy_accel=True)

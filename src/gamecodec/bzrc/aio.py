@@ -135,15 +135,21 @@ class Bot:
         if data and not self._writer.is_closing():
             self._writer.write(data)
 
-    def _submit(self, command: str, *args: object) -> asyncio.Future[Response]:
+    def _check_open(self) -> None:
         if self._error is not None:
             raise self._error
         if self.session.closed:
             raise ConnectionError("BZRC connection closed")
-        request = self.session.send(command, *args)
+
+    def _expect(self, request: Request) -> asyncio.Future[Response]:
+        """A future for the answer to ``request``."""
         fut: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
         self._waiting[request.id] = fut
         return fut
+
+    def _submit(self, command: str, *args: object) -> asyncio.Future[Response]:
+        self._check_open()
+        return self._expect(self.session.send(command, *args))
 
     async def _drain(self) -> None:
         self._flush()
@@ -157,8 +163,10 @@ class Bot:
         return await fut
 
     async def commands(self, commands: Iterable[tuple[object, ...]]) -> list[Response]:
-        """Pipeline several commands in one write: ``[("mytanks",), ("shots",)]``."""
-        futures = [self._submit(str(c[0]), *c[1:]) for c in commands]
+        """Pipeline several commands in one write: ``[("mytanks",), ("shots",)]``.
+        All or none: a bad argument anywhere raises before any is sent."""
+        self._check_open()
+        futures = [self._expect(r) for r in self.session.send_many(commands)]
         await self._drain()
         return list(await asyncio.gather(*futures))
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from gamecodec import _accel
@@ -117,6 +118,21 @@ class ClientSession:
         self._pending.append(request)
         (self._out if self.greeting is not None else self._held).extend(data)
         return request
+
+    def send_many(self, commands: Iterable[tuple[object, ...]]) -> list[Request]:
+        """Queue several commands, all or none: ``[("speed", 0, 1.0), ("shoot", 0)]``.
+        Every command is encoded before any is queued, so a bad argument in the
+        last one raises with nothing queued (the others would otherwise run)."""
+        if self.closed:
+            raise LocalProtocolError("the session is closed")
+        batch = [(str(c[0]), c[1:]) for c in commands]
+        data = b"".join(encode_command(name, *args) for name, args in batch)
+        first = self._next_id
+        requests = [Request(first + i, name, tuple(args)) for i, (name, args) in enumerate(batch)]
+        self._next_id = first + len(requests)
+        self._pending.extend(requests)
+        (self._out if self.greeting is not None else self._held).extend(data)
+        return requests
 
     def data_to_send(self) -> bytes:
         """Bytes to write to the server (and forget)."""
@@ -430,6 +446,7 @@ class ServerSession:
     def _help(self, args: list[str]) -> bytes:
         if not args:
             return "".join(f":{HELP[name]}\n" for name in sorted(HELP)).encode("latin-1")
-        if len(args) == 1 and args[0] in HELP:
+        # bzrflag's bzrc_help reads args[1] (the first argument) and ignores the rest
+        if args[0] in HELP:
             return f":{HELP[args[0]]}\n".encode("latin-1")
-        return f'fail invalid command "{" ".join(args)}"\n'.encode("latin-1")
+        return f'fail invalid command "{args[0]}"\n'.encode("latin-1")
