@@ -265,6 +265,32 @@ def test_room_data_storage_operations_and_read_keys() -> None:
     run(play)
 
 
+def test_room_refuses_a_set_on_a_read_key() -> None:
+    """The reference answers InvalidPacket (arguments) and keeps the client."""
+    login = (
+        '[{"cmd":"Connect","password":null,"name":"PyBuddy","game":"Quest","uuid":"",'
+        '"tags":[],"items_handling":7,"version":{"major":0,"minor":6,"build":8,"class":"Version"}}]'
+    )
+    set_read = (
+        '[{"cmd":"Set","key":"_read_race_mode","want_reply":true,'
+        '"operations":[{"operation":"replace","value":1}]}]'
+    )
+
+    async def play(room: Room) -> None:
+        replies = await _raw(room, [login, set_read, '[{"cmd":"Get","keys":["_read_race_mode"]}]'])
+        cmds = [r[0]["cmd"] if isinstance(r, list) else r for r in replies]
+        assert cmds[-3:] == ["InvalidPacket", "Retrieved", "open"]
+        assert replies[-3][0] == {
+            "cmd": "InvalidPacket",
+            "type": "arguments",
+            "text": "Set",
+            "original_cmd": "Set",
+        }
+        assert replies[-2][0]["keys"] == {"_read_race_mode": 0}
+
+    run(play)
+
+
 def test_room_list_operations_follow_the_reference() -> None:
     """remove_from_list drops the first equal item; operator.add takes a list only
     with a list; remove on a non-list fails (the client is dropped)."""

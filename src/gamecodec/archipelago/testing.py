@@ -510,7 +510,10 @@ class Room:
         return self.storage.get(key)
 
     async def _on_set(self, client: _Client, command: C.Set) -> bool:
-        if command.key.startswith("_read_"):
+        if command.key.startswith("_read_"):  # read-only: the reference's answer
+            await self._send(
+                client, [C.InvalidPacket(type="arguments", text="Set", original_cmd="Set")]
+            )
             return True
         default = 0 if command.default is C.UNSET else command.default  # args.get("default", 0)
         original = self.storage.get(command.key, default)
