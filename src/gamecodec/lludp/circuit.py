@@ -83,6 +83,18 @@ returns (with the wire's flags, sequence and acks).
 Deliberately left out (LL has them; they only shape traffic or keep
 statistics): bandwidth throttles and the resend throttle, the
 potentially-lost packet accounting, and the 512 kB unacked-bytes overflow rule.
+
+Deliberately different: the averaged ping follows the measured round trip.
+In the viewer, ``pingTimerStop`` calls ``setPingDelay`` before it resets the
+pings in transit, and ``getPingInTransitTime`` counts ``pings * interval -
+1 s`` (a 1 s heartbeat's formula under a 5 s heartbeat), so every update
+starts from the 2 s cap: the average settles near ``0.8 * 2 s + 0.2 * rtt``
+and the reliable timeout near 8-10 s whatever the link does. Here the
+average starts from itself and the in-transit time is ``(pings - 1) *
+interval + elapsed``: the timeout, ``max(1 s, 5 * ping)``, is derived from
+the measured round trip, so resends come sooner than the viewer's on a fast
+link. ``minimum_reliable_timeout=8.0`` gets close to the
+viewer's pace.
 """
 
 from __future__ import annotations
