@@ -45,8 +45,9 @@ class SessionProtocol(asyncio.DatagramProtocol, Generic[S, T]):
     is ``None``, the first sender whose datagram the session takes becomes
     the peer: garbage from a stray address does not). ``lost`` is set when
     the session reports its peer lost; :meth:`recv` then raises
-    :class:`ConnectionError`. The event lists of the subclasses keep the
-    latest :attr:`history` events.
+    :class:`ConnectionError`. The event records of the subclasses are
+    :class:`collections.deque` objects holding the latest :attr:`history`
+    events (a class attribute, read when the protocol is built).
     """
 
     name = "session"
@@ -87,7 +88,7 @@ class SessionProtocol(asyncio.DatagramProtocol, Generic[S, T]):
             self._started(now)  # before the datagram: it may be the peer's first
             before = self._accepted()
             items = self.session.receive_datagram(data, now)
-            if self._accepted() == before:  # refused: not a peer of ours
+            if before is not None and self._accepted() == before:  # refused: not our peer
                 self._take_events()
                 return
             self._peer = addr
@@ -171,13 +172,15 @@ class SessionProtocol(asyncio.DatagramProtocol, Generic[S, T]):
         """The endpoint has its peer at ``now``, or is about to if the session
         takes this first datagram (subclasses start session clocks)."""
 
-    def _accepted(self) -> int:
+    def _accepted(self) -> int | None:
         """How many datagrams the session has taken: its counter named by
-        :attr:`taken_counter`."""
-        return int(getattr(self.session, self.taken_counter))
+        :attr:`taken_counter` (``None`` if it has none: then the first sender
+        becomes the peer whatever it sent)."""
+        count = getattr(self.session, self.taken_counter, None)
+        return None if count is None else int(count)
 
     def _recent(self) -> deque[Any]:
-        """An event list that keeps the latest :attr:`history` events."""
+        """An event record (a deque) that keeps the latest :attr:`history` events."""
         return deque(maxlen=self.history)
 
     def _event(self, event: Any) -> None:

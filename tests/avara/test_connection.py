@@ -462,7 +462,7 @@ def test_send_window_is_1024_commands_past_the_ack(twin: ModuleType) -> None:
     assert conn.lost is None  # 1024 queued is the limit, not past it
     first_sent = conn.next_deadline()
     assert first_sent == pytest.approx(INITIAL_RETRANSMIT_TIME)
-    # the peer has nothing in order (ack 0xFFFE) but 4 .. 64 (bits 1-31): 31 commands
+    # the peer has nothing in order (base 0xFFFE, 0 missing) but 2 .. 62 (bits 1-31)
     conn.receive_datagram(sign(bytes.fromhex("ffff") + (0xFFFFFFFE).to_bytes(4, "little")), 0.1)
     assert conn.unacked == SEND_WINDOW - 31
     conn.send(KM, p3=SEND_WINDOW, now=0.2)  # serial 2048: 2050 past the ack, held back

@@ -138,16 +138,41 @@ def test_encode_error_queues_nothing(twin: ModuleType, codec: ModuleType) -> Non
     assert c.next_sequence == 1 and c.unacked == 0 and c.datagrams_to_send(0.0) == []
 
 
-def test_packet_no_udp_datagram_holds_is_refused(twin: ModuleType, codec: ModuleType) -> None:
-    """Over 65,507 bytes the socket would refuse it on every resend (and asyncio
+def test_packet_no_peer_takes_is_refused(twin: ModuleType, codec: ModuleType) -> None:
+    """Past ``max_size`` (8192: the LL viewer's buffer and our own decoder's cap) the
+    peer refuses it on every resend; past 65,507 bytes the socket does (and asyncio
     swallows that error): ``send`` raises instead and queues nothing."""
     c = make(twin, codec, **QUIET)
-    with pytest.raises(EncodeError, match="UDP datagram"):
-        c.send(chat(b"x" * 65500), reliable=True, now=0.0)
+    with pytest.raises(EncodeError, match="more than a peer takes"):
+        c.send(chat(b"x" * 8200), reliable=True, now=0.0)
     assert c.next_sequence == 1 and c.unacked == 0 and c.datagrams_to_send(0.0) == []
-    assert c.send(chat(b"x" * 65400), reliable=True, now=0.0) == 1
+    assert c.send(chat(b"x" * 8000), reliable=True, now=0.0) == 1
     (dg,) = c.datagrams_to_send(0.0)
+    assert 8000 < len(dg) <= 8192
+    peer = make(twin, codec, **QUIET)
+    assert len(peer.receive_datagram(dg, 0.0)) == 1
+    big = make(twin, codec, max_size=1 << 20, **QUIET)
+    with pytest.raises(EncodeError, match="more than a peer takes"):
+        big.send(chat(b"x" * 65500), reliable=True, now=0.0)
+    assert big.send(chat(b"x" * 65400), reliable=True, now=0.0) == 1
+    (dg,) = big.datagrams_to_send(0.0)
     assert 65400 < len(dg) <= MAX_DATAGRAM
+
+
+def test_settings_are_fixed_at_construction(twin: ModuleType, codec: ModuleType) -> None:
+    """A resend timeout of 0 set on a live circuit looped datagrams_to_send for good."""
+    c = make(twin, codec, minimum_reliable_timeout=2.0)
+    assert c.minimum_reliable_timeout == 2.0 and c.ping_interval == 5.0
+    for name in (
+        "minimum_reliable_timeout",
+        "reliable_timeout_factor",
+        "ping_interval",
+        "circuit_timeout",
+        "max_appended_acks",
+        "zero_coding",
+    ):
+        with pytest.raises(AttributeError):
+            setattr(c, name, 0)
 
 
 def test_next_deadline_is_now_while_datagrams_wait(twin: ModuleType, codec: ModuleType) -> None:
@@ -731,10 +756,18 @@ def test_timers_work_up_to_the_time_limit(twin: ModuleType, codec: ModuleType) -
 
 
 @pytest.mark.parametrize(
-    "kw", [{"minimum_reliable_timeout": 1e-9}, {"reliable_timeout_factor": -1.0}]
+    "kw",
+    [
+        {"minimum_reliable_timeout": 1e-9},
+        {"reliable_timeout_factor": -1.0},
+        {"ping_interval": float("nan")},
+        {"circuit_timeout": float("nan")},
+        {"ping_alpha": 2.0},
+        {"ping_min": 3.0},
+    ],
 )
 def test_resend_timeouts_that_would_loop_are_refused(
     twin: ModuleType, codec: ModuleType, kw: dict[str, float]
 ) -> None:
-    with pytest.raises(ValueError, match="reliable_timeout"):
+    with pytest.raises(ValueError, match="must be"):
         make(twin, codec, **kw)

@@ -578,7 +578,7 @@ class Connection:
         # the first due command (resends only while allowed) ...
         while slot >= 0 and not (now >= next_send[slot] and (allow or not send_count[slot])):
             slot = nxt[slot]
-        # ... then the first one not more than SEND_WINDOW serials past the ack
+        # ... then the first one not more than SEND_WINDOW commands past the ack
         while slot >= 0 and _diff(serial[slot], max_valid) > _WINDOW:
             slot = nxt[slot]
         if slot < 0:

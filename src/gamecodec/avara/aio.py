@@ -56,9 +56,10 @@ class AvaraProtocol(SessionProtocol[Connection, Command]):
 
     Datagrams from addresses other than ``peer`` are ignored (when ``peer``
     is ``None``, the first sender of a datagram with a right checksum becomes
-    the peer). ``skipped`` keeps the latest serials the skip rule gave up
-    (:attr:`history` of them); ``lost`` is set when the session kills the
-    connection, and then :meth:`recv` raises :class:`ConnectionError`.
+    the peer). ``skipped`` (a :class:`collections.deque`) keeps the latest
+    serials the skip rule gave up (:attr:`history` of them); ``lost`` is set
+    when the session kills the connection, and then :meth:`recv` raises
+    :class:`ConnectionError`.
     Commands are delivered in serial order.
     """
 

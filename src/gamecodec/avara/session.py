@@ -33,7 +33,10 @@ and ``CUDPComm.cpp``):
 * Timers: RTT mean and variance (exponential, up faster than down, only for
   kpPing / kpRosterMessage / kpKeyAndMouse), ``retransmitTime`` = mean +
   2.5 sigma clamped to [2 frames, 4000 ms], initially 2000 ms;
-  ``urgentRetransmitTime`` = min(mean / 2, 2 frames).
+  ``urgentRetransmitTime`` = mean / 2 clamped to [2 frames,
+  ``retransmitTime``], initially 2 frames. The mean is primed by the best
+  round trip while the peer's ack (a u16) is at most 10, so again after every
+  serial wrap (about 9 minutes at 16 ms frames), as in the C++.
 * Peer lost (:class:`PeerLost`): more than 1024 commands waiting in the
   transmit queue, or 120 s without an ack while a sent command is unacked.
 
@@ -54,9 +57,17 @@ other on it.
 
 Where this differs from the C++ (deliberately, documented): no byte quota
 (the game's ``quota`` only throttles bursts), C ``float`` RTT arithmetic is
-done in doubles, bitmap bits for serials more than 64 ahead (undefined
-behaviour in C++) are ignored, and the 120 s check looks at every unacked
-command rather than only those ``FindBestPacket`` happens to scan.
+done in doubles, and the 120 s check looks at every unacked command rather
+than only those ``FindBestPacket`` happens to scan. Ack bitmaps: the C++ shift
+for a serial more than 64 past the base is undefined (x86 wraps it, setting
+the bit of a serial not received, bit 0 among them); our writer leaves such
+serials out, and our reader ignores bit 0 (base + 2, the serial the peer is
+missing) and bits for serials past base + 64. A game peer's wrapped bits for
+bits 1-31 cannot be told from real ones: with the 1024-command window a
+lossy burst can lose a command that way, as between two games. The urgent
+timer follows the tick-clock source (mean / 2); the millisecond-clock one
+uses 2 x latency tolerance x 64 ms - mean - 16 ms, and starts at 500 ms
+(``kInitialRoundTripTime``) where ours starts at 2 frames.
 
 Two twins, one source: ``_session_py.py`` is the pure twin and, compiled with
 the types of ``_session_c.pxd``, the compiled twin ``_session_c``; this module

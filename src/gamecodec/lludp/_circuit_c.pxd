@@ -48,20 +48,20 @@ cdef class Circuit:
     cdef public bint strict
     cdef object _max_size
     cdef long _max_size_c
-    cdef public str zero_coding
-    cdef public double ping_interval
-    cdef public double circuit_timeout
-    cdef public double reliable_timeout_factor
-    cdef public double minimum_reliable_timeout
+    cdef str _zero_coding
+    cdef double _ping_interval
+    cdef double _circuit_timeout
+    cdef double _reliable_timeout_factor
+    cdef double _minimum_reliable_timeout
     cdef long _max_resends
-    cdef public double ping_alpha
-    cdef public double ping_min
-    cdef public double ping_max
-    cdef public double ack_collect_time
-    cdef public long max_appended_acks
+    cdef double _ping_alpha
+    cdef double _ping_min
+    cdef double _ping_max
+    cdef double _ack_collect_time
+    cdef long _max_appended_acks
     cdef long _mtu
     cdef object _limit
-    cdef public long duplicate_window
+    cdef long _duplicate_window
     cdef public bint deliver_control
 
     cdef long long _seq

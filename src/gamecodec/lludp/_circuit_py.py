@@ -219,12 +219,14 @@ class Circuit:
             codec = _accel.load("gamecodec.lludp", "_codec", "lludp")
         if zero_coding not in ("flag", "smaller"):
             raise ValueError(f"zero_coding must be 'flag' or 'smaller', not {zero_coding!r}")
-        if ping_interval <= 0 or circuit_timeout <= 0 or not minimum_reliable_timeout >= 0.001:
+        if not (ping_interval > 0 and circuit_timeout > 0 and minimum_reliable_timeout >= 0.001):
             raise ValueError(
                 "ping_interval and circuit_timeout must be > 0, minimum_reliable_timeout >= 0.001"
             )
         if not reliable_timeout_factor >= 0:
             raise ValueError("reliable_timeout_factor must be >= 0")
+        if not (0.0 <= ping_alpha <= 1.0 and 0.0 < ping_min <= ping_max):
+            raise ValueError("ping_alpha must be within 0..1, and 0 < ping_min <= ping_max")
         if max_resends is not None and max_resends < 0:
             raise ValueError("max_resends must be >= 0 or None")
         if not 0 <= max_appended_acks <= MAX_APPENDED_ACKS:
@@ -236,19 +238,19 @@ class Circuit:
         self._encode_packet = codec.encode_packet
         self.strict = bool(strict)
         self.max_size = int(max_size)
-        self.zero_coding = zero_coding
-        self.ping_interval = float(ping_interval)
-        self.circuit_timeout = float(circuit_timeout)
-        self.reliable_timeout_factor = float(reliable_timeout_factor)
-        self.minimum_reliable_timeout = float(minimum_reliable_timeout)
+        self._zero_coding = zero_coding
+        self._ping_interval = float(ping_interval)
+        self._circuit_timeout = float(circuit_timeout)
+        self._reliable_timeout_factor = float(reliable_timeout_factor)
+        self._minimum_reliable_timeout = float(minimum_reliable_timeout)
         self._max_resends = -1 if max_resends is None else int(max_resends)
-        self.ping_alpha = float(ping_alpha)
-        self.ping_min = float(ping_min)
-        self.ping_max = float(ping_max)
-        self.ack_collect_time = min(max(float(ack_collect_time), 0.0), COLLECT_ACK_TIME_MAX)
-        self.max_appended_acks = int(max_appended_acks)
+        self._ping_alpha = float(ping_alpha)
+        self._ping_min = float(ping_min)
+        self._ping_max = float(ping_max)
+        self._ack_collect_time = min(max(float(ack_collect_time), 0.0), COLLECT_ACK_TIME_MAX)
+        self._max_appended_acks = int(max_appended_acks)
         self.mtu = int(mtu)
-        self.duplicate_window = int(duplicate_window)
+        self._duplicate_window = int(duplicate_window)
         self.deliver_control = bool(deliver_control)
         # sending
         self._seq = int(first_sequence) & _MASK
@@ -271,7 +273,7 @@ class Circuit:
         self._ping_id = 0
         self._ping_sent = now
         self._pings_in_transit = 0
-        self._next_ping = now + self.ping_interval
+        self._next_ping = now + self._ping_interval
         self._last_ping_answer = now
         self.rtt = float(initial_ping)
         self._ping_avg = float(initial_ping)
@@ -280,7 +282,7 @@ class Circuit:
         self._lost: Any = None
         self._events: list[Any] = []
         # the earliest timer without the ack flush (a lower bound), and with it
-        self._timer_wake = min(self._next_ping, now + self.circuit_timeout)
+        self._timer_wake = min(self._next_ping, now + self._circuit_timeout)
         self._wake = self._timer_wake
         self.packets_out = 0
         self.packets_in = 0
@@ -296,9 +298,9 @@ class Circuit:
         if self.packets_in or self.packets_out or self._lost is not None:
             raise LocalProtocolError("restart_clock on a circuit already in use")
         self._ping_sent = now
-        self._next_ping = now + self.ping_interval
+        self._next_ping = now + self._ping_interval
         self._last_ping_answer = now
-        self._timer_wake = min(self._next_ping, now + self.circuit_timeout)
+        self._timer_wake = min(self._next_ping, now + self._circuit_timeout)
         self._wake = self._timer_wake
 
     # -- state ------------------------------------------------------------------
@@ -308,9 +310,66 @@ class Circuit:
         """Resends of a reliable packet before it is given up (``None``: never)."""
         return None if self._max_resends < 0 else self._max_resends
 
+    # set at construction only: a timeout of 0 or NaN set later looped the resend timer
+    @property
+    def zero_coding(self) -> str:
+        """``"flag"`` or ``"smaller"``: when sent packets are zero-coded."""
+        return self._zero_coding
+
+    @property
+    def ping_interval(self) -> float:
+        """Seconds between StartPingChecks."""
+        return self._ping_interval
+
+    @property
+    def circuit_timeout(self) -> float:
+        """Seconds without a CompletePingCheck before the peer is lost."""
+        return self._circuit_timeout
+
+    @property
+    def reliable_timeout_factor(self) -> float:
+        """The resend timeout is this times the averaged ping, at least ..."""
+        return self._reliable_timeout_factor
+
+    @property
+    def minimum_reliable_timeout(self) -> float:
+        """... this many seconds."""
+        return self._minimum_reliable_timeout
+
+    @property
+    def ping_alpha(self) -> float:
+        """The averaged ping's weight of a new (lower) round trip."""
+        return self._ping_alpha
+
+    @property
+    def ping_min(self) -> float:
+        """The averaged ping's floor, in seconds."""
+        return self._ping_min
+
+    @property
+    def ping_max(self) -> float:
+        """The averaged ping's cap, in seconds."""
+        return self._ping_max
+
+    @property
+    def ack_collect_time(self) -> float:
+        """Seconds an owed ack waits for a packet to ride on before a PacketAck."""
+        return self._ack_collect_time
+
+    @property
+    def max_appended_acks(self) -> int:
+        """Acks appended to one packet at most."""
+        return self._max_appended_acks
+
+    @property
+    def duplicate_window(self) -> int:
+        """Reliable sequence numbers remembered at most, for duplicates."""
+        return self._duplicate_window
+
     @property
     def max_size(self) -> int:
-        """The decoder's cap on a zero-expanded packet, in bytes."""
+        """The decoder's cap on a zero-expanded packet, and the largest packet
+        :meth:`send` sends, in bytes."""
         return self._max_size
 
     @max_size.setter
@@ -390,18 +449,18 @@ class Circuit:
     # -- timers -----------------------------------------------------------------
 
     def _timeout_for(self, ping: float) -> float:
-        t = self.reliable_timeout_factor * ping
-        return t if t > self.minimum_reliable_timeout else self.minimum_reliable_timeout
+        t = self._reliable_timeout_factor * ping
+        return t if t > self._minimum_reliable_timeout else self._minimum_reliable_timeout
 
     def _rto_at(self, now: float) -> float:
         """``getPingDelayAveraged``: the average, raised while pings go unanswered."""
         n = self._pings_in_transit
         if n == 0:
             return self._rto
-        transit = (n - 1) * self.ping_interval + (now - self._ping_sent)
+        transit = (n - 1) * self._ping_interval + (now - self._ping_sent)
         ping = self._ping_avg
         if transit > ping:
-            ping = min(transit, self.ping_max)
+            ping = min(transit, self._ping_max)
         return self._timeout_for(ping)
 
     def next_deadline(self) -> float | None:
@@ -431,7 +490,7 @@ class Circuit:
             del timeline[:head]
             head = 0
         self._tl_head = head
-        lost_at = self._last_ping_answer + self.circuit_timeout
+        lost_at = self._last_ping_answer + self._circuit_timeout
         t = min(t, lost_at)
         self._timer_wake = t
         if self._acks and self._ack_deadline < t:
@@ -448,7 +507,10 @@ class Circuit:
         sets the RELIABLE flag and keeps it until acked. The message's own
         ``flags`` (except ZEROCODED), ``sequence`` and ``acks`` are ignored.
         Encoding errors raise :class:`~gamecodec.EncodeError` and queue nothing,
-        as does a packet longer than ``MAX_DATAGRAM`` (no UDP datagram holds it).
+        as does a packet longer than ``max_size`` (8192 bytes by default: the LL
+        viewer's receive buffer, and what this circuit's own decoder takes) or
+        than ``MAX_DATAGRAM`` (no UDP datagram holds it). A zero-coded packet is
+        measured as sent: its expanded size is the receiver's check.
         """
         return self._send(message, reliable, now)
 
@@ -460,12 +522,12 @@ class Circuit:
         seq = self._seq
         key = seq  # boxed once in the compiled twin
         acks = self._acks
-        count = max(0, min(len(acks), self.max_appended_acks, _MAX_ACKS)) if acks else 0
+        count = max(0, min(len(acks), self._max_appended_acks, _MAX_ACKS)) if acks else 0
         # encode's errors come out before anything changes
         wire: bytes = self._encode_packet(
             message,
             self._template,
-            self.zero_coding,
+            self._zero_coding,
             _RELIABLE if reliable else 0,
             key,
             acks,
@@ -473,10 +535,11 @@ class Circuit:
             self._limit,
         )
         end = len(wire)
-        if end > _MAX_DATAGRAM:
+        if end > self._max_size_c or end > _MAX_DATAGRAM:
             raise EncodeError(
-                f"{message.name}: {end} bytes encoded, more than one UDP datagram "
-                f"holds ({MAX_DATAGRAM})"
+                f"{message.name}: {end} bytes encoded, more than a peer takes "
+                f"(max_size {self._max_size_c}, as the LL viewer's buffer; UDP at most "
+                f"{MAX_DATAGRAM})"
             )
         self._seq = (seq + 1) & _MASK
         if wire[0] & _ACK:
@@ -501,7 +564,7 @@ class Circuit:
         end = 5 + len(body)
         if acks and can_ack:
             count = len(acks)
-            count = min(count, self.max_appended_acks)
+            count = min(count, self._max_appended_acks)
             room = (self._mtu - 6 - len(body)) >> 2
             count = min(count, room)
             if count > 0:
@@ -572,8 +635,8 @@ class Circuit:
         return out
 
     def _timers(self, now: float) -> None:
-        if now >= self._last_ping_answer + self.circuit_timeout:
-            self._kill(f"no CompletePingCheck for {self.circuit_timeout:g} s", now)
+        if now >= self._last_ping_answer + self._circuit_timeout:
+            self._kill(f"no CompletePingCheck for {self._circuit_timeout:g} s", now)
             return
         timeline = self._timeline
         unacked = self._unacked
@@ -623,7 +686,7 @@ class Circuit:
         oldest = next(iter(self._unacked)) if self._unacked else (self._seq - 1) & _MASK
         self._ping_sent = now
         self._pings_in_transit += 1
-        self._next_ping = now + self.ping_interval
+        self._next_ping = now + self._ping_interval
         self._put(0, _START_PING_HEAD + _PING_BODY.pack(ping_id, oldest), True, now)
 
     def _flush_acks(self, now: float) -> None:
@@ -717,7 +780,7 @@ class Circuit:
             self._seen.add(key)
             order = self._order
             order.append(key)
-            if len(order) - self._order_head > self.duplicate_window:
+            if len(order) - self._order_head > self._duplicate_window:
                 self._seen.discard(order[self._order_head])
                 self._forget_to(self._order_head + 1)
             self._queue_ack(key, now)
@@ -731,7 +794,7 @@ class Circuit:
         """``collectRAck``: owe the peer an ack; the first one starts the clock."""
         acks = self._acks
         if not acks:
-            deadline = now + self.ack_collect_time
+            deadline = now + self._ack_collect_time
             self._ack_deadline = deadline
             self._wake = min(self._wake, deadline)
         acks.append(seq)
@@ -791,15 +854,15 @@ class Circuit:
         ``ping_interval`` each; the average takes a rise at once and a fall at
         ``ping_alpha``, clamped to [ping_min, ping_max]."""
         behind = (self._ping_id - ping_id) & 0xFF
-        rtt = behind * self.ping_interval + (now - self._ping_sent)
+        rtt = behind * self._ping_interval + (now - self._ping_sent)
         self.rtt = rtt
         avg = self._ping_avg
         avg = max(avg, rtt)
-        avg = (1.0 - self.ping_alpha) * avg + self.ping_alpha * rtt
-        if avg < self.ping_min:
-            avg = self.ping_min
-        elif avg > self.ping_max:
-            avg = self.ping_max
+        avg = (1.0 - self._ping_alpha) * avg + self._ping_alpha * rtt
+        if avg < self._ping_min:
+            avg = self._ping_min
+        elif avg > self._ping_max:
+            avg = self._ping_max
         self._ping_avg = avg
         self._pings_in_transit = behind
         self._rto = self._timeout_for(avg)

@@ -67,7 +67,8 @@ class CircuitProtocol(SessionProtocol[Circuit, Message]):
     is ``None``, the first sender whose datagram decodes becomes the peer).
     ``dropped`` keeps the latest reliable messages the circuit gave up
     (:class:`MessageDropped`) and ``bad`` the latest datagrams it could not
-    decode (:class:`BadDatagram`), :attr:`history` of each; ``lost``
+    decode (:class:`BadDatagram`): :class:`collections.deque` objects of
+    :attr:`history` events each; ``lost``
     is set when the circuit reports the peer lost, and then :meth:`recv`
     raises :class:`ConnectionError`. Messages are delivered in arrival order.
     """
