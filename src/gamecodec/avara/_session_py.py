@@ -111,7 +111,8 @@ _MAX_PICKS: Final = 16  # commands packed in one datagram: at most 13 (5 bytes e
 # fine until 2242): there a double still resolves a microsecond, so every
 # timer set after ``now`` (the 120 s kill check's 1 us margin included) comes
 # after it, and datagrams_to_send always ends. (At +-2**40 a silent peer's kill
-# check could stay due forever: found by an audit.)
+# check could stay due forever: found by an audit.) The whole session must fit:
+# a deadline past the limit (the kill check, 120 s on) cannot be kept.
 _MAX_TIME: Final = float(2**33)
 
 

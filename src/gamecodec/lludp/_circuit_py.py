@@ -79,7 +79,7 @@ MAX_TIME = float(2**33)
 until 2242): there a double still resolves a microsecond, so a resend, ping or
 ack deadline set after ``now`` comes after it (with nanoseconds passed as
 seconds, ``now + 100 == now``: a false PeerLost, or a resend loop that never
-ended)."""
+ended). The whole session must fit: a deadline past the limit cannot be kept."""
 
 _MASK = MAX_OUT_PACKET_ID - 1
 _HALF = MAX_OUT_PACKET_ID >> 1
