@@ -6,6 +6,8 @@ import contextlib
 from types import ModuleType
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gamecodec.avara import Command, CommandId
 from gamecodec.avara.session import (
@@ -143,6 +145,27 @@ def test_bitmap_leaves_out_serials_past_base_plus_64(conn: Connection) -> None:
     (found when the send window grew to 1024: the skip-less profile deadlocked)."""
     conn.receive_datagram(from_peer(0xFFFE, 0, 4, 66, 70, 200), 0.1)  # base 0, 2 missing
     assert conn.ack_block() == (1, 0b10)  # 4 only (bit 1): 66 (bit 32), 70, 200 left out
+
+
+@given(arrivals=st.lists(st.integers(0, 120).map(lambda k: 2 * k), max_size=80))
+@settings(max_examples=300, deadline=None)
+def test_ack_block_names_only_serials_received(twin: ModuleType, arrivals: list[int]) -> None:
+    """Whatever order commands arrive in (the skip rule off), the cumulative ack and
+    every bitmap bit name serials that did arrive; bit 0 is never set."""
+    conn = twin.Connection(my_id=1, peer_id=2, now=0.0, skip_after=None)
+    got: set[int] = set()
+    for serial in arrivals:
+        conn.receive_datagram(from_peer(0xFFFE, serial), 0.1)
+        got.add(serial)
+        ack, bits = conn.ack_block()
+        base = ack & 0xFFFE
+        if base != 0xFFFE:
+            assert set(range(0, base + 1, 2)) <= got
+        if bits is None:
+            assert not ack & 1
+            continue
+        assert ack & 1 and not bits & 1
+        assert {(base + 2 * (k + 1)) & 0xFFFF for k in range(32) if bits >> k & 1} <= got
 
 
 def test_bitmap_bit_0_does_not_ack_the_missing_serial(twin: ModuleType) -> None:
