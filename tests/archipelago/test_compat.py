@@ -261,6 +261,33 @@ def test_unbuildable_class_objects_are_decode_errors(codec: ModuleType, text: st
     assert info.value.offset == 0
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[{"p":{"class":"Version"},"p":1}]',
+        '[{"p":[{"class":"NetworkItem"}],"p":1}]',
+        '[{"p" : {"class":"Version"}, "p" : 1}]',
+        '[{"t":"a: b","p":{"cl\\u0061ss":"NetworkSlot"},"p":{"class":"X"}}]',
+        '[{"é":{"class":"Version"},"é":1}]',
+    ],
+)
+def test_an_unbuildable_object_under_a_repeated_key_still_fails(
+    codec: ModuleType, text: str
+) -> None:
+    """The reference builds each tagged object as it parses, before a repeated key
+    replaces it; the compiled twin kept only the last value and returned it
+    (found by a fuzz campaign). Both raise, for str and bytes input."""
+    for data in (text, text.encode()):
+        with pytest.raises(DecodeError) as info:
+            codec.decode(data)
+        assert info.value.offset == 0
+
+
+def test_repeated_keys_keep_the_last_value(codec: ModuleType) -> None:
+    text = '[{"p":{"major":1,"minor":2,"build":3,"class":"Version"},"p":1,"t":"x: y"}]'
+    assert codec.decode(text) == codec.decode(text.encode()) == [{"p": 1, "t": "x: y"}]
+
+
 def test_decode_rejects_other_types(codec: ModuleType) -> None:
     with pytest.raises(TypeError):
         codec.decode(5)

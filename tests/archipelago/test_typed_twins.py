@@ -91,6 +91,22 @@ def test_decode_frame_twins_agree(py_codec: ModuleType, c_codec: ModuleType, dat
         assert _outcome(c_codec.decode_frame, as_other) == _outcome(py_codec.decode_frame, as_other)
 
 
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'[{"cmd":"PrintJSON","data":[{"text":"","\xff":0}]}]',
+        b'[{"cmd":"Say","text":"a","t":"\x84","t":1}]',
+        b'[{"cmd":"Sync","\xae":1}]',
+    ],
+)
+def test_invalid_utf8_anywhere_is_a_decode_error(frames: _typed.FrameCodec, data: bytes) -> None:
+    """msgspec skips undeclared keys' bytes unchecked: such a frame decoded, and
+    encode_frame then raised UnicodeDecodeError (found by a fuzz campaign)."""
+    with pytest.raises(DecodeError, match="invalid UTF-8") as info:
+        frames.decode_frame(data)
+    assert info.value.offset == next(i for i, b in enumerate(data) if b >= 0x80)
+
+
 def test_decode_frame_rejects_other_types(codec: ModuleType) -> None:
     with pytest.raises(TypeError, match="expected str or bytes"):
         codec.decode_frame(5)

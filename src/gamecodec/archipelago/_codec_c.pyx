@@ -74,6 +74,7 @@ cdef extern from "Python.h":
     bint PyUnicode_IS_COMPACT_ASCII(object o)
     void *PyUnicode_DATA(object o)
     Py_ssize_t PyUnicode_GET_LENGTH(object o)
+    Py_ssize_t PyDict_GET_SIZE(object o)
 
 cdef extern from *:
     """
@@ -225,6 +226,64 @@ cdef inline bint _is_class_key(PyObject *key) noexcept:
     )
 
 
+# What _walk saw: dict entries and "class"-tagged dicts (for _lost_tags).
+cdef Py_ssize_t _walk_entries = 0
+cdef Py_ssize_t _walk_tagged = 0
+
+
+cdef Py_ssize_t _colons(const unsigned char *p, Py_ssize_t n) noexcept nogil:
+    """The ``:`` bytes of ``p[:n]`` (a loop the compiler vectorises)."""
+    cdef Py_ssize_t i, count = 0
+    for i in range(n):
+        count += p[i] == 58
+    return count
+
+
+cdef Py_ssize_t _class_texts(const unsigned char *p, Py_ssize_t n) noexcept nogil:
+    """The ``"class"`` texts of ``p[:n]`` (compares the compiler vectorises)."""
+    cdef Py_ssize_t i, count = 0
+    for i in range(n - 6):
+        count += ((p[i] == 34) & (p[i + 1] == 99) & (p[i + 2] == 108) & (p[i + 3] == 97)
+                  & (p[i + 4] == 115) & (p[i + 5] == 115) & (p[i + 6] == 34))
+    return count
+
+
+cdef Py_ssize_t _u_escapes(const unsigned char *p, Py_ssize_t n) noexcept nogil:
+    """The ``\\u`` pairs of ``p[:n]`` (compares the compiler vectorises)."""
+    cdef Py_ssize_t i, count = 0
+    for i in range(n - 1):
+        count += (p[i] == 92) & (p[i + 1] == 117)
+    return count
+
+
+cdef bint _lost_tags(object data):
+    """Whether a repeated key may have dropped a ``"class"``-tagged object that the
+    reference builds (and may fail on) while it parses: the msgspec decode keeps
+    only a repeated key's last value. Every key is followed by one ``:``, so no
+    more colons than dict entries means no repeated key. Otherwise (a repeated
+    key, or a colon in a string), with no ``\\u`` escape in the text every
+    tagged key is a literal ``"class"``, so as many of those as tagged dicts
+    walked means none was lost. Anything else is left to the reference's
+    algorithm."""
+    cdef const unsigned char *p
+    cdef Py_ssize_t n
+    if type(data) is bytes:
+        p = <const unsigned char *>PyBytes_AS_STRING(data)
+        n = PyBytes_GET_SIZE(data)
+    elif PyUnicode_IS_COMPACT_ASCII(data):
+        p = <const unsigned char *>PyUnicode_DATA(data)
+        n = PyUnicode_GET_LENGTH(data)
+    else:  # a wider str: the same tests through str methods
+        if data.count(":") <= _walk_entries:
+            return False
+        return "\\u" in data or data.count('"class"') != _walk_tagged
+    if _colons(p, n) <= _walk_entries:
+        return False
+    if _u_escapes(p, n):
+        return True
+    return _class_texts(p, n) != _walk_tagged
+
+
 cdef object _walk(object obj, int depth, int max_depth):
     """Post-order: children first, then this dict's hook; ``depth`` counts this
     container (the reference's count is ``1 + depth``)."""
@@ -246,6 +305,8 @@ cdef object _walk(object obj, int depth, int max_depth):
                     Py_INCREF(new)
                     PyList_SetItem(obj, i, new)
         return obj
+    global _walk_entries, _walk_tagged
+    _walk_entries += PyDict_GET_SIZE(obj)
     while PyDict_Next(obj, &pos, &key, &value):
         if Py_TYPE(value) == <PyTypeObject *>list or Py_TYPE(value) == <PyTypeObject *>dict:
             new = _walk(<object>value, depth + 1, max_depth)
@@ -255,6 +316,7 @@ cdef object _walk(object obj, int depth, int max_depth):
             tagged = True
     if not tagged:
         return obj
+    _walk_tagged += 1
     ptr = PyDict_GetItem(obj, _CLASS)
     if ptr == NULL:
         return obj
@@ -281,9 +343,13 @@ def decode(data, *, max_depth=DEFAULT_MAX_DEPTH):
     except Exception:
         return _pure_decode(data, max_depth=max_depth)
     if type(value) is list or type(value) is dict:
+        global _walk_entries, _walk_tagged
+        _walk_entries = _walk_tagged = 0
         try:
             value = _walk(value, 1, depth)
         except _Fallback:
+            return _pure_decode(data, max_depth=max_depth)
+        if _lost_tags(data):  # the reference's parse-time order decides
             return _pure_decode(data, max_depth=max_depth)
     return value
 
@@ -1252,6 +1318,12 @@ def decode_frame(data):
         _bind_self()
     if type(data) is not str and type(data) is not bytes:
         return _t_general(data)
+    if type(data) is bytes and not (<bytes>data).isascii():
+        # msgspec skips the bytes of keys a Struct does not declare unchecked
+        try:
+            (<bytes>data).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return _t_failed(data, exc)  # raises the DecodeError
     if len(data) > _t_peek:
         if _t_prone and _is_prone(data):
             return _t_general(data)

@@ -303,6 +303,13 @@ def _decode_general(data: str | bytes | bytearray | memoryview) -> Frame:
             data = bytes(data)
         else:
             raise TypeError(f"expected str or bytes, not {type(data).__name__}")
+    if type(data) is bytes and not data.isascii():
+        # msgspec skips the bytes of keys a Struct does not declare unchecked:
+        # invalid UTF-8 there decoded, and the text could not be encoded again
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return _decode_failed(data, exc)  # raises the DecodeError
     lead = _lead(data) if len(data) > _PEEK_FROM else None
     if lead is not None and lead in _EXTRA_PRONE:
         prone = _decode_lenient(data)
