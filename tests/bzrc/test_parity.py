@@ -6,6 +6,7 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -74,7 +75,9 @@ def run(codec: ModuleType, data: bytes, chunks: list[int], **kw: int) -> Any:
         out += parser.feed(data[pos:])
         out += parser.close()
     except DecodeError as exc:
-        return ("error", type(exc).__name__, exc.offset, repr(exc.partial))
+        # the state left behind too (the pure twin used to move past the bad line)
+        state = (parser.offset, parser.idle)
+        return ("error", type(exc).__name__, exc.offset, repr(exc.partial), state)
     except Exception as exc:
         return ("BUG", repr(exc))
     return [repr(r) for r in out]
@@ -110,6 +113,18 @@ def test_garbage(py_codec: ModuleType, c_codec: ModuleType, data: bytes, chunks:
     py = run(py_codec, data, chunks, max_line=64)
     assert not py or py[0] != "BUG"
     assert py == run(c_codec, data, chunks, max_line=64)
+
+
+@pytest.mark.parametrize("data", [b"ok\nbogus\nok\n", b"ok\nack 1 teams\nbegin\nteam red x\nend\n"])
+def test_a_broken_parser_stays_at_the_bad_line(
+    py_codec: ModuleType, c_codec: ModuleType, data: bytes
+) -> None:
+    for codec in (py_codec, c_codec):
+        parser = codec.ResponseParser()
+        with pytest.raises(DecodeError):
+            parser.feed(data)
+        start = data.index(b"bogus") if b"bogus" in data else data.index(b"team red")
+        assert (parser.offset, parser.idle) == (start, False)
 
 
 LINES = st.sampled_from(

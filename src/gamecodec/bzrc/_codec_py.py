@@ -225,7 +225,8 @@ class ResponseParser:
     line arrives, or by :meth:`flush`. A decoding error is raised as
     :class:`~gamecodec.DecodeError` with the absolute stream offset and the
     responses completed earlier in the same call as ``partial``; the parser
-    then stays broken (every later call raises the same error). One parser
+    then stays broken (every later call raises the same error; :attr:`offset`
+    stays at the start of the bad line, and it is not :attr:`idle`). One parser
     serves one stream; it is not meant to be shared between threads.
     """
 
@@ -272,8 +273,10 @@ class ResponseParser:
         buf = self._buf
         buf += data
         pos = 0
+        line_at = 0
         try:
             while True:
+                line_at = pos
                 nl = buf.find(b"\n", pos)
                 if nl < 0:
                     if len(buf) - pos > self.max_line:
@@ -288,6 +291,7 @@ class ResponseParser:
         except DecodeError as exc:
             exc.partial = out
             self._failed = exc
+            pos = line_at  # the bad line stays unconsumed: offset is where it starts
             raise
         finally:
             if pos:
