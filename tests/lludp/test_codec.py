@@ -114,6 +114,28 @@ def test_missing_variable_count_is_absent(codec: ModuleType, template: Template)
     assert "count of block ObjectData" in str(error)
 
 
+def test_an_absent_block_a_written_block_follows_gets_its_count(
+    codec: ModuleType, template: Template
+) -> None:
+    """AgentAnimation cut before both Variable counts decodes with both absent;
+    filling the second one wrote no count for the first, and the packet read
+    back as a garbage AnimationList (found in a Hippolyzer differential run:
+    Hippolyzer writes the 0 count)."""
+    aid = {"AgentID": uuid.UUID(int=1), "SessionID": uuid.UUID(int=2)}
+    full = codec.encode(build("AgentAnimation", AgentData=aid)._replace(flags=0), template, "flag")
+    cut = full[:-2]
+    msg = decode(codec, template, cut)
+    assert msg.absent == ("AnimationList", "PhysicalAvatarEventList")
+    assert codec.encode(msg, template, "flag") == cut  # unchanged: both left out
+    event = template.block_classes("AgentAnimation")["PhysicalAvatarEventList"]
+    changed = msg._replace(blocks={**msg.blocks, "PhysicalAvatarEventList": [event([b"\x07"])]})
+    wire = codec.encode(changed, template, "flag")
+    assert wire == cut + b"\x00\x01\x01\x07"  # AnimationList: 0; one event of 1 byte
+    back = decode(codec, template, wire)
+    assert (back.AnimationList, back.PhysicalAvatarEventList[0].TypeData) == ([], b"\x07")
+    assert not back.truncated and back.absent == ()
+
+
 def test_missing_count_in_the_all_types_template(codec: ModuleType, all_types: Template) -> None:
     data = header() + b"\xc8" + (77).to_bytes(4, "little")  # Tiny: One, then no Tail count
     msg = decode(codec, all_types, data)

@@ -891,18 +891,39 @@ cdef int _field_out(Buf *b, int ftype, Py_ssize_t size, object value, object bna
     return _slow(b, ftype, size, value, f"{bname}.{cls._fields[f]}", name)
 
 
+cdef Py_ssize_t _absent_tail(tuple blocks, object given, object absent) except -1:
+    """Where the trailing run of empty Variable blocks listed in ``absent`` starts
+    (the number of blocks if the last one is written)."""
+    cdef Py_ssize_t tail = PyTuple_GET_SIZE(blocks)
+    cdef tuple block
+    cdef object items
+    while tail > 0:
+        block = <tuple>PyTuple_GET_ITEM(blocks, tail - 1)
+        bname = <object>PyTuple_GET_ITEM(block, 0)
+        if <int><object>PyTuple_GET_ITEM(block, 1) != KIND_VARIABLE or bname not in absent:
+            break
+        items = given.get(bname, _EMPTY)
+        if not (PyList_CheckExact(items) or PyTuple_CheckExact(items)) or len(items):
+            break
+        tail -= 1
+    return tail
+
+
 cdef int _body(Buf *b, object message, tuple plan) except -1:
     cdef PyObject *pv
     cdef unsigned long long u
     cdef object name = plan[1]
     cdef tuple blocks = <tuple>plan[4]
-    cdef Py_ssize_t nb = PyTuple_GET_SIZE(blocks), bi, f, nfields, count, nitems, k, size
+    cdef Py_ssize_t nb = PyTuple_GET_SIZE(blocks), bi, f, nfields, count, nitems, k, size, tail
     cdef int kind, ftype
     cdef const uint8_t *layout
     cdef uint8_t one
     cdef PyObject *found
     given = _item(message, 1)
     absent = _item(message, 9)
+    # an empty absent Variable block is left out only at the end (no count byte):
+    # one a written block follows gets its count of 0, or the packet is misread
+    tail = _absent_tail(blocks, given, absent) if absent else nb
     for bi in range(nb):
         block = <tuple>PyTuple_GET_ITEM(blocks, bi)
         bname = <object>PyTuple_GET_ITEM(block, 0)
@@ -921,7 +942,7 @@ cdef int _body(Buf *b, object message, tuple plan) except -1:
             items = list(items)
         nitems = _seq_len(items)
         if kind == KIND_VARIABLE:
-            if nitems == 0 and bname in absent:
+            if bi >= tail:
                 continue
             if nitems > 0xFF:
                 raise M.encode_error(name, bname, f"{nitems} blocks, at most 255")

@@ -527,17 +527,32 @@ def _field_bytes(ftype: int, size: int, value: Any, where: str, name: str) -> by
     return raw
 
 
+def _absent_tail(specs: Any, blocks: Any, absent: Any) -> int:
+    """Where the trailing run of empty Variable blocks listed in ``absent`` starts
+    (``len(specs)`` if the last block is written)."""
+    tail = len(specs)
+    for bname, kind, _count, _cls, _layout in reversed(specs):
+        items = blocks.get(bname, ())
+        if kind != _VARIABLE or bname not in absent or type(items) not in (list, tuple) or items:
+            break
+        tail -= 1
+    return tail
+
+
 def _body(message: Message, plan: Any) -> bytes:
     name = plan[1]
     parts = [_number_bytes(plan[2], plan[3]), _bytes(message.extra, "extra", name)]
     blocks = message.blocks
     absent = message.absent
-    for bname, kind, count, _cls, layout in plan[4]:
+    # an empty absent Variable block is left out only at the end (no count byte):
+    # one a written block follows gets its count of 0, or the packet is misread
+    tail = _absent_tail(plan[4], blocks, absent) if absent else len(plan[4])
+    for index, (bname, kind, count, _cls, layout) in enumerate(plan[4]):
         items = blocks.get(bname, ())
         if not isinstance(items, (list, tuple)):
             items = list(items)
         if kind == _VARIABLE:
-            if not items and bname in absent:
+            if index >= tail:
                 continue
             if len(items) > 0xFF:
                 raise M.encode_error(name, bname, f"{len(items)} blocks, at most 255")
