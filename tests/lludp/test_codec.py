@@ -338,17 +338,28 @@ def test_up_to_250_acks(codec: ModuleType, template: Template, count: int) -> No
     assert bool(got.flags & 0x10) == bool(count)
 
 
-def test_more_than_250_acks(codec: ModuleType, template: Template) -> None:
-    msg = decode(codec, template, PING)._replace(acks=tuple(range(251)))
-    with pytest.raises(EncodeError, match="251 acks, at most 250"):
-        codec.encode(msg, template, "flag")
+@pytest.mark.parametrize("count", [251, 255])
+def test_decoded_packets_past_lls_ack_rule_re_encode_exactly(
+    codec: ModuleType, template: Template, count: int
+) -> None:
+    """LL sends at most 250 acks and none on PacketAck, but its reader takes up to
+    255 on any packet, and so does decode: encode writes them back (it refused,
+    so an unmodified decoded message did not re-encode: spec decision 5)."""
+    tail = b"".join(i.to_bytes(4, "big") for i in range(count)) + bytes((count,))
+    data = bytes((0x10,)) + PING[1:] + tail
+    msg = decode(codec, template, data, strict=True)
+    assert len(msg.acks) == count
+    assert codec.encode(msg, template, "flag") == data
+    with pytest.raises(EncodeError, match="256 acks, at most 255"):
+        codec.encode(msg._replace(acks=tuple(range(256))), template, "flag")
 
 
-def test_never_acks_on_packet_ack(codec: ModuleType, template: Template) -> None:
-    msg = build("PacketAck", acks=(1,), Packets=[{"ID": 5}])
-    with pytest.raises(EncodeError, match="never appended to PacketAck"):
-        codec.encode(msg, template, "flag")
-    assert codec.encode(msg._replace(acks=()), template, "flag") == (
+def test_acks_on_a_packet_ack_are_written_back(codec: ModuleType, template: Template) -> None:
+    data = header(0x10, 0) + b"\xff\xff\xff\xfb\x01\x05\x00\x00\x00" + b"\x00\x00\x00\x01\x01"
+    msg = decode(codec, template, data, strict=True)
+    assert (msg.name, msg.acks) == ("PacketAck", (1,))
+    assert codec.encode(msg, template, "flag") == data
+    assert codec.encode(msg._replace(acks=(), flags=0), template, "flag") == (
         header(0, 0) + b"\xff\xff\xff\xfb\x01\x05\x00\x00\x00"
     )
 

@@ -133,8 +133,11 @@ def encode(
     ``zero_coding="flag"`` zero-codes exactly when ``flags`` has ZEROCODED
     (Hippolyzer, LibreMetaverse); ``"smaller"`` is LL's rule: only when that
     makes the packet strictly smaller, else it goes plain with the flag clear.
-    Acks are appended (``acks[0]`` nearest the count byte), at most 250, and
-    never on PacketAck.
+    The message's acks are appended as they are (``acks[0]`` nearest the count
+    byte), up to 255, so a decoded packet re-encodes exactly even when its
+    sender broke LL's sending rule (at most 250, never on PacketAck), which
+    LL's reader tolerates. :class:`Circuit` and :func:`forward`, which add
+    acks, keep that rule.
     """
     return _codec.encode(message, _template(template), zero_coding)  # type: ignore[no-any-return]
 

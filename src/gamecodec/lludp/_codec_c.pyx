@@ -1035,10 +1035,8 @@ cdef bytes _encode(object message, object template, bint smaller):
             raise M.encode_error(name, "extra", f"{PyBytes_GET_SIZE(extra)} bytes, at most 255")
         acks = _item(message, 4)
         nacks = len(acks)
-        if nacks > MAX_ACKS_C:
-            raise M.encode_error(name, "acks", f"{nacks} acks, at most {MAX_ACKS_C}")
-        if nacks and name == "PacketAck":
-            raise M.encode_error(name, "acks", "acks are never appended to PacketAck")
+        if nacks > 0xFF:  # written back as they are (see _codec_py.encode)
+            raise M.encode_error(name, "acks", f"{nacks} acks, at most 255")
         if nacks:
             flags |= ACKF
         src_p = b.p

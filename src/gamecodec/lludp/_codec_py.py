@@ -610,10 +610,11 @@ def encode(message: Message, template: Template, zero_coding: str = "flag") -> b
     if extra_len > 0xFF:
         raise M.encode_error(name, "extra", f"{extra_len} bytes, at most 255")
     acks = message.acks
-    if len(acks) > MAX_ACKS:
-        raise M.encode_error(name, "acks", f"{len(acks)} acks, at most {MAX_ACKS}")
-    if acks and name == "PacketAck":
-        raise M.encode_error(name, "acks", "acks are never appended to PacketAck")
+    # the message's own acks are written back as they are (decode takes up to 255,
+    # on any message, as LL does); 250 and never on PacketAck is the rule of
+    # encode_packet and forward, which add acks
+    if len(acks) > 0xFF:
+        raise M.encode_error(name, "acks", f"{len(acks)} acks, at most 255")
     if flags & ZEROCODED:
         coded = zero_encode(body)
         if zero_coding == "flag" or len(coded) < len(body):
