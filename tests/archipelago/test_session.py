@@ -270,3 +270,47 @@ def test_outgoing_frames_decode() -> None:
         "Sync",
         "Bounce",
     ]
+
+
+@pytest.mark.parametrize("time", ["1" * 400, "true", '"soon"', "1e400", "NaN", "-Infinity"])
+def test_a_death_link_bounce_with_a_bad_time_is_a_bounce(time: str) -> None:
+    """Any player's Bounce reaches every DeathLink client: float() of a 400-digit
+    int raised OverflowError out of receive_frame and ended the client; NaN and
+    1e400 (which the reference reads) ended it with RemoteProtocolError."""
+    session = logged_in(death_link_enabled=True)
+    frame = '[{"cmd":"Bounced","tags":["DeathLink"],"data":{"time":' + time + ',"source":"x"}}]'
+    (event,) = session.receive_frame(frame, 0.0)
+    assert isinstance(event, (S.BounceReceived, S.CommandReceived))
+    assert session.state is S.State.CONNECTED
+
+
+def test_a_frame_only_the_reference_reads_is_delivered_untyped() -> None:
+    session = logged_in()
+    frame = '[{"cmd":"PrintJSON","data":[{"text":"x"}],"extra":NaN},{"cmd":"Foo","n":Infinity}]'
+    events = session.receive_frame(frame, 0.0)
+    assert [type(e) for e in events] == [S.CommandReceived, S.CommandReceived]
+    command = events[1].command
+    assert isinstance(command, dict) and command["n"] == float("inf")
+    with pytest.raises(RemoteProtocolError):
+        session.receive_frame('[{"cmd":"Say","text":"x"', 0.0)  # bad for the reference too
+
+
+def test_a_refused_scout_does_not_take_the_next_scouts_reply() -> None:
+    """The server answers a LocationScouts it refuses with InvalidPacket and no
+    LocationInfo; the next LocationInfo was matched to the refused request."""
+    session = logged_in(request_timeout=None)
+    first = session.scout_locations([1001], 0.0)
+    second = session.scout_locations([1002], 0.0)
+    invalid = (
+        '[{"cmd":"InvalidPacket","type":"arguments","text":"LocationScouts",'
+        '"original_cmd":"LocationScouts"}]'
+    )
+    (refused,) = session.receive_frame(invalid, 0.0)
+    assert isinstance(refused, S.RequestRefused) and refused.request_id == first
+    info = encode_frame([C.LocationInfo([C.Item(5, 1002, 1, 0)])])
+    (scouted,) = session.receive_frame(info, 0.0)
+    assert isinstance(scouted, S.LocationsScouted) and scouted.request_id == second
+    (unsolicited,) = session.receive_frame(info, 0.0)  # no scout pending: not an answer
+    assert isinstance(unsolicited, S.CommandReceived)
+    with pytest.raises(TypeError, match="ints"):
+        session.scout_locations([True], 0.0)

@@ -36,12 +36,13 @@ from gamecodec.archipelago.session import (
     LocationsScouted,
     LoggedIn,
     LoginRefused,
+    RequestRefused,
     RequestTimedOut,
     State,
     StorageChanged,
     StorageRead,
 )
-from gamecodec.errors import SessionError
+from gamecodec.errors import RemoteProtocolError, SessionError
 
 __all__ = ["Client", "LoginRefusedError", "connect"]
 
@@ -262,6 +263,13 @@ class Client:
             if future is not None and not future.done():
                 future.set_exception(TimeoutError(f"{event.kind} {event.request_id} timed out"))
             return
+        elif isinstance(event, RequestRefused):
+            future = self._waiters.pop(event.request_id, None)
+            if future is not None and not future.done():
+                future.set_exception(
+                    RemoteProtocolError(f"the server refused {event.kind}: {event.invalid.text}")
+                )
+                return
         if request_id is not None and request_id in self._waiters:
             future = self._waiters.pop(request_id)
             if not future.done():

@@ -45,6 +45,7 @@ __all__ = [
     "LoggedIn",
     "LoginRefused",
     "MessageReceived",
+    "RequestRefused",
     "RequestTimedOut",
     "RoomInfoReceived",
     "State",
@@ -152,6 +153,16 @@ class RequestTimedOut(Event):
 
 
 @dataclass(frozen=True)
+class RequestRefused(Event):
+    """The server answered request ``request_id`` with an InvalidPacket (a
+    LocationScouts whose ids it refused: it sends no LocationInfo then)."""
+
+    request_id: int
+    kind: str
+    invalid: C.InvalidPacket
+
+
+@dataclass(frozen=True)
 class CommandReceived(Event):
     """Any other command (RoomUpdate, InvalidPacket, unknown ones as dicts)."""
 
@@ -162,6 +173,30 @@ class CommandReceived(Event):
 class _Pending:
     kind: str
     sent_at: float
+
+
+def _finite_number(value: Any) -> bool:
+    """An int or float (not a bool) that is a finite float: float() of a
+    400-digit int raised OverflowError out of receive_frame."""
+    if type(value) is int:
+        return -(2**1023) < value < 2**1023
+    return type(value) is float and value - value == 0.0
+
+
+def _reference_only(data: str | bytes) -> list[dict[str, Any]] | None:
+    """The commands of a frame the typed codec refused but the reference reads
+    (plain values), or ``None`` if the reference refuses it too."""
+    from gamecodec.archipelago import compat
+
+    try:
+        value = compat.decode(data)
+    except (DecodeError, TypeError):
+        return None
+    if type(value) is not list or not all(
+        type(c) is dict and type(c.get("cmd")) is str for c in value
+    ):
+        return None
+    return value
 
 
 @dataclass
@@ -232,11 +267,15 @@ class ClientSession:
         self._send(C.LocationChecks(ids))
 
     def scout_locations(self, locations: Iterable[int], now: float, create_as_hint: int = 0) -> int:
-        """Ask what is at ``locations``; the reply is a :class:`LocationsScouted`."""
+        """Ask what is at ``locations``; the reply is a :class:`LocationsScouted`.
+        Ids must be ints (not bools): the server refuses anything else."""
         self._require_login()
+        ids = list(locations)
+        if any(type(i) is not int for i in ids):
+            raise TypeError("location ids must be ints (the server refuses other types)")
         request_id = self._request("LocationScouts", now)
         self._scouts.append(request_id)
-        self._send(C.LocationScouts(list(locations), create_as_hint))
+        self._send(C.LocationScouts(ids, create_as_hint))
         return request_id
 
     def say(self, text: str) -> None:
@@ -348,7 +387,13 @@ class ClientSession:
         try:
             commands = decode_frame(data)
         except DecodeError as exc:
-            raise RemoteProtocolError(f"bad frame from the server: {exc}") from exc
+            plain = _reference_only(data)
+            if plain is None:
+                raise RemoteProtocolError(f"bad frame from the server: {exc}") from exc
+            # JSON the reference reads and the typed codec does not (NaN, Infinity,
+            # 1e400: a player's Bounce carries whatever it was sent): delivered
+            # untyped, as unknown commands are, rather than ending the session
+            return [CommandReceived(command) for command in plain]
         events: list[Event] = []
         for command in commands:
             events.extend(self._handle(command, now))
@@ -370,7 +415,9 @@ class ClientSession:
         if isinstance(command, C.ReceivedItems):
             return self._on_items(command)
         if isinstance(command, C.LocationInfo):
-            request_id = self._scouts.popleft() if self._scouts else 0
+            if not self._scouts:  # not an answer of ours
+                return [CommandReceived(command)]
+            request_id = self._scouts.popleft()
             if request_id in self._late_scouts:  # already reported as timed out
                 self._late_scouts.discard(request_id)
                 return [CommandReceived(command)]
@@ -387,6 +434,19 @@ class ClientSession:
             ]
         if isinstance(command, C.Bounced):
             return self._on_bounced(command)
+        if (
+            isinstance(command, C.InvalidPacket)
+            and command.original_cmd == "LocationScouts"
+            and self._scouts
+        ):
+            # the server refused a scout and sends no LocationInfo for it: the
+            # oldest one (replies come in order), or the next reply goes astray
+            request_id = self._scouts.popleft()
+            if request_id in self._late_scouts:
+                self._late_scouts.discard(request_id)
+                return [CommandReceived(command)]
+            self._pending.pop(request_id, None)
+            return [RequestRefused(request_id, "LocationScouts", command)]
         if isinstance(command, C.PrintJSON):
             return [MessageReceived(command)]
         if isinstance(command, C.RoomUpdate) and isinstance(command.checked_locations, list):
@@ -462,9 +522,9 @@ class ClientSession:
         tags = command.tags if isinstance(command.tags, list) else []
         data = command.data if isinstance(command.data, dict) else {}
         if DEATH_LINK in tags and self.death_link_enabled:
-            time = data.get("time")
+            time: Any = data.get("time")
             source = str(data.get("source", ""))
-            if isinstance(time, (int, float)):
+            if _finite_number(time):  # any player's Bounce reaches us: a bad one is a Bounce
                 if (time, source) in self._sent_deaths:
                     self._sent_deaths.discard((time, source))
                     return []
