@@ -226,9 +226,10 @@ cdef inline bint _is_class_key(PyObject *key) noexcept:
     )
 
 
-# What _walk saw: dict entries and "class"-tagged dicts (for _lost_tags).
-cdef Py_ssize_t _walk_entries = 0
-cdef Py_ssize_t _walk_tagged = 0
+cdef struct Seen:
+    # what _walk saw, for _lost_tags (per call: no shared state between threads)
+    Py_ssize_t entries  # dict entries
+    Py_ssize_t tagged  # "class"-tagged dicts
 
 
 cdef Py_ssize_t _colons(const unsigned char *p, Py_ssize_t n) noexcept nogil:
@@ -256,7 +257,7 @@ cdef Py_ssize_t _u_escapes(const unsigned char *p, Py_ssize_t n) noexcept nogil:
     return count
 
 
-cdef bint _lost_tags(object data):
+cdef bint _lost_tags(object data, Seen *seen):
     """Whether a repeated key may have dropped a ``"class"``-tagged object that the
     reference builds (and may fail on) while it parses: the msgspec decode keeps
     only a repeated key's last value. Every key is followed by one ``:``, so no
@@ -274,17 +275,17 @@ cdef bint _lost_tags(object data):
         p = <const unsigned char *>PyUnicode_DATA(data)
         n = PyUnicode_GET_LENGTH(data)
     else:  # a wider str: the same tests through str methods
-        if data.count(":") <= _walk_entries:
+        if data.count(":") <= seen.entries:
             return False
-        return "\\u" in data or data.count('"class"') != _walk_tagged
-    if _colons(p, n) <= _walk_entries:
+        return "\\u" in data or data.count('"class"') != seen.tagged
+    if _colons(p, n) <= seen.entries:
         return False
     if _u_escapes(p, n):
         return True
-    return _class_texts(p, n) != _walk_tagged
+    return _class_texts(p, n) != seen.tagged
 
 
-cdef object _walk(object obj, int depth, int max_depth):
+cdef object _walk(object obj, int depth, int max_depth, Seen *seen):
     """Post-order: children first, then this dict's hook; ``depth`` counts this
     container (the reference's count is ``1 + depth``)."""
     cdef Py_ssize_t i, n, pos = 0
@@ -300,23 +301,22 @@ cdef object _walk(object obj, int depth, int max_depth):
         for i in range(n):
             ptr = PyList_GET_ITEM(obj, i)
             if Py_TYPE(ptr) == <PyTypeObject *>list or Py_TYPE(ptr) == <PyTypeObject *>dict:
-                new = _walk(<object>ptr, depth + 1, max_depth)
+                new = _walk(<object>ptr, depth + 1, max_depth, seen)
                 if <PyObject *>new != ptr:
                     Py_INCREF(new)
                     PyList_SetItem(obj, i, new)
         return obj
-    global _walk_entries, _walk_tagged
-    _walk_entries += PyDict_GET_SIZE(obj)
+    seen.entries += PyDict_GET_SIZE(obj)
     while PyDict_Next(obj, &pos, &key, &value):
         if Py_TYPE(value) == <PyTypeObject *>list or Py_TYPE(value) == <PyTypeObject *>dict:
-            new = _walk(<object>value, depth + 1, max_depth)
+            new = _walk(<object>value, depth + 1, max_depth, seen)
             if <PyObject *>new != value:
                 PyDict_SetItem(obj, <object>key, new)
         if not tagged and _is_class_key(key):
             tagged = True
     if not tagged:
         return obj
-    _walk_tagged += 1
+    seen.tagged += 1
     ptr = PyDict_GetItem(obj, _CLASS)
     if ptr == NULL:
         return obj
@@ -327,6 +327,7 @@ def decode(data, *, max_depth=DEFAULT_MAX_DEPTH):
     """``NetUtils.decode`` of a text frame (``str``, or UTF-8 ``bytes``)."""
     cdef object value
     cdef int depth
+    cdef Seen seen
     if type(max_depth) is not int:
         return _pure_decode(data, max_depth=max_depth)  # its behaviour for any value
     try:
@@ -343,13 +344,12 @@ def decode(data, *, max_depth=DEFAULT_MAX_DEPTH):
     except Exception:
         return _pure_decode(data, max_depth=max_depth)
     if type(value) is list or type(value) is dict:
-        global _walk_entries, _walk_tagged
-        _walk_entries = _walk_tagged = 0
+        seen.entries = seen.tagged = 0
         try:
-            value = _walk(value, 1, depth)
+            value = _walk(value, 1, depth, &seen)
         except _Fallback:
             return _pure_decode(data, max_depth=max_depth)
-        if _lost_tags(data):  # the reference's parse-time order decides
+        if _lost_tags(data, &seen):  # the reference's parse-time order decides
             return _pure_decode(data, max_depth=max_depth)
     return value
 
