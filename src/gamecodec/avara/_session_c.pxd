@@ -31,7 +31,6 @@ cdef tuple _SMALL
 
 
 cdef int _diff(int a, int b) noexcept
-cdef _check_time(double now)
 
 
 cdef inline bint _fits(object value, long long low, long long high) noexcept:

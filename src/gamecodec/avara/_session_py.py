@@ -24,6 +24,7 @@ import math
 from array import array
 from typing import Any, Final
 
+from gamecodec._clock import MAX_TIME, check_time
 from gamecodec.avara._models import DEFAULT_VERSION, MAX_DATA_LEN, PUNCH_SIZE, Command
 
 # The event classes live in the facade, which is never compiled, so both twins
@@ -107,13 +108,7 @@ _INF: Final = math.inf
 # at most 17 header bytes + MAX_DATA_LEN (spec §2.2).
 _OUT_SIZE: Final = 63 + 17 + MAX_DATA_LEN + 8
 _MAX_PICKS: Final = 16  # commands packed in one datagram: at most 13 (5 bytes each)
-# Times (seconds) must be finite and within +-2**33 (272 years; Unix time is
-# fine until 2242): there a double still resolves a microsecond, so every
-# timer set after ``now`` (the 120 s kill check's 1 us margin included) comes
-# after it, and datagrams_to_send always ends. (At +-2**40 a silent peer's kill
-# check could stay due forever: found by an audit.) The whole session must fit:
-# a deadline past the limit (the kill check, 120 s on) cannot be kept.
-_MAX_TIME: Final = float(2**33)
+_MAX_TIME: Final = MAX_TIME  # times within +-2**33 s (gamecodec._clock says why)
 
 
 def serial_diff(a: int, b: int) -> int:
@@ -240,12 +235,6 @@ if not cython.compiled:  # the pure bodies (Cython drops this block)
             setattr(conn, name, _grown(old, code, size, cap))
 
 
-def _check_time(now: float) -> None:
-    """Refuse a ``now`` the timers cannot work with (see ``_MAX_TIME``)."""
-    if not -_MAX_TIME <= now <= _MAX_TIME:
-        raise ValueError(f"now {now!r}: not a finite time within +-2**33 s")
-
-
 class Connection:
     """One direction pair of the game's reliable command stream with one peer.
 
@@ -315,7 +304,7 @@ class Connection:
             raise ValueError(f"version {version!r} outside 0..65535")
         if not 1.0 <= frame_time <= 10_000.0:
             raise ValueError(f"frame_time {frame_time!r} outside 1..10000 ms")
-        _check_time(now)
+        check_time(now)
         self.my_id = my_id
         self.peer_id = peer_id
         self.version = version
@@ -509,7 +498,7 @@ class Connection:
     ) -> int:
         """Put a checked command at the end of the transmit queue."""
         if not -_MAX_TIME <= now <= _MAX_TIME:
-            _check_time(now)
+            check_time(now)
         n = len(data)
         serial = self._serial
         # the writer's flag rules (spec §3); the sender byte while serial <= 100
@@ -616,7 +605,7 @@ class Connection:
     def datagrams_to_send(self, now: float) -> list[bytes]:
         """Every datagram due at ``now`` (usually none or one)."""
         if not -_MAX_TIME <= now <= _MAX_TIME:
-            _check_time(now)
+            check_time(now)
         if self.lost is not None:
             return []
         if not self._dl_stale and now < self._dl_lower:
@@ -830,7 +819,7 @@ class Connection:
         count (as in the game).
         """
         if not -_MAX_TIME <= now <= _MAX_TIME:
-            _check_time(now)
+            check_time(now)
         if self.lost is not None:
             return []
         if type(data) is not bytes:

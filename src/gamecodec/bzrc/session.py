@@ -110,14 +110,7 @@ class ClientSession:
 
     def send(self, command: str, *args: object) -> Request:
         """Queue one command; returns the :class:`Request` its answer will name."""
-        if self.closed:
-            raise LocalProtocolError("the session is closed")
-        data = encode_command(command, *args)
-        request = Request(self._next_id, command, tuple(args))
-        self._next_id += 1
-        self._pending.append(request)
-        (self._out if self.greeting is not None else self._held).extend(data)
-        return request
+        return self.send_many(((command, *args),))[0]
 
     def send_many(self, commands: Iterable[tuple[object, ...]]) -> list[Request]:
         """Queue several commands, all or none: ``[("speed", 0, 1.0), ("shoot", 0)]``.

@@ -29,6 +29,7 @@ from types import ModuleType
 from typing import Any
 
 from gamecodec import _accel
+from gamecodec._clock import MAX_TIME, check_time
 from gamecodec.errors import DecodeError, EncodeError, LocalProtocolError
 from gamecodec.lludp._models import Message
 from gamecodec.lludp.template import Template, default_template
@@ -74,12 +75,6 @@ MTU = 1200
 MAX_OUT_PACKET_ID = 0x01000000
 DUPLICATE_WINDOW = 1 << 17
 MAX_DATAGRAM = 65507  # the largest UDP payload over IPv4
-MAX_TIME = float(2**33)
-"""Times (seconds) must be finite and within +-2**33 (272 years; Unix time is fine
-until 2242): there a double still resolves a microsecond, so a resend, ping or
-ack deadline set after ``now`` comes after it (with nanoseconds passed as
-seconds, ``now + 100 == now``: a false PeerLost, or a resend loop that never
-ended). The whole session must fit: a deadline past the limit cannot be kept."""
 
 _MASK = MAX_OUT_PACKET_ID - 1
 _HALF = MAX_OUT_PACKET_ID >> 1
@@ -172,12 +167,6 @@ def _control_leads(template: Any) -> bytes:
         return b"\x01" * 256
 
 
-def _check_time(now: float) -> None:
-    """Refuse a ``now`` the timers cannot work with (see ``MAX_TIME``)."""
-    if not -_MAX_TIME <= now <= _MAX_TIME:
-        raise ValueError(f"now {now!r}: not a finite time within +-2**33 s")
-
-
 def _event(name: str, *args: Any) -> Any:
     # The event classes live in the never-compiled facade (one class for both
     # twins); events are rare, so importing here costs nothing on the hot path.
@@ -214,7 +203,7 @@ class Circuit:
         first_sequence: int = 1,
         deliver_control: bool = False,
     ) -> None:
-        _check_time(now)
+        check_time(now)
         if codec is None:
             codec = _accel.load("gamecodec.lludp", "_codec", "lludp")
         if zero_coding not in ("flag", "smaller"):
@@ -294,7 +283,7 @@ class Circuit:
         """Count the ping schedule and the circuit timeout from ``now``: for a
         circuit built before its peer was known (a server endpoint waiting for
         its first client). Only before anything was sent or received."""
-        _check_time(now)
+        check_time(now)
         if self.packets_in or self.packets_out or self._lost is not None:
             raise LocalProtocolError("restart_clock on a circuit already in use")
         self._ping_sent = now
@@ -437,7 +426,7 @@ class Circuit:
     def reliable_timeout(self, now: float) -> float:
         """Seconds a reliable packet sent at ``now`` waits before its resend:
         ``max(minimum_reliable_timeout, factor * averaged ping)`` (llcircuit.cpp)."""
-        _check_time(now)
+        check_time(now)
         return self._rto_at(now)
 
     def events(self) -> list[Any]:
@@ -516,7 +505,7 @@ class Circuit:
 
     def _send(self, message: Message, reliable: bool, now: float) -> int:
         if not -_MAX_TIME <= now <= _MAX_TIME:
-            _check_time(now)
+            check_time(now)
         if self._lost is not None:
             raise LocalProtocolError(f"send on a lost circuit ({self._lost.reason})")
         seq = self._seq
@@ -623,7 +612,7 @@ class Circuit:
         a StartPingCheck every ``ping_interval``, PacketAck messages for acks
         that no outgoing packet carried within ``ack_collect_time``."""
         if not -_MAX_TIME <= now <= _MAX_TIME:
-            _check_time(now)
+            check_time(now)
         if self._lost is not None:
             return []
         if now >= self._wake:
@@ -724,7 +713,7 @@ class Circuit:
         event and changes nothing.
         """
         if not -_MAX_TIME <= now <= _MAX_TIME:
-            _check_time(now)
+            check_time(now)
         if self._lost is not None:
             return []
         raw = data if type(data) is bytes else bytes(data)
