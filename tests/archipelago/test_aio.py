@@ -334,3 +334,23 @@ def test_room_unknown_operation_drops_the_client() -> None:
         assert replies[-1] != "open"
 
     run(play)
+
+
+def test_a_silent_server_times_the_login_out() -> None:
+    """connect() waited forever on a server that never sends RoomInfo."""
+    from websockets.asyncio.server import ServerConnection, serve
+
+    async def silent(socket: ServerConnection) -> None:
+        await socket.wait_closed()
+
+    async def main() -> None:
+        async with serve(silent, "127.0.0.1", 0) as server:
+            port = server.sockets[0].getsockname()[1]
+            started = asyncio.get_running_loop().time()
+            with pytest.raises(TimeoutError, match=r"no login within 0\.3 s"):
+                await aio.connect(
+                    f"ws://127.0.0.1:{port}", name="JSPlayer", game="Clique", login_timeout=0.3
+                )
+            assert asyncio.get_running_loop().time() - started < 5.0
+
+    asyncio.run(main())

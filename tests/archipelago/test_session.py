@@ -314,3 +314,98 @@ def test_a_refused_scout_does_not_take_the_next_scouts_reply() -> None:
     assert isinstance(unsolicited, S.CommandReceived)
     with pytest.raises(TypeError, match="ints"):
         session.scout_locations([True], 0.0)
+
+
+def data_package(*games: str) -> str:
+    return encode_frame([C.DataPackage(C.DataPackageData({g: GAME for g in games}))])
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        pytest.param(room_info(), id="RoomInfo after the login"),
+        pytest.param(encode_frame([connected()]), id="a second Connected"),
+        pytest.param('[{"cmd":"ConnectionRefused","errors":["InvalidSlot"]}]', id="refused late"),
+    ],
+)
+def test_a_handshake_command_after_the_login_is_a_protocol_error(frame: str) -> None:
+    """A RoomInfo after the login sent a second Connect and put the session back
+    in the handshake; a late ConnectionRefused logged it out."""
+    session = logged_in()
+    with pytest.raises(RemoteProtocolError, match="out of turn"):
+        session.receive_frame(frame, 0.0)
+    assert session.state is S.State.CONNECTED
+    assert session.frames_to_send() == []
+
+
+def test_connected_before_our_connect_is_a_protocol_error() -> None:
+    session = S.ClientSession(name="JS", game="Clique", data_packages={"abc123": GAME})
+    with pytest.raises(RemoteProtocolError, match="Connected out of turn"):
+        session.receive_frame(encode_frame([connected()]), 0.0)
+    assert session.state is S.State.AWAIT_ROOM_INFO
+
+
+def test_a_frame_with_two_handshake_steps_changes_nothing() -> None:
+    """Each step makes us send something, so its answer cannot share its frame;
+    the frame is refused before its first command is handled."""
+    session = S.ClientSession(name="JS", game="Clique")
+    frame = encode_frame([C.RoomInfo(False, ["Clique"], ["AP"], V, datapackage_checksums={})])
+    frame = frame[:-1] + "," + data_package("Clique")[1:]
+    with pytest.raises(RemoteProtocolError, match="same frame"):
+        session.receive_frame(frame, 0.0)
+    assert session.state is S.State.AWAIT_ROOM_INFO and session.room is None
+    assert session.frames_to_send() == []
+
+
+def test_an_unsolicited_data_package_leaves_the_cache_alone() -> None:
+    cache = {"abc123": GAME}
+    session = S.ClientSession(name="JS", game="Clique", data_packages=cache)
+    session.receive_frame(room_info(), 0.0)
+    session.receive_frame(encode_frame([connected()]), 0.0)
+    other = C.GameData({"Sword": 1}, {"Cave": 2}, "other-checksum")
+    frame = encode_frame([C.DataPackage(C.DataPackageData({"Other": other}))])
+    for _ in range(3):
+        (event,) = session.receive_frame(frame, 0.0)
+        assert isinstance(event, S.CommandReceived)
+    assert cache == {"abc123": GAME} and set(session.games) == {"Clique"}
+
+
+def test_an_incomplete_data_package_names_the_missing_games() -> None:
+    """DataPackageReady said every game was there when the server left some out."""
+    session = S.ClientSession(name="JS", game="Clique")
+    session.receive_frame(room_info({"Clique": "abc123", "Other": "x"}), 0.0)
+    assert sent(session) == [{"cmd": "GetDataPackage", "games": ["Clique", "Other"]}]
+    (ready,) = session.receive_frame(data_package("Clique"), 0.0)
+    assert ready == S.DataPackageReady({"Clique": GAME}, ("Other",))
+    assert [c["cmd"] for c in sent(session)] == ["Connect"]  # the login goes ahead
+    assert session.state is S.State.AWAIT_CONNECTED
+
+
+def test_timed_out_scouts_are_remembered_up_to_a_limit() -> None:
+    """Scouts the server never answers grew two containers without bound; the
+    oldest timed-out ones are now forgotten past MAX_LATE_SCOUTS."""
+    session = logged_in(request_timeout=1.0)
+    extra = 5
+    for _ in range(S.MAX_LATE_SCOUTS + extra):
+        session.scout_locations([1], 0.0)
+    assert len(session.handle_timeout(2.0)) == S.MAX_LATE_SCOUTS + extra
+    fresh = session.scout_locations([2], 3.0)
+    info = encode_frame([C.LocationInfo([C.Item(1, 2, 1)])])
+    for _ in range(S.MAX_LATE_SCOUTS):  # the remembered late ones take their replies
+        (event,) = session.receive_frame(info, 3.0)
+        assert isinstance(event, S.CommandReceived)
+    assert session.receive_frame(info, 3.0) == [S.LocationsScouted(fresh, [C.Item(1, 2, 1)])]
+
+
+def test_our_own_deaths_are_remembered_up_to_a_limit() -> None:
+    session = logged_in(death_link_enabled=True)
+    for n in range(S.MAX_SENT_DEATHS + 1):
+        session.death_link(float(n), "x")
+
+    def echo(n: int) -> str:
+        data = f'{{"time":{n}.0,"cause":"x","source":"JS"}}'
+        return '[{"cmd":"Bounced","tags":["DeathLink"],"data":' + data + "}]"
+
+    assert session.receive_frame(echo(S.MAX_SENT_DEATHS), 0.0) == []  # the newest: ours
+    (forgotten,) = session.receive_frame(echo(0), 0.0)  # the oldest was dropped
+    assert forgotten == S.DeathLinkReceived(0.0, "x", "JS")

@@ -8,7 +8,8 @@
 
 :func:`connect` opens the websocket (permessage-deflate negotiated, loopback
 proxies ignored), logs in and returns once the server accepted the login
-(:class:`LoginRefusedError` otherwise). Requests that have a reply (scouts,
+(:class:`LoginRefusedError` otherwise; ``TimeoutError`` when the server has
+not accepted or refused it within ``login_timeout`` seconds). Requests that have a reply (scouts,
 Get, Set) are awaited; everything else arrives through :meth:`Client.next_event`
 or ``async for event in client``. If the connection drops after a login, the
 client reconnects with exponential backoff, logs in again with the same
@@ -69,9 +70,11 @@ class Client:
         reconnect: bool = True,
         initial_backoff: float = 0.5,
         max_backoff: float = 30.0,
+        login_timeout: float | None = 30.0,
         clock: Any = None,
     ) -> None:
         self.uri = uri
+        self.login_timeout = login_timeout
         self._options = session_options
         self._options.setdefault("data_packages", {})
         self.reconnect = reconnect
@@ -278,12 +281,21 @@ class Client:
         self._events.put_nowait(event)
 
     async def _session_loop(self, socket: ClientConnection) -> None:
+        login_by = None if self.login_timeout is None else self._clock() + self.login_timeout
         while True:
             deadline = self.session.next_deadline()
+            if login_by is not None:
+                if self.session.state is State.CONNECTED:
+                    login_by = None
+                else:
+                    deadline = login_by if deadline is None else min(deadline, login_by)
             timeout = None if deadline is None else max(0.0, deadline - self._clock())
             try:
                 message = await asyncio.wait_for(socket.recv(), timeout)
             except TimeoutError:
+                if login_by is not None and self._clock() >= login_by:
+                    # a server that never sends RoomInfo or answers Connect
+                    raise TimeoutError(f"no login within {self.login_timeout} s") from None
                 for event in self.session.handle_timeout(self._clock()):
                     self._dispatch(event)
                 continue
@@ -356,8 +368,11 @@ async def connect(
     reconnect: bool = True,
     initial_backoff: float = 0.5,
     max_backoff: float = 30.0,
+    login_timeout: float | None = 30.0,
 ) -> Client:
-    """Open ``uri``, log in as ``name`` playing ``game``; returns the :class:`Client`."""
+    """Open ``uri``, log in as ``name`` playing ``game``; returns the :class:`Client`.
+    ``login_timeout`` bounds each login (the first one raises ``TimeoutError``;
+    a re-login after a dropped connection that times out is retried)."""
     options: dict[str, Any] = {
         "name": name,
         "game": game,
@@ -377,6 +392,7 @@ async def connect(
         reconnect=reconnect,
         initial_backoff=initial_backoff,
         max_backoff=max_backoff,
+        login_timeout=login_timeout,
     )
     await client.start()
     return client

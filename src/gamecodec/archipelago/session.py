@@ -6,7 +6,11 @@ Feed it the text of each websocket frame with :meth:`ClientSession.receive_frame
 
 * the handshake: RoomInfo -> GetDataPackage for the games whose checksum is not
   in the cache -> Connect -> Connected (:class:`LoggedIn`) or ConnectionRefused
-  (:class:`LoginRefused`);
+  (:class:`LoginRefused`). A handshake command out of turn (a second RoomInfo,
+  Connected before our Connect, two steps in one frame) is a
+  :class:`RemoteProtocolError`, raised before the frame changes anything; a
+  DataPackage we did not ask for is a :class:`CommandReceived` and leaves the
+  cache alone;
 * the ReceivedItems index rules: index 0 replaces the list, the next index
   appends, any other index means we are out of step: the session sends Sync
   and its checked locations again and ignores the frame;
@@ -54,6 +58,12 @@ __all__ = [
 ]
 
 DEATH_LINK = "DeathLink"
+MAX_LATE_SCOUTS = 1024
+"""Timed-out scouts remembered so that their late replies are not taken for
+later scouts' (beyond it the oldest are forgotten: a server that answers none)."""
+MAX_SENT_DEATHS = 256
+"""Our own deaths remembered so that their echo is not reported as another
+player's (an echo that never comes, DeathLink off on the server, is forgotten)."""
 
 
 class State(enum.Enum):
@@ -78,9 +88,12 @@ class RoomInfoReceived(Event):
 
 @dataclass(frozen=True)
 class DataPackageReady(Event):
-    """Every game of the room is in the cache (downloaded or cached)."""
+    """The room's games are in the cache (downloaded or cached); ``missing``
+    names the games we asked for that the server's DataPackage lacked (their
+    names and ids are unknown; the login goes ahead, as the reference client's)."""
 
     games: dict[str, C.GameData]
+    missing: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -236,7 +249,8 @@ class ClientSession:
         self._pending: dict[int, _Pending] = {}
         self._scouts: deque[int] = deque()
         self._late_scouts: set[int] = set()  # timed out, their replies still due
-        self._sent_deaths: set[tuple[float, str]] = set()
+        self._sent_deaths: dict[tuple[float, str], None] = {}  # oldest first
+        self._wanted: list[str] = []  # games asked for with GetDataPackage
 
     # ------------------------------------------------------------------ output
 
@@ -350,7 +364,9 @@ class ClientSession:
         """Tell every DeathLink client that we died (``now`` is the death's time)."""
         self._require_login()
         source = self.name if source is None else source
-        self._sent_deaths.add((now, source))
+        self._sent_deaths[(now, source)] = None
+        while len(self._sent_deaths) > MAX_SENT_DEATHS:
+            del self._sent_deaths[next(iter(self._sent_deaths))]
         self.bounce({"time": now, "cause": cause, "source": source}, tags=[DEATH_LINK])
 
     def update_tags(self, tags: Iterable[str]) -> None:
@@ -378,7 +394,15 @@ class ClientSession:
                     # its LocationInfo (which carries no id) is still due: keep its place
                     self._late_scouts.add(request_id)
                 events.append(RequestTimedOut(request_id, pending.kind))
+        self._forget_late_scouts()
         return events
+
+    def _forget_late_scouts(self) -> None:
+        """Keep at most MAX_LATE_SCOUTS timed-out scouts, dropping the oldest."""
+        while len(self._late_scouts) > MAX_LATE_SCOUTS:
+            oldest = next(r for r in self._scouts if r in self._late_scouts)
+            self._scouts.remove(oldest)
+            self._late_scouts.discard(oldest)
 
     # ------------------------------------------------------------------ input
 
@@ -394,10 +418,36 @@ class ClientSession:
             # 1e400: a player's Bounce carries whatever it was sent): delivered
             # untyped, as unknown commands are, rather than ending the session
             return [CommandReceived(command) for command in plain]
+        self._check_handshake(commands)
         events: list[Event] = []
         for command in commands:
             events.extend(self._handle(command, now))
         return events
+
+    def _check_handshake(self, commands: list[Any]) -> None:
+        """Refuse a frame whose handshake commands come out of turn, before any
+        of it is handled. Each step makes us send something (GetDataPackage,
+        Connect), so its answer cannot be in the same frame."""
+        state: State | None = self.state
+        for command in commands:
+            if isinstance(command, C.RoomInfo):
+                expected = State.AWAIT_ROOM_INFO
+            elif isinstance(command, (C.Connected, C.ConnectionRefused)):
+                expected = State.AWAIT_CONNECTED
+            elif isinstance(command, C.DataPackage) and state in (State.AWAIT_DATA_PACKAGE, None):
+                expected = State.AWAIT_DATA_PACKAGE
+            else:
+                continue
+            if state is not expected:
+                where = (
+                    "after a handshake step in the same frame"
+                    if state is None
+                    else (f"in state {state.value}")
+                )
+                raise RemoteProtocolError(
+                    f"{type(command).__name__} out of turn ({where}; expected in {expected.value})"
+                )
+            state = None
 
     def _handle(self, command: C.Command | dict[str, Any], now: float) -> list[Event]:
         if isinstance(command, C.RoomInfo):
@@ -475,6 +525,7 @@ class ClientSession:
                 self.games[game] = cached
         if wanted:
             self.state = State.AWAIT_DATA_PACKAGE
+            self._wanted = wanted
             self._send(C.GetDataPackage(wanted))
         else:
             events.append(DataPackageReady(dict(self.games)))
@@ -482,14 +533,17 @@ class ClientSession:
         return events
 
     def _on_data_package(self, package: C.DataPackage) -> list[Event]:
+        if self.state is not State.AWAIT_DATA_PACKAGE:
+            # not an answer of ours: reported, and kept out of the shared cache
+            return [CommandReceived(package)]
         for game, data in package.data.games.items():
             self.games[game] = data
             if isinstance(data.checksum, str):
                 self.data_packages[data.checksum] = data
-        if self.state is not State.AWAIT_DATA_PACKAGE:
-            return [CommandReceived(package)]
+        missing = tuple(g for g in self._wanted if g not in package.data.games)
+        self._wanted = []
         self._connect()
-        return [DataPackageReady(dict(self.games))]
+        return [DataPackageReady(dict(self.games), missing)]
 
     def _connect(self) -> None:
         self.state = State.AWAIT_CONNECTED
@@ -526,7 +580,7 @@ class ClientSession:
             source = str(data.get("source", ""))
             if _finite_number(time):  # any player's Bounce reaches us: a bad one is a Bounce
                 if (time, source) in self._sent_deaths:
-                    self._sent_deaths.discard((time, source))
+                    del self._sent_deaths[(time, source)]
                     return []
                 return [DeathLinkReceived(float(time), str(data.get("cause", "")), source)]
         return [BounceReceived(command)]
