@@ -52,6 +52,17 @@ cdef extern from "_lludp.h":
     int lludp_uuid_cache(int on)
     double lludp_f32_value(uint32_t bits) noexcept nogil
     uint32_t lludp_f32_bits(double d) noexcept nogil
+    void lludp_values_init(object zero, object one, object zero3)
+    int lludp_uuid_setup(PyObject *cls, PyObject *int_descr, PyObject *safe_descr,
+                         PyObject *safe_unknown)
+    object lludp_make_uuid(const uint8_t *p)
+    object lludp_uint_obj(uint32_t v)
+    Py_ssize_t lludp_fields(object blk, const uint8_t *layout, Py_ssize_t f, Py_ssize_t nfields,
+                            const uint8_t *r, Py_ssize_t end, Py_ssize_t *ppos) except -1
+    Py_ssize_t lludp_fields_put(object item, const uint8_t *layout, Py_ssize_t f,
+                                Py_ssize_t nfields, uint8_t *buf, Py_ssize_t cap,
+                                Py_ssize_t *pn) except -1
+    object lludp_acks_tuple(const uint8_t *p, Py_ssize_t n, Py_ssize_t count)
 
 cdef extern from "Python.h":
     const Py_ssize_t PY_SSIZE_T_MAX
@@ -64,6 +75,7 @@ cdef extern from "Python.h":
     long long PyLong_AsLongLong(object o) except? -1
     double PyFloat_AS_DOUBLE(object o)
     bint PyLong_CheckExact(object o)
+    bint PyLong_Check(object o)
     bint PyFloat_CheckExact(object o)
     bint PyBytes_CheckExact(object o)
     bint PyTuple_CheckExact(object o)
@@ -90,6 +102,7 @@ cdef enum:
     ACKF = 0x10
     STACK = 8192
     KIND_VARIABLE = 3
+    KIND_VARIABLE_FIELD = 20
     MAX_VARIABLE = 0xFFFF
     MAX_ACKS_C = 250
 
@@ -107,14 +120,15 @@ cdef object _ZERO = 0.0
 cdef object _ONE = 1.0
 cdef tuple _ZERO3 = (0.0, 0.0, 0.0)
 cdef bytes _NOBYTES = b""
+cdef str _FLAG = "flag"
 
 
 # ------------------------------------------------------------------ objects
 
 
 cdef inline object _u32(uint32_t v):
-    # PyLong_FromLongLong has CPython's one-digit fast path; FromUnsignedLong has not
-    return PyLong_FromLongLong(<long long>v)
+    # one-digit ints built directly where the int layout is known (_lludp.h)
+    return lludp_uint_obj(v)
 
 
 cdef inline object _item(object t, Py_ssize_t i):
@@ -127,7 +141,10 @@ cdef inline void _set(object t, Py_ssize_t i, object value) noexcept:
 
 
 cdef object _make_uuid(const uint8_t *q):
-    cdef PyObject *hit = lludp_uuid_get(q)
+    cdef PyObject *hit
+    if _fast_uuid:
+        return lludp_make_uuid(q)
+    hit = lludp_uuid_get(q)
     if hit != NULL:
         return <object>hit
     obj = _new_uuid(q)
@@ -349,10 +366,7 @@ cdef tuple _acks(const uint8_t *p, Py_ssize_t n, Py_ssize_t *body_end):
     body_end[0] = n - 1 - 4 * count
     if count == 0:
         return _EMPTY
-    acks = PyTuple_New(count)
-    for k in range(count):
-        _set(acks, k, _u32(_be32(p + n - 5 - 4 * k)))
-    return acks
+    return lludp_acks_tuple(p, n, count)
 
 
 cdef uint32_t _number(const uint8_t *r, Py_ssize_t size, Py_ssize_t *pos) except? 0xFFFFFFFF:
@@ -374,6 +388,21 @@ cdef uint32_t _number(const uint8_t *r, Py_ssize_t size, Py_ssize_t *pos) except
 
 cdef object _last_template = None
 cdef object _last_plans = None
+
+
+cdef object _last_name_template = None
+cdef object _last_name_plans = None
+
+
+cdef object _name_plans(object template):
+    """``template._name_plans``, looked up once per template (as _plan does ``_plans``)."""
+    global _last_name_template, _last_name_plans
+    if LLUDP_FREE_THREADED:
+        return template._name_plans
+    if template is not _last_name_template:
+        _last_name_plans = template._name_plans
+        _last_name_template = template
+    return _last_name_plans
 
 
 cdef object _plan(object template, uint32_t code):
@@ -476,7 +505,12 @@ cdef object _walk(const uint8_t *r, Py_ssize_t end, Py_ssize_t *ppos, tuple plan
             blk = _new_block(cls, nfields)
             PyList_SET_ITEM(items, i, blk)
             Py_INCREF(blk)
-            for f in range(nfields):
+            f = 0
+            while True:
+                # the fixed-size fields that fit, in C; the rest here, one at a time
+                f = lludp_fields(blk, layout, f, nfields, r, end, &pos)
+                if f >= nfields:
+                    break
                 ftype = layout[3 * f]
                 size = layout[3 * f + 1] | (layout[3 * f + 2] << 8)
                 if ftype == 20:
@@ -486,6 +520,7 @@ cdef object _walk(const uint8_t *r, Py_ssize_t end, Py_ssize_t *ppos, tuple plan
                         truncated[0] = True
                         pos = end
                         _set(blk, f, _NOBYTES)
+                        f += 1
                         continue
                     length = 0
                     for k in range(size - 1, -1, -1):
@@ -505,6 +540,7 @@ cdef object _walk(const uint8_t *r, Py_ssize_t end, Py_ssize_t *ppos, tuple plan
                     else:
                         _set(blk, f, PyBytes_FromStringAndSize(<const char *>r + pos, length))
                         pos += length
+                    f += 1
                     continue
                 if pos + size > end:
                     if strict:
@@ -524,6 +560,7 @@ cdef object _walk(const uint8_t *r, Py_ssize_t end, Py_ssize_t *ppos, tuple plan
                 else:
                     _set(blk, f, _value(ftype, r + pos, size))
                     pos += size
+                f += 1
             if not _fast_tuples:
                 PyList_SetItem(items, i, tuple.__new__(cls, blk))
         produced += count
@@ -722,10 +759,14 @@ cdef int _number_out(Buf *b, object frequency, object number, object name) excep
     cdef uint8_t raw[4]
     cdef int f
     cdef unsigned long n
-    if (isinstance(frequency, int) and 1 <= frequency <= 5 and PyLong_CheckExact(number)
-            and 0 <= number <= 0xFFFFFFFF):
-        f = frequency
-        n = number
+    cdef long long fv
+    cdef unsigned long long nv
+    # read as C integers (a Frequency is an IntEnum): no Python comparisons
+    if (PyLong_Check(frequency) and lludp_as_i64(frequency, &fv) == 0 and 1 <= fv <= 5
+            and PyLong_CheckExact(number) and lludp_as_u64(number, &nv) == 0
+            and nv <= 0xFFFFFFFF):
+        f = <int>fv
+        n = <unsigned long>nv
         if (f == 1 or f == 2) and n <= 0xFE:
             if f == 1:
                 raw[0] = n
@@ -910,11 +951,9 @@ cdef Py_ssize_t _absent_tail(tuple blocks, object given, object absent) except -
 
 
 cdef int _body(Buf *b, object message, tuple plan) except -1:
-    cdef PyObject *pv
-    cdef unsigned long long u
     cdef object name = plan[1]
     cdef tuple blocks = <tuple>plan[4]
-    cdef Py_ssize_t nb = PyTuple_GET_SIZE(blocks), bi, f, nfields, count, nitems, k, size, tail
+    cdef Py_ssize_t nb = PyTuple_GET_SIZE(blocks), bi, f, nfields, count, nitems, k, size, tail, room
     cdef int kind, ftype
     cdef const uint8_t *layout
     cdef uint8_t one
@@ -958,22 +997,20 @@ cdef int _body(Buf *b, object message, tuple plan) except -1:
                 raise M.encode_error(
                     name, bname, f"expected {nfields} fields, got {PyTuple_GET_SIZE(item)}"
                 )
-            for f in range(nfields):
+            f = 0
+            while True:
+                # the fixed-size fields it takes, in C; the rest here, one at a time
+                f = lludp_fields_put(item, layout, f, nfields, b.p, b.cap, &b.n)
+                if f >= nfields:
+                    break
                 ftype = layout[3 * f]
                 size = layout[3 * f + 1] | (layout[3 * f + 2] << 8)
-                pv = PyTuple_GET_ITEM(item, f)
-                if (ftype == 3 or ftype == 1) and lludp_small_uint(pv, &u) and (u >> (8 * size)) == 0:
-                    # U32 and U8 in range, the commonest fields: no call, no temporaries
-                    if b.n + 4 > b.cap:
-                        _grow(b, 4)
-                    b.p[b.n] = u & 0xFF
-                    if size == 4:
-                        b.p[b.n + 1] = (u >> 8) & 0xFF
-                        b.p[b.n + 2] = (u >> 16) & 0xFF
-                        b.p[b.n + 3] = (u >> 24) & 0xFF
-                    b.n += size
+                room = size if size > 32 else 32
+                if ftype != KIND_VARIABLE_FIELD and b.cap - b.n < room:
+                    _grow(b, room)
                     continue
-                _field_out(b, ftype, size, <object>pv, bname, cls, f, name)
+                _field_out(b, ftype, size, <object>PyTuple_GET_ITEM(item, f), bname, cls, f, name)
+                f += 1
     return 0
 
 
@@ -1009,8 +1046,9 @@ cdef bytes _encode(object message, object template, bint smaller):
             body_raw = _py._bytes(body_raw, "body", name)
             _put(&b, PyBytes_AS_STRING(body_raw), PyBytes_GET_SIZE(body_raw))
         else:
-            plans = template._name_plans
-            found = PyDict_GetItemWithError(plans, name) if type(name) is str else NULL
+            plans = _name_plans(template)
+            found = (PyDict_GetItemWithError(plans, name)
+                     if type(name) is str and PyDict_CheckExact(plans) else NULL)
             plan = None if found == NULL else <object>found
             if plan is None:
                 try:
@@ -1083,6 +1121,8 @@ cdef bytes _encode(object message, object template, bint smaller):
 
 def encode(message, template, zero_coding="flag"):
     """The packet bytes of ``message`` (see ``gamecodec.lludp.encode``)."""
+    if zero_coding is _FLAG:  # the default (an interned str): no comparison
+        return _encode(message, template, False)
     if zero_coding != "flag" and zero_coding != "smaller":
         if not isinstance(message, Message):
             raise TypeError(f"expected a Message, got {type(message).__name__}")
@@ -1173,7 +1213,7 @@ def forward(data, flags=None, sequence=None, acks=None):
     cdef tuple old_acks = _EMPTY
     cdef uint8_t new_flags
     cdef uint8_t *o
-    cdef unsigned long long v
+    cdef unsigned long long v = 0
     if n < 7:
         raise M.short_packet(n)
     if p[0] & ACKF:
@@ -1220,10 +1260,13 @@ def _check_fast_objects():
     fast = _named(Message, items)
     _fast_tuples = (type(fast) is Message and fast == slow and repr(fast) == repr(slow))
     raw = bytes(range(1, 17))
+    lludp_values_init(_ZERO, _ONE, _ZERO3)
     try:
         probe = object.__new__(_UUID)
         _fast_uuid = (lludp_slot(<PyObject *>probe, <PyObject *>_UUID_INT) != NULL
-                      and lludp_slot(<PyObject *>probe, <PyObject *>_UUID_SAFE) != NULL)
+                      and lludp_slot(<PyObject *>probe, <PyObject *>_UUID_SAFE) != NULL
+                      and lludp_uuid_setup(<PyObject *>_UUID, <PyObject *>_UUID_INT,
+                                           <PyObject *>_UUID_SAFE, <PyObject *>_SAFE_UNKNOWN) == 1)
         if _fast_uuid:
             made = _make_uuid(raw)
             ref = _uuid_mod.UUID(bytes=raw)
@@ -1232,6 +1275,8 @@ def _check_fast_objects():
                           and made.bytes == raw)
     except Exception:
         _fast_uuid = False
+    if not _fast_uuid:
+        lludp_uuid_setup(NULL, NULL, NULL, NULL)  # the walk leaves UUIDs to _make_uuid
 
 
 _check_fast_objects()

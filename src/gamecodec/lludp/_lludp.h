@@ -5,6 +5,7 @@
 #define GAMECODEC_LLUDP_H
 
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -12,6 +13,14 @@
 #include <structmember.h>
 #define Py_T_OBJECT_EX T_OBJECT_EX
 #endif
+
+/* 8 bytes at p, in the machine's order. */
+static inline uint64_t lludp_load64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
 
 /* Spare bytes the callers keep after their buffers (not needed by the loops). */
 #define LLUDP_SLACK 32
@@ -325,6 +334,7 @@ static Py_ssize_t lludp_compress(const unsigned char *src, Py_ssize_t n, unsigne
         }
         {
             Py_ssize_t j = i + 1, run;
+            while (j + 8 <= n && lludp_load64(src + j) == 0) j += 8; /* long runs a word at a time */
             while (j < n && src[j] == 0) j++;
             run = j - i;
             while (run > 255) {
@@ -358,6 +368,27 @@ static Py_ssize_t lludp_compressed_size(const unsigned char *src, Py_ssize_t n)
     return o;
 }
 
+/* Where the digits of an int can be read directly (CPython's own layout:
+   ob_size and ob_digit before 3.12, lv_tag and long_value.ob_digit from 3.12;
+   only the versions it was checked against). */
+#if !defined(Py_LIMITED_API) && !defined(PYPY_VERSION) && !defined(Py_GIL_DISABLED) && \
+    PY_VERSION_HEX >= 0x03090000 && PY_VERSION_HEX < 0x030E0000 && PyLong_SHIFT == 30
+#define LLUDP_INT_DIGITS 1
+#if PY_VERSION_HEX >= 0x030C0000
+#define LLUDP_DIGITS(v) (((PyLongObject *)(v))->long_value.ob_digit)
+/* the digit count, negated for a negative int (as ob_size was) */
+static inline Py_ssize_t lludp_long_size(PyObject *v)
+{
+    uintptr_t tag = ((PyLongObject *)v)->long_value.lv_tag;
+    Py_ssize_t n = (Py_ssize_t)(tag >> _PyLong_NON_SIZE_BITS);
+    return (tag & _PyLong_SIGN_MASK) == 2 ? -n : n;
+}
+#else
+#define LLUDP_DIGITS(v) (((PyLongObject *)(v))->ob_digit)
+static inline Py_ssize_t lludp_long_size(PyObject *v) { return Py_SIZE(v); }
+#endif
+#endif
+
 /* The int of 16 big-endian bytes. */
 static PyObject *lludp_uint128(const unsigned char *p)
 {
@@ -370,7 +401,33 @@ static PyObject *lludp_uint128(const unsigned char *p)
 
 /* 16 big-endian bytes of a non-negative int below 2**128; -1 with an
    exception set otherwise. */
-static int lludp_uint128_bytes(PyObject *v, unsigned char *out)
+static int lludp_uint128_bytes_slow(PyObject *v, unsigned char *out);
+
+static inline int lludp_uint128_bytes(PyObject *v, unsigned char *out)
+{
+#ifdef LLUDP_INT_DIGITS
+    /* a non-negative exact int below 2**128 (at most 5 digits of 30 bits):
+       the two 64-bit halves straight from its digits */
+    if (PyLong_CheckExact(v)) {
+        Py_ssize_t size = lludp_long_size(v), k;
+        const digit *d = LLUDP_DIGITS(v);
+        if (size >= 0 && size <= 5 && (size < 5 || (d[4] >> 8) == 0)) {
+            uint64_t x[5] = {0, 0, 0, 0, 0}, hi, lo;
+            for (k = 0; k < size; k++) x[k] = d[k];
+            lo = x[0] | (x[1] << 30) | (x[2] << 60);
+            hi = (x[2] >> 4) | (x[3] << 26) | (x[4] << 56);
+            for (k = 0; k < 8; k++) {
+                out[k] = (unsigned char)(hi >> (56 - 8 * k));
+                out[8 + k] = (unsigned char)(lo >> (56 - 8 * k));
+            }
+            return 0;
+        }
+    }
+#endif
+    return lludp_uint128_bytes_slow(v, out);
+}
+
+static int lludp_uint128_bytes_slow(PyObject *v, unsigned char *out)
 {
 #if PY_VERSION_HEX >= 0x030D0000
     Py_ssize_t r;
@@ -392,16 +449,21 @@ static int lludp_uint128_bytes(PyObject *v, unsigned char *out)
 #endif
 }
 
-/* The value of an exact int as an unsigned 64-bit integer: 0, or -1 (with no
-   exception left) if it is negative or too big. */
+/* The value of an int (exact or a subclass) as an unsigned 64-bit integer:
+   0, or -1 (with no exception left) if it is negative or too big. Ints of up
+   to two digits are read straight from their digits where the layout is
+   known (on 3.11 PyLong_AsUnsignedLongLong goes through _PyLong_AsByteArray). */
 static inline int lludp_as_u64(PyObject *v, unsigned long long *out)
 {
     unsigned long long u;
-#if PY_VERSION_HEX >= 0x030C0000 && !defined(Py_LIMITED_API)
-    if (PyUnstable_Long_IsCompact((PyLongObject *)v)) {
-        Py_ssize_t x = PyUnstable_Long_CompactValue((PyLongObject *)v);
-        if (x < 0) return -1;
-        *out = (unsigned long long)x;
+#ifdef LLUDP_INT_DIGITS
+    Py_ssize_t size = lludp_long_size(v);
+    const digit *d = LLUDP_DIGITS(v);
+    if (size < 0) return -1;
+    if (size <= 2) {
+        if (size == 0) *out = 0;
+        else if (size == 1) *out = d[0];
+        else *out = ((unsigned long long)d[1] << PyLong_SHIFT) | d[0];
         return 0;
     }
 #endif
@@ -414,27 +476,9 @@ static inline int lludp_as_u64(PyObject *v, unsigned long long *out)
     return 0;
 }
 
-/* lludp_as_u64 for an exact int, reading one- and two-digit ints straight from
-   their digits before CPython 3.12 (3.12+ has the compact-value path above):
-   encode_packet's header and ack values. */
+/* The same (kept for its callers: encode_packet's header and ack values). */
 static inline int lludp_as_u64_exact(PyObject *v, unsigned long long *out)
 {
-#if PY_VERSION_HEX < 0x030C0000 && !defined(Py_LIMITED_API) && !defined(PYPY_VERSION)
-    Py_ssize_t size = Py_SIZE(v);
-    const digit *d = ((PyLongObject *)v)->ob_digit;
-    if (size == 0) {
-        *out = 0;
-        return 0;
-    }
-    if (size == 1) {
-        *out = (unsigned long long)d[0];
-        return 0;
-    }
-    if (size == 2) {
-        *out = ((unsigned long long)d[1] << PyLong_SHIFT) | (unsigned long long)d[0];
-        return 0;
-    }
-#endif
     return lludp_as_u64(v, out);
 }
 
@@ -449,9 +493,15 @@ static inline int lludp_small_uint(PyObject *v, unsigned long long *out)
 static inline int lludp_as_i64(PyObject *v, long long *out)
 {
     long long s;
-#if PY_VERSION_HEX >= 0x030C0000 && !defined(Py_LIMITED_API)
-    if (PyUnstable_Long_IsCompact((PyLongObject *)v)) {
-        *out = (long long)PyUnstable_Long_CompactValue((PyLongObject *)v);
+#ifdef LLUDP_INT_DIGITS
+    Py_ssize_t size = lludp_long_size(v);
+    const digit *d = LLUDP_DIGITS(v);
+    if (size >= -2 && size <= 2) {
+        long long m;
+        if (size == 0) m = 0;
+        else if (size == 1 || size == -1) m = (long long)d[0];
+        else m = ((long long)d[1] << PyLong_SHIFT) | (long long)d[0];
+        *out = size < 0 ? -m : m;
         return 0;
     }
 #endif
@@ -641,7 +691,7 @@ static Py_ssize_t lludp_fl_total(void)
 }
 #else
 static void lludp_fast_init(PyObject *plain_heap_class) { (void)plain_heap_class; }
-static int lludp_adopt(PyTypeObject *tp) { (void)tp; return 0; }
+static inline int lludp_adopt(PyTypeObject *tp) { (void)tp; return 0; }
 static PyObject *lludp_new_tuple(PyObject *cls, Py_ssize_t n)
 {
     PyObject *op = ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, n);
@@ -668,13 +718,6 @@ typedef struct {
 } lludp_uuid_entry;
 static lludp_uuid_entry lludp_uuids[LLUDP_UUID_SLOTS];
 static int lludp_uuid_cache_on = 0;
-
-static inline uint64_t lludp_load64(const unsigned char *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
 
 static inline Py_ssize_t lludp_uuid_index(uint64_t hi, uint64_t lo)
 {
@@ -732,6 +775,572 @@ static int lludp_uuid_cache(int on)
     for (k = 0; k < LLUDP_UUID_SLOTS; k++) Py_CLEAR(lludp_uuids[k].obj);
     lludp_uuid_cache_on = on;
     return was;
+}
+
+
+/* ------------------------------------------------------------------ decoded values
+
+   The field walk of _codec_c.pyx's _walk for fixed-size fields, in C: one
+   loop that builds each value and stores it straight into the block's slot
+   (no temporary references). The values are exactly those of _value in the
+   .pyx (which keeps handling Variable fields, fields cut short and, where the
+   direct construction is off, UUIDs). */
+
+typedef struct {
+    PyObject *zero;  /* the shared 0.0 */
+    PyObject *one;   /* the shared 1.0 */
+    PyObject *zero3; /* the shared (0.0, 0.0, 0.0) */
+    /* direct uuid.UUID construction (lludp_uuid_setup); off: uuid_cls NULL */
+    PyObject *uuid_cls;
+    PyObject *safe_unknown;
+    Py_ssize_t uuid_int_off, uuid_safe_off;
+} lludp_values_ctx;
+static lludp_values_ctx lludp_vc;
+
+/* The shared float and tuple objects (new references kept for the module's life). */
+static void lludp_values_init(PyObject *zero, PyObject *one, PyObject *zero3)
+{
+    Py_INCREF(zero);
+    Py_INCREF(one);
+    Py_INCREF(zero3);
+    lludp_vc.zero = zero;
+    lludp_vc.one = one;
+    lludp_vc.zero3 = zero3;
+}
+
+/* The offset of a plain object __slots__ member, from its descriptor; -1 if it is not one. */
+static Py_ssize_t lludp_slot_offset(PyObject *descr)
+{
+    PyMemberDef *m;
+    if (!PyObject_TypeCheck(descr, &PyMemberDescr_Type)) return -1;
+    m = ((PyMemberDescrObject *)descr)->d_member;
+    if (m->type != Py_T_OBJECT_EX) return -1;
+    return m->offset;
+}
+
+/* Turn the direct UUID construction on (cls and its `int` and `is_safe`
+   member descriptors, the SafeUUID.unknown value) or off (cls NULL).
+   Returns 1 if it is on. */
+static int lludp_uuid_setup(PyObject *cls, PyObject *int_descr, PyObject *safe_descr,
+                            PyObject *safe_unknown)
+{
+    Py_ssize_t a, b;
+    Py_CLEAR(lludp_vc.uuid_cls);
+    Py_CLEAR(lludp_vc.safe_unknown);
+    if (cls == NULL) return 0;
+    a = lludp_slot_offset(int_descr);
+    b = lludp_slot_offset(safe_descr);
+    if (a < 0 || b < 0) return 0;
+    Py_INCREF(cls);
+    Py_INCREF(safe_unknown);
+    lludp_vc.uuid_int_off = a;
+    lludp_vc.uuid_safe_off = b;
+    lludp_vc.safe_unknown = safe_unknown;
+    lludp_vc.uuid_cls = cls;
+    return 1;
+}
+
+/* A new uuid.UUID of the 16 big-endian bytes at p, made as object.__new__
+   and the two slot stores of UUID.__init__ make it (direct construction on),
+   through the cache of decoded UUIDs. */
+static PyObject *lludp_make_uuid(const unsigned char *p)
+{
+    PyObject *obj, *value = lludp_uuid_get(p);
+    if (value != NULL) {
+        Py_INCREF(value);
+        return value;
+    }
+    value = lludp_uint128(p);
+    if (value == NULL) return NULL;
+    obj = ((PyTypeObject *)lludp_vc.uuid_cls)->tp_alloc((PyTypeObject *)lludp_vc.uuid_cls, 0);
+    if (obj == NULL) {
+        Py_DECREF(value);
+        return NULL;
+    }
+    *(PyObject **)((char *)obj + lludp_vc.uuid_int_off) = value; /* steals */
+    Py_INCREF(lludp_vc.safe_unknown);
+    *(PyObject **)((char *)obj + lludp_vc.uuid_safe_off) = lludp_vc.safe_unknown;
+    lludp_uuid_put(p, obj);
+    return obj;
+}
+
+/* The reference count of a fresh object from PyObject_Malloc: 1. Before
+   3.13, in release builds, that is all _Py_NewReference does (besides
+   tracemalloc's re-dating of a block it traced: this one was traced just
+   now, by PyObject_Malloc); 3.13 also reports the object to a PyRefTracer,
+   and debug builds count it, so they call it. */
+#if PY_VERSION_HEX < 0x030D0000 && !defined(Py_REF_DEBUG) && !defined(Py_TRACE_REFS)
+#define LLUDP_NEW_REFERENCE(op) ((op)->ob_refcnt = 1)
+#else
+#define LLUDP_NEW_REFERENCE(op) _Py_NewReference(op)
+#endif
+
+/* An int of a non-negative value below 2**32. Where the int layout is known
+   (LLUDP_INT_DIGITS) one built as CPython's PyLong_FromLongLong builds it
+   (PyObject_Malloc of the same size, the type, a new reference, the digits),
+   without the call and its generic digit loop; small ints come from
+   CPython's cache as always. */
+static inline PyObject *lludp_uint_obj(uint32_t v)
+{
+#ifdef LLUDP_INT_DIGITS
+    if (v > 256) {
+        Py_ssize_t nd = (v >> PyLong_SHIFT) ? 2 : 1;
+        PyLongObject *o;
+        digit *d;
+#if PY_VERSION_HEX >= 0x030C0000
+        o = (PyLongObject *)PyObject_Malloc(
+            nd == 1 ? sizeof(PyLongObject) : offsetof(PyLongObject, long_value.ob_digit) + 2 * sizeof(digit));
+        if (o == NULL) return PyErr_NoMemory();
+        o->long_value.lv_tag = (uintptr_t)nd << _PyLong_NON_SIZE_BITS; /* positive */
+        d = o->long_value.ob_digit;
+#else
+        o = (PyLongObject *)PyObject_Malloc(
+            nd == 1 ? sizeof(PyLongObject) : offsetof(PyLongObject, ob_digit) + 2 * sizeof(digit));
+        if (o == NULL) return PyErr_NoMemory();
+        Py_SET_SIZE(o, nd);
+        d = o->ob_digit;
+#endif
+        d[0] = (digit)(v & PyLong_MASK);
+        if (nd == 2) d[1] = (digit)(v >> PyLong_SHIFT);
+        Py_SET_TYPE(o, &PyLong_Type); /* a static type: no reference to take */
+        LLUDP_NEW_REFERENCE((PyObject *)o);
+        return (PyObject *)o;
+    }
+#endif
+    return PyLong_FromLongLong((long long)v);
+}
+
+static inline uint32_t lludp_le32(const unsigned char *q)
+{
+    return (uint32_t)q[0] | ((uint32_t)q[1] << 8) | ((uint32_t)q[2] << 16) | ((uint32_t)q[3] << 24);
+}
+
+static inline uint64_t lludp_le64(const unsigned char *q)
+{
+    return (uint64_t)lludp_le32(q) | ((uint64_t)lludp_le32(q + 4) << 32);
+}
+
+static inline double lludp_f64_value(const unsigned char *q)
+{
+    uint64_t bits = lludp_le64(q);
+    double d;
+    memcpy(&d, &bits, 8);
+    return d;
+}
+
+/* A float object; +0.0 and 1.0, the commonest values on the wire, are shared. */
+static inline PyObject *lludp_float_obj(double d)
+{
+    if (d == 0.0) {
+        if (!signbit(d)) {
+            Py_INCREF(lludp_vc.zero);
+            return lludp_vc.zero;
+        }
+    }
+    else if (d == 1.0) {
+        Py_INCREF(lludp_vc.one);
+        return lludp_vc.one;
+    }
+    return PyFloat_FromDouble(d);
+}
+
+/* A tuple of count floats (F32, or F64 if wide) at q; all-zero 3-vectors share one tuple. */
+static PyObject *lludp_floats_obj(const unsigned char *q, int count, int wide)
+{
+    PyObject *t, *v;
+    int k;
+    if (count == 3) {
+        uint64_t a = lludp_load64(q), b;
+        if (wide) b = lludp_load64(q + 8) | lludp_load64(q + 16);
+        else b = (uint64_t)lludp_le32(q + 8);
+        if ((a | b) == 0) {
+            Py_INCREF(lludp_vc.zero3);
+            return lludp_vc.zero3;
+        }
+    }
+    t = PyTuple_New(count);
+    if (t == NULL) return NULL;
+    for (k = 0; k < count; k++) {
+        v = lludp_float_obj(wide ? lludp_f64_value(q + 8 * k) : lludp_f32_value(lludp_le32(q + 4 * k)));
+        if (v == NULL) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, k, v);
+    }
+    return t;
+}
+
+/* LLQuaternion: x, y, z on the wire, w rebuilt as LL does. */
+static PyObject *lludp_quat_obj(const unsigned char *q)
+{
+    double c[4], s;
+    PyObject *t, *v;
+    int k;
+    c[0] = lludp_f32_value(lludp_le32(q));
+    c[1] = lludp_f32_value(lludp_le32(q + 4));
+    c[2] = lludp_f32_value(lludp_le32(q + 8));
+    s = 1.0 - (c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
+    c[3] = s > 0 ? sqrt(s) : 0.0;
+    t = PyTuple_New(4);
+    if (t == NULL) return NULL;
+    for (k = 0; k < 4; k++) {
+        v = lludp_float_obj(c[k]);
+        if (v == NULL) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, k, v);
+    }
+    return t;
+}
+
+/* The value of a fixed-size field of type t at q (size bytes, all present);
+   NULL with an exception on failure. Not for UUIDs without the direct
+   construction (the caller checks). */
+static PyObject *lludp_value_obj(int t, const unsigned char *q, Py_ssize_t size)
+{
+    switch (t) {
+    case 15:
+        return lludp_make_uuid(q);
+    case 3:
+        return lludp_uint_obj(lludp_le32(q));
+    case 1:
+        return PyLong_FromLong(q[0]);
+    case 9:
+        return lludp_float_obj(lludp_f32_value(lludp_le32(q)));
+    case 11:
+        return lludp_floats_obj(q, 3, 0);
+    case 14:
+        return lludp_quat_obj(q);
+    case 16:
+        if (q[0] == 0) Py_RETURN_FALSE;
+        if (q[0] == 1) Py_RETURN_TRUE;
+        return PyLong_FromLong(q[0]);
+    case 7:
+        return PyLong_FromLong((long)(int32_t)lludp_le32(q));
+    case 2:
+        return PyLong_FromLong(q[0] | (q[1] << 8));
+    case 4:
+        return PyLong_FromUnsignedLongLong(lludp_le64(q));
+    case 5:
+        return PyLong_FromLong((int8_t)q[0]);
+    case 6:
+        return PyLong_FromLong((int16_t)(q[0] | (q[1] << 8)));
+    case 8:
+        return PyLong_FromLongLong((long long)(int64_t)lludp_le64(q));
+    case 10:
+        return lludp_float_obj(lludp_f64_value(q));
+    case 12:
+        return lludp_floats_obj(q, 3, 1);
+    case 13:
+        return lludp_floats_obj(q, 4, 0);
+    case 17:
+        return PyUnicode_FromFormat("%d.%d.%d.%d", (int)q[0], (int)q[1], (int)q[2], (int)q[3]);
+    case 18:
+        return PyLong_FromLong((q[0] << 8) | q[1]);
+    default: /* Fixed */
+        return PyBytes_FromStringAndSize((const char *)q, size);
+    }
+}
+
+/* Fill the slots f.. of block tuple blk (nfields fields, 3 layout bytes
+   each: type, size low, size high) from r[*ppos:end], each value stored in
+   its slot. Stops at the first field it leaves to the caller: one that does
+   not fit before end (a Variable field: its length prefix or its data), a
+   Variable field longer than 0xFFFF, or a UUID without the direct
+   construction. Returns that field's index (nfields if none), *ppos past
+   the fields done; -1 with an exception if a value cannot be made. */
+static Py_ssize_t lludp_fields(PyObject *blk, const unsigned char *layout, Py_ssize_t f,
+                               Py_ssize_t nfields, const unsigned char *r, Py_ssize_t end,
+                               Py_ssize_t *ppos)
+{
+    Py_ssize_t pos = *ppos;
+    for (; f < nfields; f++) {
+        int t = layout[3 * f];
+        Py_ssize_t size = layout[3 * f + 1] | ((Py_ssize_t)layout[3 * f + 2] << 8);
+        PyObject *v;
+        if (size > end - pos) break;
+        if (t == 20) {
+            uint64_t length = 0;
+            Py_ssize_t k;
+            for (k = size - 1; k >= 0; k--) length = (length << 8) | r[pos + k];
+            if (length > 0xFFFF || (Py_ssize_t)length > end - pos - size) break;
+            v = PyBytes_FromStringAndSize((const char *)r + pos + size, (Py_ssize_t)length);
+            if (v == NULL) {
+                *ppos = pos;
+                return -1;
+            }
+            PyTuple_SET_ITEM(blk, f, v);
+            pos += size + (Py_ssize_t)length;
+            continue;
+        }
+        if (t == 15 && lludp_vc.uuid_cls == NULL) break;
+        v = lludp_value_obj(t, r + pos, size);
+        if (v == NULL) {
+            *ppos = pos;
+            return -1;
+        }
+        PyTuple_SET_ITEM(blk, f, v);
+        pos += size;
+    }
+    *ppos = pos;
+    return f;
+}
+
+/* The appended acks of p[0:n] (count ids, big-endian, backwards from the
+   count byte at n - 1) as a tuple of ints; the caller checked the sizes. */
+static PyObject *lludp_acks_tuple(const unsigned char *p, Py_ssize_t n, Py_ssize_t count)
+{
+    PyObject *t = PyTuple_New(count), *v;
+    const unsigned char *q = p + n - 5;
+    Py_ssize_t k;
+    if (t == NULL) return NULL;
+    for (k = 0; k < count; k++, q -= 4) {
+        v = lludp_uint_obj(((uint32_t)q[0] << 24) | ((uint32_t)q[1] << 16) | ((uint32_t)q[2] << 8) |
+                           q[3]);
+        if (v == NULL) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, k, v);
+    }
+    return t;
+}
+
+
+/* ------------------------------------------------------------------ encoded values
+
+   The fast paths of _codec_c.pyx's _field_out for fixed-size fields, in C,
+   over a block's fields in one loop. Whatever they do not take (another
+   type, a value out of range, IPADDR, Variable) is left to _field_out, which
+   hands the unusual cases to the pure twin: same bytes, same errors. */
+
+static inline void lludp_put_le(unsigned char *o, uint64_t v, Py_ssize_t size)
+{
+    Py_ssize_t k;
+    for (k = 0; k < size; k++) o[k] = (unsigned char)(v >> (8 * k));
+}
+
+static inline void lludp_put_le32(unsigned char *o, uint32_t v)
+{
+    o[0] = (unsigned char)v;
+    o[1] = (unsigned char)(v >> 8);
+    o[2] = (unsigned char)(v >> 16);
+    o[3] = (unsigned char)(v >> 24);
+}
+
+static inline void lludp_put_f64(unsigned char *o, double d)
+{
+    uint64_t bits;
+    memcpy(&bits, &d, 8);
+    lludp_put_le32(o, (uint32_t)bits);
+    lludp_put_le32(o + 4, (uint32_t)(bits >> 32));
+}
+
+/* The items of an exact tuple or list (NULL if value is neither), and their number. */
+static inline PyObject **lludp_seq_items(PyObject *value, Py_ssize_t *n)
+{
+    if (PyTuple_CheckExact(value)) {
+        *n = PyTuple_GET_SIZE(value);
+        return ((PyTupleObject *)value)->ob_item;
+    }
+    if (PyList_CheckExact(value)) {
+        *n = PyList_GET_SIZE(value);
+        return ((PyListObject *)value)->ob_item;
+    }
+    return NULL;
+}
+
+/* A tuple/list of count exact floats (F32 within range, or F64 if wide); -1 otherwise. */
+static Py_ssize_t lludp_floats_put(unsigned char *o, PyObject *value, int count, int wide)
+{
+    Py_ssize_t n, k;
+    PyObject **items = lludp_seq_items(value, &n);
+    if (items == NULL || n != count) return -1;
+    for (k = 0; k < n; k++) {
+        double d;
+        if (!PyFloat_CheckExact(items[k])) return -1;
+        d = PyFloat_AS_DOUBLE(items[k]);
+        if (!wide) {
+            float f = (float)d;
+            if (isinf(f) && !isinf(d)) return -1;
+        }
+    }
+    for (k = 0; k < n; k++) {
+        double d = PyFloat_AS_DOUBLE(items[k]);
+        if (wide) lludp_put_f64(o + 8 * k, d);
+        else lludp_put_le32(o + 4 * k, lludp_f32_bits(d));
+    }
+    return wide ? 8 * n : 4 * n;
+}
+
+/* LL's packToVector3 for a tuple/list of 3 or 4 exact floats; -1 otherwise. */
+static Py_ssize_t lludp_quat_put(unsigned char *o, PyObject *value)
+{
+    double q[4], mag, x = 0, y = 0, z = 0, w = 0;
+    Py_ssize_t n, k;
+    PyObject **items = lludp_seq_items(value, &n);
+    if (items == NULL || (n != 3 && n != 4)) return -1;
+    for (k = 0; k < n; k++) {
+        if (!PyFloat_CheckExact(items[k])) return -1;
+        q[k] = PyFloat_AS_DOUBLE(items[k]);
+    }
+    if (n == 4) {
+        x = q[0];
+        y = q[1];
+        z = q[2];
+        w = q[3];
+        mag = 1.0 - (x * x + y * y + z * z);
+        if (w == (mag > 0 ? sqrt(mag) : 0.0)) n = 3; /* the w decoding rebuilds: x, y, z as they came */
+    }
+    if (n == 4) {
+        mag = sqrt(x * x + y * y + z * z + w * w);
+        if (!isfinite(mag)) return -1;
+        if (mag <= 1e-7) {
+            q[0] = q[1] = q[2] = 0.0;
+        }
+        else {
+            x = x / mag;
+            y = y / mag;
+            z = z / mag;
+            w = w / mag;
+            if (w < 0) {
+                x = -x;
+                y = -y;
+                z = -z;
+            }
+            q[0] = x;
+            q[1] = y;
+            q[2] = z;
+        }
+    }
+    for (k = 0; k < 3; k++) {
+        float fl = (float)q[k];
+        if (isinf(fl) && !isinf(q[k])) return -1;
+    }
+    for (k = 0; k < 3; k++) lludp_put_le32(o + 4 * k, lludp_f32_bits(q[k]));
+    return 12;
+}
+
+/* The bytes of value as a field of type t (size bytes) written at o, which
+   has room for max(32, size) bytes: the number written; -1 if the caller's
+   general path must do it; -2 with an exception set. */
+static Py_ssize_t lludp_field_put(unsigned char *o, int t, Py_ssize_t size, PyObject *value)
+{
+    unsigned long long u;
+    long long s;
+    double d;
+    switch (t) {
+    case 15:
+        if (lludp_vc.uuid_cls != NULL && (PyObject *)Py_TYPE(value) == lludp_vc.uuid_cls) {
+            PyObject *iv = *(PyObject **)((char *)value + lludp_vc.uuid_int_off);
+            if (iv == NULL) return -1;
+            return lludp_uint128_bytes(iv, o) < 0 ? -2 : 16;
+        }
+        return -1;
+    case 1:
+    case 2:
+    case 3:
+    case 4:
+    case 18: /* unsigned ints, IPPORT */
+        if (!PyLong_CheckExact(value) || lludp_as_u64(value, &u) != 0) return -1;
+        if (size != 8 && (size > 8 || u >= (1ULL << (8 * size)))) return -1;
+        if (t == 18) {
+            o[0] = (unsigned char)(u >> 8);
+            o[1] = (unsigned char)u;
+            return 2;
+        }
+        lludp_put_le(o, u, size);
+        return size;
+    case 5:
+    case 6:
+    case 7:
+    case 8: /* signed ints */
+        if (!PyLong_CheckExact(value) || lludp_as_i64(value, &s) != 0) return -1;
+        if (size != 8 && (size > 8 || s < -(1LL << (8 * size - 1)) || s >= (1LL << (8 * size - 1))))
+            return -1;
+        lludp_put_le(o, (uint64_t)s, size);
+        return size;
+    case 9:
+        if (!PyFloat_CheckExact(value)) return -1;
+        d = PyFloat_AS_DOUBLE(value);
+        {
+            float fl = (float)d;
+            if (isinf(fl) && !isinf(d)) return -1;
+        }
+        lludp_put_le32(o, lludp_f32_bits(d));
+        return 4;
+    case 10:
+        if (!PyFloat_CheckExact(value)) return -1;
+        lludp_put_f64(o, PyFloat_AS_DOUBLE(value));
+        return 8;
+    case 14:
+        return lludp_quat_put(o, value);
+    case 11:
+        return lludp_floats_put(o, value, 3, 0);
+    case 12:
+        return lludp_floats_put(o, value, 3, 1);
+    case 13:
+        return lludp_floats_put(o, value, 4, 0);
+    case 16:
+        if (value == Py_True) {
+            o[0] = 1;
+            return 1;
+        }
+        if (value == Py_False) {
+            o[0] = 0;
+            return 1;
+        }
+        return -1;
+    case 19:
+        if (!PyBytes_CheckExact(value) || PyBytes_GET_SIZE(value) != size) return -1;
+        memcpy(o, PyBytes_AS_STRING(value), (size_t)size);
+        return size;
+    default: /* IPADDR, Variable */
+        return -1;
+    }
+}
+
+/* Write the fields f.. of block item (an exact-size tuple, nfields fields,
+   3 layout bytes each) at buf[*pn:cap]. Stops at the first field it leaves
+   to the caller: one lludp_field_put does not take, a Variable field that is
+   not bytes (or too long, or without room), or one without max(32, size)
+   bytes of room. Returns that field's index (nfields if none),
+   *pn past the bytes written; -1 with an exception. */
+static Py_ssize_t lludp_fields_put(PyObject *item, const unsigned char *layout, Py_ssize_t f,
+                                   Py_ssize_t nfields, unsigned char *buf, Py_ssize_t cap,
+                                   Py_ssize_t *pn)
+{
+    Py_ssize_t n = *pn;
+    for (; f < nfields; f++) {
+        int t = layout[3 * f];
+        Py_ssize_t size = layout[3 * f + 1] | ((Py_ssize_t)layout[3 * f + 2] << 8), w;
+        PyObject *value = PyTuple_GET_ITEM(item, f);
+        if (t == 20) {
+            /* Variable: exact bytes whose length fits the prefix (a 4-byte
+               prefix takes any length, as _field_out does) */
+            Py_ssize_t length;
+            if (!PyBytes_CheckExact(value)) break;
+            length = PyBytes_GET_SIZE(value);
+            if (size != 4 && (size > 4 || length >= ((Py_ssize_t)1 << (8 * size)))) break;
+            if (cap - n < size + length) break;
+            lludp_put_le(buf + n, (uint64_t)length, size);
+            memcpy(buf + n + size, PyBytes_AS_STRING(value), (size_t)length);
+            n += size + length;
+            continue;
+        }
+        if (cap - n < (size > 32 ? size : 32)) break;
+        w = lludp_field_put(buf + n, t, size, value);
+        if (w == -1) break;
+        if (w == -2) {
+            *pn = n;
+            return -1;
+        }
+        n += w;
+    }
+    *pn = n;
+    return f;
 }
 
 #endif
