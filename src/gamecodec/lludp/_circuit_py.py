@@ -1,24 +1,24 @@
-# cython: annotation_typing=False
-"""The LLUDP circuit, pure twin (also compiled, typed by ``_circuit_c.pxd``).
+"""The LLUDP circuit, pure twin: the readable reference.
 
-One source for both twins: Cython compiles this file as
-``gamecodec.lludp._circuit_c`` and the augmenting ``_circuit_c.pxd`` turns
-:class:`Circuit` into a cdef class with typed attributes and typed locals.
-The public documentation is in :mod:`gamecodec.lludp.circuit`; the LL viewer
-sources each rule comes from are named beside it below.
+The compiled twin, ``_circuit_c.pyx``, follows this file step for step with
+C containers in place of the Python ones (the parity tests hold the two
+together). The public documentation is in :mod:`gamecodec.lludp.circuit`;
+the LL viewer sources each rule comes from are named beside it below.
 
 Hot-path notes: the header (flags, sequence) is read from the raw bytes; a
 reliable sequence number already seen is acked again without decoding; the
 codec's ``decode`` runs once per new datagram and its ``encode_packet`` once
 per sent message, which writes the header, the body and the appended acks
 in one go (the circuit reads back how many acks fitted); pending reliable
-packets live in a dict keyed by sequence number (retired in O(1)) holding the
-wire bytes as first sent and where their acks begin, with a timeline in
-resend-time order, cleaned lazily. The timeline and the order of sequence
-numbers seen are FIFO queues kept as a list and the index of their head
-(compacted once half of the list is consumed), so the compiled twin runs
-them as C list operations, without method calls; sequence numbers are boxed
-once per packet.
+packets live in a dict keyed by sequence number (retired in O(1), oldest
+first in insertion order) holding the wire bytes as first sent and where
+their acks begin, with a timeline in resend-time order, cleaned lazily. The
+timeline and the order of sequence numbers seen are FIFO queues kept as a
+list and the index of their head (compacted once half of the list is
+consumed). The compiled twin keeps the same structures in C: the pending
+dict as an insertion-ordered open-addressing map, the timeline as a
+``uint32`` array, the seen set and its order as an open-addressing set and a
+``uint32`` ring.
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ class _Pending:
 
 
 def _pending(wire: bytes, end: int, exp: float) -> _Pending:
-    # __new__ and field stores: a C struct fill in the compiled twin, no __init__ call
+    # __new__ and field stores, no __init__ call
     p = _Pending.__new__(_Pending)
     p.wire = wire
     p.end = end
@@ -363,8 +363,8 @@ class Circuit:
 
     @max_size.setter
     def max_size(self, value: int) -> None:
-        # through a C long in the compiled twin (its conversion, as the
-        # attribute it replaces), kept as an int object for the codec calls
+        # stored as given here; the compiled twin converts it through a C long
+        # (its conversion, as the attribute it replaced)
         self._max_size_c = value
         self._max_size = self._max_size_c
 
@@ -385,7 +385,7 @@ class Circuit:
 
     @mtu.setter
     def mtu(self, value: int) -> None:
-        self._mtu = value  # a C long in the compiled twin
+        self._mtu = value  # a C long in the compiled twin (as given here)
         self._limit = min(max(self._mtu, 0), _MAX_LIMIT)  # kept as an int object
 
     @property
@@ -509,7 +509,7 @@ class Circuit:
         if self._lost is not None:
             raise LocalProtocolError(f"send on a lost circuit ({self._lost.reason})")
         seq = self._seq
-        key = seq  # boxed once in the compiled twin
+        key = seq  # the codec's argument and the return value
         acks = self._acks
         count = max(0, min(len(acks), self._max_appended_acks, _MAX_ACKS)) if acks else 0
         # encode's errors come out before anything changes
@@ -722,9 +722,9 @@ class Circuit:
         if len(raw) >= 7:
             flags = raw[0]
             if flags & _RELIABLE:
-                seq = raw[1]  # widened first: the compiled twin shifts in 64 bits
+                seq = raw[1]
                 seq = (seq << 24) | (raw[2] << 16) | (raw[3] << 8) | raw[4]
-                key = seq  # boxed once in the compiled twin
+                key = seq
                 if key in self._seen:
                     self.duplicates += 1
                     self._queue_ack(key, now)
@@ -753,7 +753,7 @@ class Circuit:
             end = len(raw) - 1
             pos = end - 4 * raw[end]
             while pos < end:
-                a = raw[pos]  # widened first, as above
+                a = raw[pos]
                 a = (a << 24) | (raw[pos + 1] << 16) | (raw[pos + 2] << 8) | raw[pos + 3]
                 pos += 4
                 if unacked.pop(a, None) is not None:
