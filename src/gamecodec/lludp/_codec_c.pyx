@@ -41,7 +41,7 @@ cdef extern from "_lludp.h":
     int lludp_as_u64_exact(object v, unsigned long long *out)
     int lludp_as_i64(object v, long long *out)
     bint lludp_small_uint(PyObject *v, unsigned long long *out)
-    int lludp_uint128_bytes(object v, uint8_t *out) except -1
+    int lludp_uint128_bytes(object v, uint8_t *out) noexcept
     PyObject **lludp_slot(PyObject *obj, PyObject *descr)
     object lludp_alloc(object cls)
     void lludp_fast_init(object plain_heap_class)
@@ -918,12 +918,12 @@ cdef int _field_out(Buf *b, int ftype, Py_ssize_t size, object value, object bna
     elif ftype == 20:
         if PyBytes_CheckExact(value):
             length = PyBytes_GET_SIZE(value)
-            if size == 4 or length < (<Py_ssize_t>1 << (8 * size)):
+            if <unsigned long long>length < (<unsigned long long>1 << (8 * size)):
                 _put_le(b, length, size)
                 return _put(b, PyBytes_AS_STRING(value), length)
         where = f"{bname}.{cls._fields[f]}"
         raw_value = _py._bytes(value, where, name)
-        if len(raw_value) >= (<Py_ssize_t>1 << (8 * size)):
+        if <unsigned long long>len(raw_value) >= (<unsigned long long>1 << (8 * size)):
             raise M.encode_error(
                 name, where, f"{len(raw_value)} bytes do not fit a {size}-byte length"
             )

@@ -399,53 +399,54 @@ static PyObject *lludp_uint128(const unsigned char *p)
 #endif
 }
 
-/* 16 big-endian bytes of a non-negative int below 2**128; -1 with an
-   exception set otherwise. */
-static int lludp_uint128_bytes_slow(PyObject *v, unsigned char *out);
+/* 16 big-endian bytes of v when v is an exact int in [0, 2**128): 0. For
+   anything else (another type, a negative or too big int) 1, with no
+   exception: the caller's general path then decides, as the pure twin does
+   (a UUID's `int` slot can be set to anything through object.__setattr__). */
+#ifndef LLUDP_INT_DIGITS
+static int lludp_uint128_bytes_api(PyObject *v, unsigned char *out)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    Py_ssize_t r = PyLong_AsNativeBytes(v, out, 16,
+                                        Py_ASNATIVEBYTES_BIG_ENDIAN |
+                                            Py_ASNATIVEBYTES_UNSIGNED_BUFFER |
+                                            Py_ASNATIVEBYTES_REJECT_NEGATIVE);
+    if (r < 0) {
+        PyErr_Clear(); /* negative: the general path raises the pure twin's error */
+        return 1;
+    }
+    return r > 16 ? 1 : 0;
+#else
+    if (_PyLong_AsByteArray((PyLongObject *)v, out, 16, 0, 0) < 0) {
+        PyErr_Clear(); /* negative or too big (OverflowError): the general path decides */
+        return 1;
+    }
+    return 0;
+#endif
+}
+#endif
 
 static inline int lludp_uint128_bytes(PyObject *v, unsigned char *out)
 {
+    if (!PyLong_CheckExact(v)) return 1;
 #ifdef LLUDP_INT_DIGITS
-    /* a non-negative exact int below 2**128 (at most 5 digits of 30 bits):
-       the two 64-bit halves straight from its digits */
-    if (PyLong_CheckExact(v)) {
+    {
+        /* at most 5 digits of 30 bits: the two 64-bit halves straight from them */
         Py_ssize_t size = lludp_long_size(v), k;
         const digit *d = LLUDP_DIGITS(v);
-        if (size >= 0 && size <= 5 && (size < 5 || (d[4] >> 8) == 0)) {
-            uint64_t x[5] = {0, 0, 0, 0, 0}, hi, lo;
-            for (k = 0; k < size; k++) x[k] = d[k];
-            lo = x[0] | (x[1] << 30) | (x[2] << 60);
-            hi = (x[2] >> 4) | (x[3] << 26) | (x[4] << 56);
-            for (k = 0; k < 8; k++) {
-                out[k] = (unsigned char)(hi >> (56 - 8 * k));
-                out[8 + k] = (unsigned char)(lo >> (56 - 8 * k));
-            }
-            return 0;
+        uint64_t x[5] = {0, 0, 0, 0, 0}, hi, lo;
+        if (size < 0 || size > 5 || (size == 5 && (d[4] >> 8) != 0)) return 1;
+        for (k = 0; k < size; k++) x[k] = d[k];
+        lo = x[0] | (x[1] << 30) | (x[2] << 60);
+        hi = (x[2] >> 4) | (x[3] << 26) | (x[4] << 56);
+        for (k = 0; k < 8; k++) {
+            out[k] = (unsigned char)(hi >> (56 - 8 * k));
+            out[8 + k] = (unsigned char)(lo >> (56 - 8 * k));
         }
+        return 0;
     }
-#endif
-    return lludp_uint128_bytes_slow(v, out);
-}
-
-static int lludp_uint128_bytes_slow(PyObject *v, unsigned char *out)
-{
-#if PY_VERSION_HEX >= 0x030D0000
-    Py_ssize_t r;
-    if (!PyLong_Check(v) || Py_SIZE(v) < 0) {
-        PyErr_SetString(PyExc_OverflowError, "not a 128-bit unsigned int");
-        return -1;
-    }
-    r = PyLong_AsNativeBytes(v, out, 16,
-                             Py_ASNATIVEBYTES_BIG_ENDIAN | Py_ASNATIVEBYTES_UNSIGNED_BUFFER |
-                                 Py_ASNATIVEBYTES_REJECT_NEGATIVE);
-    if (r < 0) return -1;
-    if (r > 16) {
-        PyErr_SetString(PyExc_OverflowError, "int too big for 128 bits");
-        return -1;
-    }
-    return 0;
 #else
-    return _PyLong_AsByteArray((PyLongObject *)v, out, 16, 0, 0);
+    return lludp_uint128_bytes_api(v, out);
 #endif
 }
 
@@ -800,6 +801,7 @@ static lludp_values_ctx lludp_vc;
 /* The shared float and tuple objects (new references kept for the module's life). */
 static void lludp_values_init(PyObject *zero, PyObject *one, PyObject *zero3)
 {
+    if (lludp_vc.zero != NULL) return; /* once (the module's import): kept for its life */
     Py_INCREF(zero);
     Py_INCREF(one);
     Py_INCREF(zero3);
@@ -1236,7 +1238,7 @@ static Py_ssize_t lludp_field_put(unsigned char *o, int t, Py_ssize_t size, PyOb
         if (lludp_vc.uuid_cls != NULL && (PyObject *)Py_TYPE(value) == lludp_vc.uuid_cls) {
             PyObject *iv = *(PyObject **)((char *)value + lludp_vc.uuid_int_off);
             if (iv == NULL) return -1;
-            return lludp_uint128_bytes(iv, o) < 0 ? -2 : 16;
+            return lludp_uint128_bytes(iv, o) == 0 ? 16 : -1;
         }
         return -1;
     case 1:
@@ -1318,12 +1320,13 @@ static Py_ssize_t lludp_fields_put(PyObject *item, const unsigned char *layout, 
         Py_ssize_t size = layout[3 * f + 1] | ((Py_ssize_t)layout[3 * f + 2] << 8), w;
         PyObject *value = PyTuple_GET_ITEM(item, f);
         if (t == 20) {
-            /* Variable: exact bytes whose length fits the prefix (a 4-byte
-               prefix takes any length, as _field_out does) */
+            /* Variable: exact bytes whose length fits the prefix (1, 2 or 4
+               bytes; anything else is _field_out's, which raises the pure
+               twin's error) */
             Py_ssize_t length;
             if (!PyBytes_CheckExact(value)) break;
             length = PyBytes_GET_SIZE(value);
-            if (size != 4 && (size > 4 || length >= ((Py_ssize_t)1 << (8 * size)))) break;
+            if (size > 4 || (unsigned long long)length >= (1ULL << (8 * size))) break;
             if (cap - n < size + length) break;
             lludp_put_le(buf + n, (uint64_t)length, size);
             memcpy(buf + n + size, PyBytes_AS_STRING(value), (size_t)length);

@@ -281,12 +281,38 @@ def load_template(source: str | os.PathLike[str]) -> Template:
     return parse_template(Path(source).read_text(encoding="utf-8", errors="replace"))
 
 
+def _check_fields(spec: MessageSpec) -> None:
+    """Refuse field specs the parser never makes (the codecs trust the sizes:
+    a UUID field of 2 bytes would read past its field)."""
+    for block in spec.blocks:
+        for field in block.fields:
+            where = f"{spec.name}.{block.name}.{field.name}"
+            try:
+                ftype = FieldType(field.type)
+            except ValueError:
+                raise ValueError(f"{where}: unknown field type {field.type!r}") from None
+            size = field.size
+            if type(size) is not int:
+                raise ValueError(f"{where}: size must be an int, not {size!r}")
+            if ftype == FieldType.FIXED:
+                ok = 1 <= size <= 0xFFFF
+            elif ftype == FieldType.VARIABLE:
+                ok = size in (1, 2, 4)
+            else:
+                ok = size == FIELD_SIZES[ftype]
+            if not ok:
+                raise ValueError(f"{where}: size {size} is not a size of {ftype.name}")
+
+
 class Template:
-    """A set of message specs, looked up by name or wire code, with codec plans."""
+    """A set of message specs, looked up by name or wire code, with codec plans.
+    Field specs are checked as the parser makes them (ValueError otherwise)."""
 
     def __init__(self, messages: Iterable[MessageSpec], *, version: str = "2.0") -> None:
         self.version = version
         self.messages: tuple[MessageSpec, ...] = tuple(messages)
+        for spec in self.messages:
+            _check_fields(spec)
         self.by_name: dict[str, MessageSpec] = {m.name: m for m in self.messages}
         self.by_code: dict[int, MessageSpec] = {m.code: m for m in self.messages}
         self._classes: dict[str, dict[str, type[Block]]] = {}
