@@ -1,11 +1,12 @@
 # cython: language_level=3
 # Types for _session_py.py, compiled as gamecodec.avara._session_c (the
 # one-source twin pattern: Cython reads this beside the pure source). A few
-# primitives (_fits, _crc, _copy, _trunc, _head, _command, _resize; _sqrt is
+# primitives (_fits, _time, _crc, _copy, _trunc, _head, _command, _resize; _sqrt is
 # libc's) have C bodies here; their pure versions sit in the .py's
 # ``if not cython.compiled`` block, which Cython drops.
 cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_Check
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.ref cimport Py_INCREF
@@ -41,6 +42,23 @@ cdef inline bint _fits(object value, long long low, long long high) noexcept:
         return False
     v = PyLong_AsLongLongAndOverflow(value, &overflow)
     return overflow == 0 and low <= v <= high
+
+
+cdef _refuse_time(object now)
+
+
+cdef inline double _time(object now) except? -1.0:
+    """now as a double, refused first as the pure twin refuses it (an int past
+    the bound is check_time's ValueError naming the int, not an OverflowError)."""
+    cdef double t
+    if type(now) is float:
+        t = PyFloat_AS_DOUBLE(now)
+        if -_MAX_TIME <= t <= _MAX_TIME:
+            return t
+    elif -_MAX_TIME <= now <= _MAX_TIME:
+        return now
+    _refuse_time(now)
+    return -1.0  # not reached: it raised
 
 
 cdef inline int _crc(const unsigned char *buf, Py_ssize_t start, Py_ssize_t end,
@@ -169,7 +187,8 @@ cdef class Connection:
     cdef int _find_best(self, double now, double cram_time, double urgency) except -2
     cdef inline void _sent(self, int slot, double now) noexcept
 
-    cpdef list datagrams_to_send(self, double now)
+    @cython.locals(t=double)
+    cpdef list datagrams_to_send(self, object now)
     @cython.locals(out=list, buf="unsigned char *", picked="int *", first=int, slot=int,
                    pos=Py_ssize_t, count=int, i=int, ack=int, bits="unsigned int", cram=int,
                    early=bint, length=Py_ssize_t, rest=int, rt=double)
@@ -188,7 +207,8 @@ cdef class Connection:
                    slot=int, t=double, kill=double)
     cdef _compute_deadlines(self)
 
-    cpdef list receive_datagram(self, object data, double now)
+    @cython.locals(t=double)
+    cpdef list receive_datagram(self, object data, object now)
     @cython.locals(p="const unsigned char *", size=Py_ssize_t, pos=Py_ssize_t,
                    start=Py_ssize_t, delivered=list, ack=int, bits="unsigned int",
                    max_valid=int, rs=int, rxq=dict, changed=bint, peer_id=int, serial=int,
@@ -267,5 +287,7 @@ cdef inline int _resize(Connection conn, long long size, long long cap) except -
 
 cdef class _Idle:
     cdef list _out, _none
-    cpdef list datagrams_to_send(self, double now)
-    cpdef list receive_datagram(self, object data, double now)
+    @cython.locals(t=double)
+    cpdef list datagrams_to_send(self, object now)
+    @cython.locals(t=double)
+    cpdef list receive_datagram(self, object data, object now)

@@ -149,6 +149,12 @@ _T2 = _TABLES[2]
 _T3 = _TABLES[3]
 _SMALL = tuple(range(-128, 256))  # CPython itself shares only -5..256
 
+
+def _refuse_time(now: float) -> None:
+    """:func:`check_time`'s error for a bad ``now`` (the compiled ``_time``'s slow path)."""
+    check_time(now)
+
+
 if not cython.compiled:  # the pure bodies (Cython drops this block)
     _new = tuple.__new__  # NamedTuples without their __new__ (DESIGN.md, hot-path rules)
     _REVERSE: Final = bytes(int(f"{i:08b}"[::-1], 2) for i in range(256))
@@ -166,6 +172,12 @@ if not cython.compiled:  # the pure bodies (Cython drops this block)
         out[pos : pos + len(data)] = data
 
     _sqrt = math.sqrt
+
+    def _time(now: float) -> float:
+        """``now`` if the timers can work with it (:func:`check_time` raises otherwise)."""
+        if not -_MAX_TIME <= now <= _MAX_TIME:
+            check_time(now)
+        return now
 
     def _fits(value: object, low: int, high: int) -> bool:
         """Whether ``value`` is an int in ``low..high``."""
@@ -491,14 +503,12 @@ class Connection:
             raise EncodeError(f"data must be bytes, not {type(data).__name__}")
         if len(data) > _MAX_DATA:
             raise EncodeError(f"{len(data)} data bytes, more than {MAX_DATA_LEN}")
-        return self._queue(command, p1, p2, p3, data, urgent, now)
+        return self._queue(command, p1, p2, p3, data, urgent, _time(now))
 
     def _queue(  # noqa: PLR0917
         self, command: int, p1: int, p2: int, p3: int, data: bytes, urgent: object, now: float
     ) -> int:
-        """Put a checked command at the end of the transmit queue."""
-        if not -_MAX_TIME <= now <= _MAX_TIME:
-            check_time(now)
+        """Put a checked command (``now`` checked too) at the end of the transmit queue."""
         n = len(data)
         serial = self._serial
         # the writer's flag rules (spec §3); the sender byte while serial <= 100
@@ -604,13 +614,12 @@ class Connection:
 
     def datagrams_to_send(self, now: float) -> list[bytes]:
         """Every datagram due at ``now`` (usually none or one)."""
-        if not -_MAX_TIME <= now <= _MAX_TIME:
-            check_time(now)
+        t = _time(now)
         if self.lost is not None:
             return []
-        if not self._dl_stale and now < self._dl_lower:
+        if not self._dl_stale and t < self._dl_lower:
             return []  # nothing can be due before the cached lower bound
-        return self._transmit(now)
+        return self._transmit(t)
 
     def _transmit(self, now: float) -> list[bytes]:
         self._dl_stale = True
@@ -818,13 +827,12 @@ class Connection:
         datagram or has a bad dataLen ends it; the commands before it still
         count (as in the game).
         """
-        if not -_MAX_TIME <= now <= _MAX_TIME:
-            check_time(now)
+        t = _time(now)
         if self.lost is not None:
             return []
         if type(data) is not bytes:
             data = memoryview(data).tobytes()
-        return self._receive(data, now)
+        return self._receive(data, t)
 
     def _receive(self, data: bytes, now: float) -> list[Command]:
         p = data  # the bytes' buffer in the compiled twin

@@ -26,6 +26,7 @@ boxed once for it.
 
 cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.list cimport PyList_GET_SIZE
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_DECREF, Py_INCREF
@@ -93,6 +94,16 @@ cdef long long _MAX_LIMIT = 0xFFFFFFFF
 cdef long _MAX_ACKS = MAX_APPENDED_ACKS
 cdef Py_ssize_t _MAX_DATAGRAM = MAX_DATAGRAM
 cdef double _MAX_TIME = MAX_TIME
+
+
+cdef inline double _time(object now) except? -1.0:
+    """``now`` as a double, refused first as the pure twin refuses it (an int
+    past the bound is a ValueError naming the int, never an OverflowError)."""
+    if type(now) is float:
+        return PyFloat_AS_DOUBLE(now)  # the callee checks the range
+    if not -_MAX_TIME <= now <= _MAX_TIME:
+        check_time(now)
+    return now
 cdef frozenset _CONTROL = frozenset(("PacketAck", "StartPingCheck", "CompletePingCheck"))
 
 cdef object _HEAD = struct.Struct(">BI")
@@ -869,8 +880,9 @@ cdef class Circuit:
         """Encode ``message`` once, give it the next sequence number, append the
         acks owed and queue it (see :meth:`gamecodec.lludp.circuit.Circuit.send`);
         return its sequence number."""
+        cdef double t = _time(now)
         with cython.critical_section(self):
-            return self._send(message, reliable, now)
+            return self._send(message, reliable, t)
 
     cdef object _send(self, object message, bint reliable, double now):
         cdef long long seq
@@ -991,10 +1003,11 @@ cdef class Circuit:
         self._tl_insert(i, seq)
         return 0
 
-    cpdef list datagrams_to_send(self, double now):
+    cpdef list datagrams_to_send(self, object now):
         """Every datagram due at ``now`` (see the pure twin)."""
+        cdef double t = _time(now)
         with cython.critical_section(self):
-            return self._datagrams(now)
+            return self._datagrams(t)
 
     cdef list _datagrams(self, double now):
         if not -_MAX_TIME <= now <= _MAX_TIME:
@@ -1109,11 +1122,12 @@ cdef class Circuit:
 
     # -- receiving --------------------------------------------------------------
 
-    cpdef list receive_datagram(self, object data, double now):
+    cpdef list receive_datagram(self, object data, object now):
         """Take one datagram; return the messages it delivers (none or one)
         (see :meth:`gamecodec.lludp.circuit.Circuit.receive_datagram`)."""
+        cdef double t = _time(now)
         with cython.critical_section(self):  # the C containers (free-threaded builds)
-            return self._receive(data, now)
+            return self._receive(data, t)
 
     cdef list _receive(self, object data, double now):
         cdef bytes raw
