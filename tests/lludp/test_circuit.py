@@ -159,6 +159,28 @@ def test_packet_no_peer_takes_is_refused(twin: ModuleType, codec: ModuleType) ->
     assert 65400 < len(dg) <= MAX_DATAGRAM
 
 
+def test_zero_coded_packet_that_expands_past_max_size_is_refused(
+    twin: ModuleType, codec: ModuleType
+) -> None:
+    """9000 zero bytes zero-code to a few dozen, but the receiver's check (the LL
+    viewer's buffer, our decoder's cap) is on the expanded body: the packet was
+    sent and refused by the peer on every resend."""
+    c = make(twin, codec, **QUIET)
+    zeros = chat(bytes(9000))
+    assert zeros.flags & ZEROCODED or codec.encode(zeros)[0] & ZEROCODED
+    with pytest.raises(EncodeError, match="expands past max_size 8192"):
+        c.send(zeros, reliable=True, now=0.0)
+    assert c.next_sequence == 1 and c.unacked == 0 and c.datagrams_to_send(0.0) == []
+    assert c.send(chat(bytes(8000)), reliable=True, now=0.0) == 1
+    (dg,) = c.datagrams_to_send(0.0)
+    assert len(dg) < 200  # zero-coded
+    peer = make(twin, codec, **QUIET)
+    (got,) = peer.receive_datagram(dg, 0.0)
+    assert got.ChatData[0].Message == bytes(8000)
+    roomy = make(twin, codec, max_size=1 << 16, **QUIET)
+    assert roomy.send(zeros, reliable=True, now=0.0) == 1
+
+
 def test_settings_are_fixed_at_construction(twin: ModuleType, codec: ModuleType) -> None:
     """A resend timeout of 0 set on a live circuit looped datagrams_to_send for good."""
     c = make(twin, codec, minimum_reliable_timeout=2.0)

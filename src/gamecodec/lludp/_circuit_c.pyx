@@ -89,6 +89,7 @@ cdef long long _HALF = MAX_OUT_PACKET_ID >> 1
 cdef int _RELIABLE = 0x40
 cdef int _RESENT = 0x20
 cdef int _ACK = 0x10
+cdef int _ZEROCODED = 0x80
 cdef double _INF = math.inf
 cdef long long _MAX_LIMIT = 0xFFFFFFFF
 cdef long _MAX_ACKS = MAX_APPENDED_ACKS
@@ -473,6 +474,7 @@ cdef class Circuit:
     cdef bytes _control_lead
     cdef object _decode
     cdef object _encode_packet
+    cdef object _zero_decode
     cdef public bint strict
     cdef object _max_size
     cdef long _max_size_c
@@ -585,6 +587,7 @@ cdef class Circuit:
         self.template = default_template() if template is None else template
         self._decode = codec.decode
         self._encode_packet = codec.encode_packet
+        self._zero_decode = codec.zero_decode
         self.strict = bool(strict)
         self.max_size = int(max_size)
         self._zero_coding = zero_coding
@@ -884,6 +887,24 @@ cdef class Circuit:
         with cython.critical_section(self):
             return self._send(message, reliable, t)
 
+    cdef int _check_expansion(self, object message, bytes wire, Py_ssize_t end) except -1:
+        """A zero-coded packet must expand within max_size too (see the pure twin)."""
+        cdef const unsigned char *p = <const unsigned char *>PyBytes_AS_STRING(wire)
+        cdef Py_ssize_t body_end = end - 4 * p[end - 1] - 1 if p[0] & _ACK else end
+        cdef Py_ssize_t i, zeros = 0
+        for i in range(6, body_end):
+            zeros += p[i] == 0
+        if body_end - 6 + 256 * zeros <= self._max_size_c:
+            return 0
+        try:
+            self._zero_decode(wire[6:body_end], self._max_size)
+        except DecodeError:
+            raise EncodeError(
+                f"{message.name}: its zero-coded body expands past max_size "
+                f"{self._max_size_c} (the receiver's limit)"
+            ) from None
+        return 0
+
     cdef object _send(self, object message, bint reliable, double now):
         cdef long long seq
         cdef list acks
@@ -921,8 +942,10 @@ cdef class Circuit:
                 f"(max_size {self._max_size_c}, as the LL viewer's buffer; UDP at most "
                 f"{MAX_DATAGRAM})"
             )
-        self._seq = (seq + 1) & _MASK
         p = <const unsigned char *>PyBytes_AS_STRING(wire)
+        if p[0] & _ZEROCODED:
+            self._check_expansion(message, wire, end)
+        self._seq = (seq + 1) & _MASK
         if p[0] & _ACK:
             count = p[end - 1]
             end -= 4 * count + 1

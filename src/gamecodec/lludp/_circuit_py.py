@@ -225,6 +225,7 @@ class Circuit:
         self.template = default_template() if template is None else template
         self._decode = codec.decode
         self._encode_packet = codec.encode_packet
+        self._zero_decode = codec.zero_decode
         self.strict = bool(strict)
         self.max_size = int(max_size)
         self._zero_coding = zero_coding
@@ -498,10 +499,26 @@ class Circuit:
         Encoding errors raise :class:`~gamecodec.EncodeError` and queue nothing,
         as does a packet longer than ``max_size`` (8192 bytes by default: the LL
         viewer's receive buffer, and what this circuit's own decoder takes) or
-        than ``MAX_DATAGRAM`` (no UDP datagram holds it). A zero-coded packet is
-        measured as sent: its expanded size is the receiver's check.
+        than ``MAX_DATAGRAM`` (no UDP datagram holds it), and a zero-coded packet
+        whose body expands past ``max_size`` (the receiver's check).
         """
         return self._send(message, reliable, now)
+
+    def _check_expansion(self, message: Message, wire: bytes, end: int) -> None:
+        """A zero-coded packet must expand within ``max_size`` too: the receiver's
+        check (the LL viewer's buffer, this circuit's decoder) is on the expanded
+        body. Each zero byte adds at most 256 bytes, so most packets need no
+        expansion to know."""
+        body_end = end - 4 * wire[end - 1] - 1 if wire[0] & _ACK else end
+        if body_end - 6 + 256 * wire.count(0, 6, body_end) <= self._max_size_c:
+            return
+        try:
+            self._zero_decode(wire[6:body_end], self._max_size)
+        except DecodeError:
+            raise EncodeError(
+                f"{message.name}: its zero-coded body expands past max_size "
+                f"{self._max_size_c} (the receiver's limit)"
+            ) from None
 
     def _send(self, message: Message, reliable: bool, now: float) -> int:
         if not -_MAX_TIME <= now <= _MAX_TIME:
@@ -530,6 +547,8 @@ class Circuit:
                 f"(max_size {self._max_size_c}, as the LL viewer's buffer; UDP at most "
                 f"{MAX_DATAGRAM})"
             )
+        if wire[0] & _ZEROCODED:
+            self._check_expansion(message, wire, end)
         self._seq = (seq + 1) & _MASK
         if wire[0] & _ACK:
             count = wire[end - 1]
