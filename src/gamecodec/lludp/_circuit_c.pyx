@@ -64,25 +64,27 @@ __all__ = [
     "Circuit",
 ]
 
-# -- constants (as the pure twin) ------------------------------------------------------
+# -- constants: the pure twin's (one definition for both) ----------------------------
 
-PING_INTERVAL = 5.0
-CIRCUIT_TIMEOUT = 100.0
-RELIABLE_TIMEOUT_FACTOR = 5.0
-MINIMUM_RELIABLE_TIMEOUT = 1.0
-MAX_RESENDS = 3
-INITIAL_PING = 1.0
-AVERAGED_PING_ALPHA = 0.2
-AVERAGED_PING_MIN = 0.1
-AVERAGED_PING_MAX = 2.0
-ACK_COLLECT_TIME = 0.1
-COLLECT_ACK_TIME_MAX = 2.0
-MAX_APPENDED_ACKS = 250
-MAX_PACKET_ACK_IDS = 255
-MTU = 1200
-MAX_OUT_PACKET_ID = 0x01000000
-DUPLICATE_WINDOW = 1 << 17
-MAX_DATAGRAM = 65507
+from gamecodec.lludp._circuit_py import (
+    ACK_COLLECT_TIME,
+    AVERAGED_PING_ALPHA,
+    AVERAGED_PING_MAX,
+    AVERAGED_PING_MIN,
+    CIRCUIT_TIMEOUT,
+    COLLECT_ACK_TIME_MAX,
+    DUPLICATE_WINDOW,
+    INITIAL_PING,
+    MAX_APPENDED_ACKS,
+    MAX_DATAGRAM,
+    MAX_OUT_PACKET_ID,
+    MAX_PACKET_ACK_IDS,
+    MAX_RESENDS,
+    MINIMUM_RELIABLE_TIMEOUT,
+    MTU,
+    PING_INTERVAL,
+    RELIABLE_TIMEOUT_FACTOR,
+)
 
 cdef long long _MASK = MAX_OUT_PACKET_ID - 1
 cdef long long _HALF = MAX_OUT_PACKET_ID >> 1
@@ -105,6 +107,8 @@ cdef inline double _time(object now) except? -1.0:
     if not -_MAX_TIME <= now <= _MAX_TIME:
         check_time(now)
     return now
+
+
 cdef frozenset _CONTROL = frozenset(("PacketAck", "StartPingCheck", "CompletePingCheck"))
 
 cdef object _HEAD = struct.Struct(">BI")
