@@ -204,7 +204,8 @@ cdef class Connection:
 
     cpdef object next_deadline(self)
     @cython.locals(best=double, lower=double, allow=bint, max_valid=int, oldest=double,
-                   slot=int, t=double, kill=double)
+                   slot=int, t=double, kill=double, next_send="double *", send_count="int *",
+                   birth="double *", serial="int *", nxt="int *")
     cdef _compute_deadlines(self)
 
     @cython.locals(t=double)

@@ -586,12 +586,15 @@ class Connection:
         best = slot
         best_time = next_send[slot] - urgency if urgent[slot] else next_send[slot]
         slot = nxt[slot]
-        while slot >= 0:
-            if _diff(serial[slot], max_valid) <= _WINDOW:
-                t = next_send[slot] - urgency if urgent[slot] else next_send[slot]
-                if best_time > t and (allow or not send_count[slot]):
-                    best_time = t
-                    best = slot
+        while slot >= 0:  # (the window test last: it is the dearest in the pure twin)
+            t = next_send[slot] - urgency if urgent[slot] else next_send[slot]
+            if (
+                best_time > t
+                and (allow or not send_count[slot])
+                and _diff(serial[slot], max_valid) <= _WINDOW
+            ):
+                best_time = t
+                best = slot
             slot = nxt[slot]
         if _diff(serial[best], max_valid) > 0:
             if best_time - cram_time - now <= 0:
@@ -793,18 +796,25 @@ class Connection:
             allow = self._nrwr < self._resend_cap
             max_valid = self._max_valid
             oldest = _INF
+            next_send = self._t_next_send
+            send_count = self._t_send_count
+            birth = self._t_birth
+            serial = self._t_serial
+            nxt = self._t_next
             slot = self._head
-            while slot >= 0:
-                t = self._t_next_send[slot]
-                if self._t_send_count[slot]:
-                    oldest = min(oldest, self._t_birth[slot])
+            while slot >= 0:  # (comparisons, not min(): the pure twin walks 1024 slots)
+                t = next_send[slot]
+                if send_count[slot]:
+                    if birth[slot] < oldest:  # noqa: PLR1730
+                        oldest = birth[slot]
                     if not allow:
-                        slot = self._t_next[slot]
+                        slot = nxt[slot]
                         continue
-                lower = min(lower, t)
-                if t < best and _diff(self._t_serial[slot], max_valid) <= _WINDOW:
+                if t < lower:  # noqa: PLR1730
+                    lower = t
+                if t < best and _diff(serial[slot], max_valid) <= _WINDOW:
                     best = t
-                slot = self._t_next[slot]
+                slot = nxt[slot]
             if oldest != _INF:
                 kill = max(oldest, self._valid_time) + _ULP_TIMEOUT + 1e-6
                 best = min(best, kill)
