@@ -21,7 +21,7 @@ from cpython.dict cimport PyDict_GetItem, PyDict_Next, PyDict_SetItem
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_SetItem
 from cpython.mem cimport PyMem_Free
 from cpython.object cimport PyObject
-from cpython.ref cimport Py_INCREF
+from cpython.ref cimport Py_DECREF, Py_INCREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_SET_ITEM
 from libc.math cimport isfinite, isnan
 from libc.stdint cimport uint64_t
@@ -1307,6 +1307,503 @@ cdef object _lenient(object data, bint *had_extra):
     return frame
 
 
+# ---------------------------------------------------------------- PrintJSON fast path
+# Frames made only of PrintJSON commands (most of a session's bytes) are read by a
+# small reader specialised to them: declared keys, string values without escapes,
+# plain integers; short ASCII strings (the repeated "player_id", " found their ",
+# "1"...) come from a small direct-mapped table instead of being built again. It
+# builds the same Structs msgspec would (same field slots, defaults, GC flags) and
+# declines anything else (any other key or command, an escape, a control
+# character, a null, a float, a duplicate key, a missing required key, a syntax
+# error): the frame then goes the usual way, so results and errors never depend on
+# this path. A self-check at bind time compares it with msgspec, and the path stays
+# off when the layout is not the expected one.
+
+cdef extern from *:
+    """
+    #define GCJ_CACHE 1024
+    #define GCJ_MAXLEN 24
+    static PyObject *gcj_cache[GCJ_CACHE];
+    static int gcj_on = 0;
+    static PyTypeObject *gcj_pj, *gcj_part, *gcj_item;
+    static Py_ssize_t gcj_pj_off[10], gcj_part_off[6], gcj_item_off[5];
+    static PyObject *gcj_unset, *gcj_flags0, *gcj_itemcls;
+
+    typedef struct { const unsigned char *p, *end; } gcj_rd;
+
+    static inline void gcj_ws(gcj_rd *r) {
+        while (r->p < r->end && (*r->p == ' ' || *r->p == '\\n' || *r->p == '\\r' || *r->p == '\\t'))
+            r->p++;
+    }
+
+    /* consume `c` (after whitespace); 0 when it is not there */
+    static inline int gcj_eat(gcj_rd *r, unsigned char c) {
+        gcj_ws(r);
+        if (r->p < r->end && *r->p == c) { r->p++; return 1; }
+        return 0;
+    }
+
+    static PyObject *gcj_new_ascii(const unsigned char *s, Py_ssize_t n) {
+        PyObject *o = PyUnicode_New(n, 127);
+        if (o != NULL && n) memcpy(PyUnicode_DATA(o), s, n);
+        return o;
+    }
+
+    static PyObject *gcj_str_of(const unsigned char *s, Py_ssize_t n, int ascii) {
+        if (!ascii) return PyUnicode_DecodeUTF8((const char *)s, n, NULL);
+    #ifndef Py_GIL_DISABLED
+        if (n <= GCJ_MAXLEN) {
+            uint32_t h = 2166136261u;
+            Py_ssize_t i;
+            PyObject *c, *o;
+            for (i = 0; i < n; i++) h = (h ^ s[i]) * 16777619u;
+            h = (h ^ (h >> 15)) & (GCJ_CACHE - 1);
+            c = gcj_cache[h];
+            if (c != NULL && PyUnicode_GET_LENGTH(c) == n && memcmp(PyUnicode_DATA(c), s, n) == 0) {
+                Py_INCREF(c);
+                return c;
+            }
+            o = gcj_new_ascii(s, n);
+            if (o == NULL) return NULL;
+            Py_INCREF(o);
+            gcj_cache[h] = o;
+            Py_XDECREF(c);
+            return o;
+        }
+    #endif
+        return gcj_new_ascii(s, n);
+    }
+
+    /* a string value (no escapes, no control characters); NULL to decline */
+    static PyObject *gcj_str(gcj_rd *r) {
+        const unsigned char *s, *q;
+        unsigned char hi = 0, c;
+        gcj_ws(r);
+        if (r->p >= r->end || *r->p != '"') return NULL;
+        s = q = r->p + 1;
+        for (;;) {
+            if (q >= r->end) return NULL;
+            c = *q;
+            if (c == '"') break;
+            if (c == '\\\\' || c < 0x20) return NULL;
+            hi |= c;
+            q++;
+        }
+        r->p = q + 1;
+        return gcj_str_of(s, q - s, !(hi & 0x80));
+    }
+
+    /* a key: its bytes (no escapes) and the ':' after it; 0 to decline */
+    static inline int gcj_key(gcj_rd *r, const unsigned char **key, Py_ssize_t *n) {
+        const unsigned char *q;
+        gcj_ws(r);
+        if (r->p >= r->end || *r->p != '"') return 0;
+        q = r->p + 1;
+        *key = q;
+        while (q < r->end && *q != '"') {
+            if (*q == '\\\\' || *q < 0x20) return 0;
+            q++;
+        }
+        if (q >= r->end) return 0;
+        *n = q - *key;
+        r->p = q + 1;
+        return gcj_eat(r, ':');
+    }
+
+    #define GCJ_KEY(k, lit) (n == (Py_ssize_t)(sizeof(lit) - 1) && memcmp(k, lit, sizeof(lit) - 1) == 0)
+
+    /* a plain JSON integer of at most 18 digits; NULL to decline */
+    static PyObject *gcj_int(gcj_rd *r) {
+        const unsigned char *p;
+        long long v = 0;
+        int neg = 0, digits = 0;
+        gcj_ws(r);
+        p = r->p;
+        if (p < r->end && *p == '-') { neg = 1; p++; }
+        if (p >= r->end) return NULL;
+        if (*p == '0') {
+            if (neg) return NULL;
+            p++;
+        } else {
+            while (p < r->end && *p >= '0' && *p <= '9') {
+                if (++digits > 18) return NULL;
+                v = v * 10 + (*p - '0');
+                p++;
+            }
+            if (!digits) return NULL;
+        }
+        if (p < r->end && ((*p >= '0' && *p <= '9') || *p == '.' || *p == 'e' || *p == 'E'))
+            return NULL;
+        r->p = p;
+        return PyLong_FromLongLong(neg ? -v : v);
+    }
+
+    static PyObject *gcj_bool(gcj_rd *r) {
+        gcj_ws(r);
+        if (r->end - r->p >= 4 && memcmp(r->p, "true", 4) == 0) {
+            r->p += 4;
+            Py_RETURN_TRUE;
+        }
+        if (r->end - r->p >= 5 && memcmp(r->p, "false", 5) == 0) {
+            r->p += 5;
+            Py_RETURN_FALSE;
+        }
+        return NULL;
+    }
+
+    /* a Struct of `type` from `n` values (stolen; NULL ones get `fill[i]`) */
+    static PyObject *gcj_build(PyTypeObject *type, PyObject **vals, PyObject **fill,
+                               const Py_ssize_t *off, int n) {
+        int i;
+        PyObject *o = type->tp_alloc(type, 0);
+        if (o == NULL) {
+            for (i = 0; i < n; i++) Py_XDECREF(vals[i]);
+            return NULL;
+        }
+        for (i = 0; i < n; i++) {
+            PyObject *v = vals[i];
+            if (v == NULL) { v = fill[i]; Py_INCREF(v); }
+            *(PyObject **)((char *)o + off[i]) = v;
+        }
+        return o;
+    }
+
+    static void gcj_clear(PyObject **vals, int n) {
+        int i;
+        for (i = 0; i < n; i++) Py_CLEAR(vals[i]);
+    }
+
+    /* one value into vals[i] unless already set; 0 to decline */
+    #define GCJ_SET(i, expr) do { if (vals[i] != NULL || (vals[i] = (expr)) == NULL) goto fail; } while (0)
+
+    static PyObject *gcj_part_obj(gcj_rd *r) {
+        PyObject *vals[6] = {0}, *fill[6];
+        const unsigned char *k;
+        Py_ssize_t n;
+        int i;
+        if (!gcj_eat(r, '{')) return NULL;
+        if (!gcj_eat(r, '}')) {
+            for (;;) {
+                if (!gcj_key(r, &k, &n)) goto fail;
+                if (GCJ_KEY(k, "text")) GCJ_SET(0, gcj_str(r));
+                else if (GCJ_KEY(k, "type")) GCJ_SET(4, gcj_str(r));
+                else if (GCJ_KEY(k, "player")) GCJ_SET(1, gcj_int(r));
+                else if (GCJ_KEY(k, "flags")) GCJ_SET(2, gcj_int(r));
+                else if (GCJ_KEY(k, "color")) GCJ_SET(5, gcj_str(r));
+                else if (GCJ_KEY(k, "hint_status")) GCJ_SET(3, gcj_int(r));
+                else goto fail;
+                if (gcj_eat(r, ',')) continue;
+                if (gcj_eat(r, '}')) break;
+                goto fail;
+            }
+        }
+        for (i = 0; i < 6; i++) fill[i] = gcj_unset;
+        return gcj_build(gcj_part, vals, fill, gcj_part_off, 6);
+    fail:
+        gcj_clear(vals, 6);
+        return NULL;
+    }
+
+    static PyObject *gcj_item_obj(gcj_rd *r) {
+        PyObject *vals[5] = {0}, *fill[5];
+        const unsigned char *k;
+        Py_ssize_t n;
+        if (!gcj_eat(r, '{')) return NULL;
+        if (!gcj_eat(r, '}')) {
+            for (;;) {
+                if (!gcj_key(r, &k, &n)) goto fail;
+                if (GCJ_KEY(k, "item")) GCJ_SET(0, gcj_int(r));
+                else if (GCJ_KEY(k, "location")) GCJ_SET(1, gcj_int(r));
+                else if (GCJ_KEY(k, "player")) GCJ_SET(2, gcj_int(r));
+                else if (GCJ_KEY(k, "flags")) GCJ_SET(3, gcj_int(r));
+                else if (GCJ_KEY(k, "class")) GCJ_SET(4, gcj_str(r));
+                else goto fail;
+                if (gcj_eat(r, ',')) continue;
+                if (gcj_eat(r, '}')) break;
+                goto fail;
+            }
+        }
+        if (vals[0] == NULL || vals[1] == NULL || vals[2] == NULL) goto fail;
+        fill[0] = fill[1] = fill[2] = NULL;
+        fill[3] = gcj_flags0;
+        fill[4] = gcj_itemcls;
+        return gcj_build(gcj_item, vals, fill, gcj_item_off, 5);
+    fail:
+        gcj_clear(vals, 5);
+        return NULL;
+    }
+
+    /* '[' values ']' into a new list; `one` reads a value */
+    static PyObject *gcj_list(gcj_rd *r, PyObject *(*one)(gcj_rd *)) {
+        PyObject *out, *v;
+        if (!gcj_eat(r, '[')) return NULL;
+        out = PyList_New(0);
+        if (out == NULL) return NULL;
+        if (gcj_eat(r, ']')) return out;
+        for (;;) {
+            v = one(r);
+            if (v == NULL || PyList_Append(out, v) < 0) {
+                Py_XDECREF(v);
+                Py_DECREF(out);
+                return NULL;
+            }
+            Py_DECREF(v);
+            if (gcj_eat(r, ',')) continue;
+            if (gcj_eat(r, ']')) return out;
+            Py_DECREF(out);
+            return NULL;
+        }
+    }
+
+    static PyObject *gcj_parts(gcj_rd *r) { return gcj_list(r, gcj_part_obj); }
+    static PyObject *gcj_strs(gcj_rd *r) { return gcj_list(r, gcj_str); }
+
+    /* one {"cmd":"PrintJSON",...} */
+    static PyObject *gcj_printjson(gcj_rd *r) {
+        PyObject *vals[10] = {0}, *fill[10];
+        const unsigned char *k;
+        Py_ssize_t n;
+        int i;
+        if (!gcj_eat(r, '{') || !gcj_key(r, &k, &n) || !GCJ_KEY(k, "cmd")) return NULL;
+        gcj_ws(r);
+        if (r->end - r->p < 11 || memcmp(r->p, "\\"PrintJSON\\"", 11) != 0) return NULL;
+        r->p += 11;
+        while (gcj_eat(r, ',')) {
+            if (!gcj_key(r, &k, &n)) goto fail;
+            switch (n) {
+            case 4:
+                if (GCJ_KEY(k, "data")) GCJ_SET(0, gcj_parts(r));
+                else if (GCJ_KEY(k, "type")) GCJ_SET(1, gcj_str(r));
+                else if (GCJ_KEY(k, "item")) GCJ_SET(4, gcj_item_obj(r));
+                else if (GCJ_KEY(k, "team")) GCJ_SET(2, gcj_int(r));
+                else if (GCJ_KEY(k, "slot")) GCJ_SET(6, gcj_int(r));
+                else if (GCJ_KEY(k, "tags")) GCJ_SET(7, gcj_strs(r));
+                else goto fail;
+                break;
+            case 9:
+                if (GCJ_KEY(k, "receiving")) GCJ_SET(3, gcj_int(r));
+                else if (GCJ_KEY(k, "countdown")) GCJ_SET(9, gcj_int(r));
+                else goto fail;
+                break;
+            case 5:
+                if (GCJ_KEY(k, "found")) GCJ_SET(5, gcj_bool(r));
+                else goto fail;
+                break;
+            case 7:
+                if (GCJ_KEY(k, "message")) GCJ_SET(8, gcj_str(r));
+                else goto fail;
+                break;
+            default:
+                goto fail;
+            }
+        }
+        if (!gcj_eat(r, '}') || vals[0] == NULL) goto fail;
+        fill[0] = NULL;
+        for (i = 1; i < 10; i++) fill[i] = gcj_unset;
+        return gcj_build(gcj_pj, vals, fill, gcj_pj_off, 10);
+    fail:
+        gcj_clear(vals, 10);
+        return NULL;
+    }
+
+    /* the commands of a frame of PrintJSON commands as a new list; NULL (no
+       exception set) when the reader declines it */
+    static PyObject *gcj_frame(const char *text, Py_ssize_t size) {
+        gcj_rd r;
+        PyObject *out;
+        r.p = (const unsigned char *)text;
+        r.end = r.p + size;
+        out = gcj_list(&r, gcj_printjson);
+        if (out != NULL) {
+            gcj_ws(&r);
+            if (r.p != r.end || PyList_GET_SIZE(out) == 0) Py_CLEAR(out);
+        }
+        if (out == NULL) PyErr_Clear();
+        return out;
+    }
+
+    static void gcj_setup(PyObject *pj, PyObject *part, PyObject *item, PyObject *unset,
+                          PyObject *flags0, PyObject *itemcls,
+                          const Py_ssize_t *pj_off, const Py_ssize_t *part_off,
+                          const Py_ssize_t *item_off) {
+        int i;
+        Py_INCREF(pj); Py_INCREF(part); Py_INCREF(item);
+        Py_INCREF(unset); Py_INCREF(flags0); Py_INCREF(itemcls);
+        gcj_pj = (PyTypeObject *)pj;
+        gcj_part = (PyTypeObject *)part;
+        gcj_item = (PyTypeObject *)item;
+        gcj_unset = unset;
+        gcj_flags0 = flags0;
+        gcj_itemcls = itemcls;
+        for (i = 0; i < 10; i++) gcj_pj_off[i] = pj_off[i];
+        for (i = 0; i < 6; i++) gcj_part_off[i] = part_off[i];
+        for (i = 0; i < 5; i++) gcj_item_off[i] = item_off[i];
+    }
+    """
+    int gcj_on
+    PyObject *gcj_frame(const char *text, Py_ssize_t size)
+    void gcj_setup(object pj, object part, object item, object unset, object flags0,
+                   object itemcls, const Py_ssize_t *pj_off, const Py_ssize_t *part_off,
+                   const Py_ssize_t *item_off)
+
+_HAVE_GC = 1 << 14  # Py_TPFLAGS_HAVE_GC
+
+
+_PJ_FIELDS = (
+    "data", "type", "team", "receiving", "item", "found", "slot", "tags", "message", "countdown"
+)
+_PART_FIELDS = ("text", "player", "flags", "hint_status", "type", "color")
+_ITEM_WIRE = ("item", "location", "player", "flags", "class")
+_PJ_PROBES = (
+    '[{"cmd":"PrintJSON","data":[{"text":"1","type":"player_id"},{"text":" found "},'
+    '{"text":"7","player":1,"flags":1,"type":"item_id","color":"red","hint_status":0},{}],'
+    '"type":"ItemSend","receiving":1,"item":{"item":7,"location":-8,"player":1,"flags":1,'
+    '"class":"NetworkItem"},"found":false}]',
+    ' [ {"cmd" : "PrintJSON" , "data" : [ ] , "type" : "Chat" , "team" : 0 , "slot" : 2 ,'
+    ' "message" : "h\u00e9" , "tags" : [ "AP" , "x" ] , "countdown" : 3 } ,'
+    ' {"cmd":"PrintJSON","data":[{"text":""}],"item":{"player":2,"location":0,"item":1},'
+    '"found":true} ] ',
+)
+
+
+cdef int _member_offsets(object cls, tuple names, Py_ssize_t *out) except -1:
+    """The slot offsets of ``cls``'s fields ``names`` (its member descriptors)."""
+    cdef Py_ssize_t i
+    for i in range(len(names)):
+        descriptor = None
+        for klass in cls.__mro__:
+            descriptor = klass.__dict__.get(names[i])
+            if descriptor is not None:
+                break
+        if type(descriptor).__name__ != "member_descriptor":
+            raise TypeError(f"{cls.__name__}.{names[i]} is not a slot")
+        out[i] = (<PyMemberDescrObject *><PyObject *>descriptor).d_member.offset
+    return 0
+
+
+def _printjson_probe(text):
+    """The fast reader's result for ``text`` (tests and the self-check), None
+    when it declines."""
+    cdef PyObject *res
+    cdef const char *data
+    cdef Py_ssize_t size
+    if not gcj_on:
+        return None
+    raw = text.encode("utf-8") if type(text) is str else bytes(text)
+    data = PyBytes_AS_STRING(raw)
+    size = PyBytes_GET_SIZE(raw)
+    res = gcj_frame(data, size)
+    if res == NULL:
+        return None
+    out = <object>res
+    Py_DECREF(out)
+    return out
+
+
+def _printjson_setup():
+    """Turn the PrintJSON reader on when the Struct layouts are the expected ones
+    and it agrees with msgspec on the probes; returns whether it is on."""
+    global gcj_on
+    cdef Py_ssize_t pj_off[10]
+    cdef Py_ssize_t part_off[6]
+    cdef Py_ssize_t item_off[5]
+    import gc
+
+    from gamecodec.archipelago.commands import AnyCommand, Item, MessagePart, PrintJSON
+
+    gcj_on = 0
+    try:
+        config = PrintJSON.__struct_config__
+        if (
+            PrintJSON.__struct_fields__ != _PJ_FIELDS
+            or PrintJSON.__struct_encode_fields__ != _PJ_FIELDS
+            or MessagePart.__struct_fields__ != _PART_FIELDS
+            or MessagePart.__struct_encode_fields__ != _PART_FIELDS
+            or Item.__struct_encode_fields__ != _ITEM_WIRE
+            or Item.__struct_defaults__ != (0, "NetworkItem")
+            or config.tag_field != "cmd"
+            or config.tag != "PrintJSON"
+            or MessagePart.__struct_config__.gc
+            or Item.__struct_config__.gc
+            or not config.gc
+            or any(c.__struct_config__.array_like for c in (PrintJSON, MessagePart, Item))
+            or any(hasattr(c, "__post_init__") for c in (PrintJSON, MessagePart, Item))
+            or any(c.__itemsize__ for c in (PrintJSON, MessagePart, Item))
+            or MessagePart.__flags__ & _HAVE_GC
+            or Item.__flags__ & _HAVE_GC
+            or not PrintJSON.__flags__ & _HAVE_GC
+        ):
+            return False
+        _member_offsets(PrintJSON, _PJ_FIELDS, pj_off)
+        _member_offsets(MessagePart, _PART_FIELDS, part_off)
+        _member_offsets(Item, Item.__struct_fields__, item_off)
+        gcj_setup(PrintJSON, MessagePart, Item, _UNSET, Item.__struct_defaults__[0],
+                  Item.__struct_defaults__[1], pj_off, part_off, item_off)
+        gcj_on = 1
+        reference = msgspec.json.Decoder(list[AnyCommand]).decode
+        for probe in _PJ_PROBES:
+            mine = _printjson_probe(probe)
+            theirs = reference(probe)
+            if mine is None or mine != theirs:
+                gcj_on = 0
+            else:
+                for a, b in zip(mine, theirs):
+                    for name in _PJ_FIELDS:
+                        if type(getattr(a, name)) is not type(getattr(b, name)):
+                            gcj_on = 0
+                    if gc.is_tracked(a) != gc.is_tracked(b):
+                        gcj_on = 0
+                    for x, y in zip(a.data, b.data):
+                        if gc.is_tracked(x) != gc.is_tracked(y):
+                            gcj_on = 0
+    except (AttributeError, TypeError, ValueError):
+        gcj_on = 0
+    return bool(gcj_on)
+
+
+cdef bint _gcj_ready = _printjson_setup()
+
+
+def _printjson_use(on):
+    """Turn the PrintJSON reader on or off (tests and benchmarks compare the two
+    paths); it stays off when the self-check failed. Returns whether it was on."""
+    global gcj_on
+    was = bool(gcj_on)
+    gcj_on = 1 if on and _gcj_ready else 0
+    return was
+
+
+cdef object _fast_printjson(object data):
+    """A frame of PrintJSON commands read by the specialised reader, as a Frame;
+    None when it declines (the usual path then decodes it)."""
+    cdef const char *text
+    cdef Py_ssize_t size = 0
+    cdef PyObject *res
+    if type(data) is str:
+        if PyUnicode_IS_COMPACT_ASCII(data):
+            text = <const char *>PyUnicode_DATA(data)
+            size = PyUnicode_GET_LENGTH(data)
+        else:
+            try:
+                text = PyUnicode_AsUTF8AndSize(data, &size)
+            except UnicodeError:
+                return None
+    else:
+        text = PyBytes_AS_STRING(data)
+        size = PyBytes_GET_SIZE(data)
+    if size < 21 or memcmp(text, b'[{"cmd":"PrintJSON",', 20) != 0:
+        return None
+    res = gcj_frame(text, size)
+    if res == NULL:
+        return None
+    items = <object>res
+    Py_DECREF(items)
+    frame = gamecodec_alloc_empty(_t_frame)
+    gamecodec_list_move(frame, items)
+    gamecodec_set_slot(frame, _t_raw, data)
+    return frame
+
+
 def decode_frame(data):
     """``_typed.decode_frame``: the one-pass Struct decode, natively wrapped."""
     cdef object items, frame
@@ -1324,6 +1821,10 @@ def decode_frame(data):
             (<bytes>data).decode("utf-8")
         except UnicodeDecodeError as exc:
             return _t_failed(data, exc)  # raises the DecodeError
+    if gcj_on:
+        frame = _fast_printjson(data)
+        if frame is not None:
+            return frame
     if len(data) > _t_peek:
         if _t_prone and _is_prone(data):
             return _t_general(data)
