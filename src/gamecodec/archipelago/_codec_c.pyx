@@ -1349,15 +1349,28 @@ cdef extern from *:
         return o;
     }
 
+    static inline uint64_t gcj_load8(const unsigned char *s) {
+        uint64_t v;
+        memcpy(&v, s, 8);
+        return v;
+    }
+
     static PyObject *gcj_str_of(const unsigned char *s, Py_ssize_t n, int ascii) {
         if (!ascii) return PyUnicode_DecodeUTF8((const char *)s, n, NULL);
     #ifndef Py_GIL_DISABLED
         if (n <= GCJ_MAXLEN) {
-            uint32_t h = 2166136261u;
-            Py_ssize_t i;
+            uint64_t h;
             PyObject *c, *o;
-            for (i = 0; i < n; i++) h = (h ^ s[i]) * 16777619u;
-            h = (h ^ (h >> 15)) & (GCJ_CACHE - 1);
+            if (n >= 8) {
+                h = gcj_load8(s) * 0x9E3779B97F4A7C15ull ^ gcj_load8(s + n - 8) * 0xC2B2AE3D27D4EB4Full;
+            } else {
+                Py_ssize_t i;
+                h = 0;
+                for (i = 0; i < n; i++) h = (h << 8) | s[i];
+                h *= 0x9E3779B97F4A7C15ull;
+            }
+            h ^= (uint64_t)n;
+            h = (h ^ (h >> 29) ^ (h >> 47)) & (GCJ_CACHE - 1);
             c = gcj_cache[h];
             if (c != NULL && PyUnicode_GET_LENGTH(c) == n && memcmp(PyUnicode_DATA(c), s, n) == 0) {
                 Py_INCREF(c);
@@ -1374,13 +1387,27 @@ cdef extern from *:
         return gcj_new_ascii(s, n);
     }
 
+    #define GCJ_ONES 0x0101010101010101ull
+    #define GCJ_HIGH 0x8080808080808080ull
+    #define GCJ_ZERO_BYTE(x) (((x) - GCJ_ONES) & ~(x) & GCJ_HIGH)
+
     /* a string value (no escapes, no control characters); NULL to decline */
     static PyObject *gcj_str(gcj_rd *r) {
         const unsigned char *s, *q;
-        unsigned char hi = 0, c;
+        uint64_t hi = 0;
+        unsigned char c;
         gcj_ws(r);
         if (r->p >= r->end || *r->p != '"') return NULL;
         s = q = r->p + 1;
+        /* eight bytes at a time while none is a quote, a backslash or a control */
+        while (r->end - q >= 8) {
+            uint64_t v = gcj_load8(q);
+            uint64_t stop = GCJ_ZERO_BYTE(v ^ (GCJ_ONES * '"')) | GCJ_ZERO_BYTE(v ^ (GCJ_ONES * '\\\\'))
+                            | ((v - GCJ_ONES * 0x20) & ~v & GCJ_HIGH);
+            if (stop) break;
+            hi |= v;
+            q += 8;
+        }
         for (;;) {
             if (q >= r->end) return NULL;
             c = *q;
@@ -1390,7 +1417,7 @@ cdef extern from *:
             q++;
         }
         r->p = q + 1;
-        return gcj_str_of(s, q - s, !(hi & 0x80));
+        return gcj_str_of(s, q - s, !(hi & GCJ_HIGH) && !(hi & 0x80));
     }
 
     /* a key: its bytes (no escapes) and the ':' after it; 0 to decline */
@@ -1606,14 +1633,124 @@ cdef extern from *:
         return NULL;
     }
 
-    /* the commands of a frame of PrintJSON commands as a new list; NULL (no
-       exception set) when the reader declines it */
-    static PyObject *gcj_frame(const char *text, Py_ssize_t size) {
+    static PyTypeObject *gcj_dp, *gcj_dpd, *gcj_game;
+    static Py_ssize_t gcj_dp_off, gcj_dpd_off, gcj_game_off[3];
+
+    /* {str: value, ...} into a new dict; `one` reads a value */
+    static PyObject *gcj_dict(gcj_rd *r, PyObject *(*one)(gcj_rd *)) {
+        PyObject *out, *k, *v;
+        if (!gcj_eat(r, '{')) return NULL;
+        out = PyDict_New();
+        if (out == NULL) return NULL;
+        if (gcj_eat(r, '}')) return out;
+        for (;;) {
+            k = gcj_str(r);
+            if (k == NULL) goto fail;
+            if (!gcj_eat(r, ':') || (v = one(r)) == NULL) {
+                Py_DECREF(k);
+                goto fail;
+            }
+            if (PyDict_SetItem(out, k, v) < 0) {
+                Py_DECREF(k);
+                Py_DECREF(v);
+                goto fail;
+            }
+            Py_DECREF(k);
+            Py_DECREF(v);
+            if (gcj_eat(r, ',')) continue;
+            if (gcj_eat(r, '}')) return out;
+            goto fail;
+        }
+    fail:
+        Py_DECREF(out);
+        return NULL;
+    }
+
+    static PyObject *gcj_ids(gcj_rd *r) { return gcj_dict(r, gcj_int); }
+
+    static PyObject *gcj_game_obj(gcj_rd *r) {
+        PyObject *vals[3] = {0}, *fill[3];
+        const unsigned char *k;
+        Py_ssize_t n;
+        if (!gcj_eat(r, '{')) return NULL;
+        if (!gcj_eat(r, '}')) {
+            for (;;) {
+                if (!gcj_key(r, &k, &n)) goto fail;
+                if (GCJ_KEY(k, "item_name_to_id")) GCJ_SET(0, gcj_ids(r));
+                else if (GCJ_KEY(k, "location_name_to_id")) GCJ_SET(1, gcj_ids(r));
+                else if (GCJ_KEY(k, "checksum")) GCJ_SET(2, gcj_str(r));
+                else goto fail;
+                if (gcj_eat(r, ',')) continue;
+                if (gcj_eat(r, '}')) break;
+                goto fail;
+            }
+        }
+        if (vals[0] == NULL || vals[1] == NULL) goto fail;
+        fill[0] = fill[1] = NULL;
+        fill[2] = gcj_unset;
+        return gcj_build(gcj_game, vals, fill, gcj_game_off, 3);
+    fail:
+        gcj_clear(vals, 3);
+        return NULL;
+    }
+
+    static PyObject *gcj_games(gcj_rd *r) { return gcj_dict(r, gcj_game_obj); }
+
+    /* {"games": {...}} */
+    static PyObject *gcj_dpd_obj(gcj_rd *r) {
+        PyObject *games;
+        const unsigned char *k;
+        Py_ssize_t n;
+        if (!gcj_eat(r, '{') || !gcj_key(r, &k, &n) || !GCJ_KEY(k, "games")) return NULL;
+        games = gcj_games(r);
+        if (games == NULL) return NULL;
+        if (!gcj_eat(r, '}')) {
+            Py_DECREF(games);
+            return NULL;
+        }
+        return gcj_build(gcj_dpd, &games, NULL, &gcj_dpd_off, 1);
+    }
+
+    /* one {"cmd":"DataPackage","data":{...}} */
+    static PyObject *gcj_datapackage(gcj_rd *r) {
+        PyObject *data;
+        const unsigned char *k;
+        Py_ssize_t n;
+        if (!gcj_eat(r, '{') || !gcj_key(r, &k, &n) || !GCJ_KEY(k, "cmd")) return NULL;
+        gcj_ws(r);
+        if (r->end - r->p < 13 || memcmp(r->p, "\\"DataPackage\\"", 13) != 0) return NULL;
+        r->p += 13;
+        if (!gcj_eat(r, ',') || !gcj_key(r, &k, &n) || !GCJ_KEY(k, "data")) return NULL;
+        data = gcj_dpd_obj(r);
+        if (data == NULL) return NULL;
+        if (!gcj_eat(r, '}')) {
+            Py_DECREF(data);
+            return NULL;
+        }
+        return gcj_build(gcj_dp, &data, NULL, &gcj_dp_off, 1);
+    }
+
+    static void gcj_setup_dp(PyObject *dp, PyObject *dpd, PyObject *game, Py_ssize_t dp_off,
+                             Py_ssize_t dpd_off, const Py_ssize_t *game_off) {
+        Py_INCREF(dp); Py_INCREF(dpd); Py_INCREF(game);
+        gcj_dp = (PyTypeObject *)dp;
+        gcj_dpd = (PyTypeObject *)dpd;
+        gcj_game = (PyTypeObject *)game;
+        gcj_dp_off = dp_off;
+        gcj_dpd_off = dpd_off;
+        gcj_game_off[0] = game_off[0];
+        gcj_game_off[1] = game_off[1];
+        gcj_game_off[2] = game_off[2];
+    }
+
+    /* the commands of a frame of PrintJSON (kind 0) or DataPackage (kind 1)
+       commands as a new list; NULL (no exception set) when the reader declines it */
+    static PyObject *gcj_frame(const char *text, Py_ssize_t size, int kind) {
         gcj_rd r;
         PyObject *out;
         r.p = (const unsigned char *)text;
         r.end = r.p + size;
-        out = gcj_list(&r, gcj_printjson);
+        out = gcj_list(&r, kind ? gcj_datapackage : gcj_printjson);
         if (out != NULL) {
             gcj_ws(&r);
             if (r.p != r.end || PyList_GET_SIZE(out) == 0) Py_CLEAR(out);
@@ -1641,7 +1778,9 @@ cdef extern from *:
     }
     """
     int gcj_on
-    PyObject *gcj_frame(const char *text, Py_ssize_t size)
+    PyObject *gcj_frame(const char *text, Py_ssize_t size, int kind)
+    void gcj_setup_dp(object dp, object dpd, object game, Py_ssize_t dp_off, Py_ssize_t dpd_off,
+                      const Py_ssize_t *game_off)
     void gcj_setup(object pj, object part, object item, object unset, object flags0,
                    object itemcls, const Py_ssize_t *pj_off, const Py_ssize_t *part_off,
                    const Py_ssize_t *item_off)
@@ -1654,6 +1793,7 @@ _PJ_FIELDS = (
 )
 _PART_FIELDS = ("text", "player", "flags", "hint_status", "type", "color")
 _ITEM_WIRE = ("item", "location", "player", "flags", "class")
+_GAME_FIELDS = ("item_name_to_id", "location_name_to_id", "checksum")
 _PJ_PROBES = (
     '[{"cmd":"PrintJSON","data":[{"text":"1","type":"player_id"},{"text":" found "},'
     '{"text":"7","player":1,"flags":1,"type":"item_id","color":"red","hint_status":0},{}],'
@@ -1663,6 +1803,10 @@ _PJ_PROBES = (
     ' "message" : "h\u00e9" , "tags" : [ "AP" , "x" ] , "countdown" : 3 } ,'
     ' {"cmd":"PrintJSON","data":[{"text":""}],"item":{"player":2,"location":0,"item":1},'
     '"found":true} ] ',
+    '[{"cmd":"DataPackage","data":{"games":{"A":{"item_name_to_id":{"Nothing":-1},'
+    '"location_name_to_id":{"Cheat Console":-1,"Server":-2},"checksum":"ac91"},'
+    '"B b":{"location_name_to_id":{},"item_name_to_id":{"x":1,"y\u00e9":2}}}}},'
+    '{"cmd":"DataPackage","data":{"games":{}}}]',
 )
 
 
@@ -1692,7 +1836,7 @@ def _printjson_probe(text):
     raw = text.encode("utf-8") if type(text) is str else bytes(text)
     data = PyBytes_AS_STRING(raw)
     size = PyBytes_GET_SIZE(raw)
-    res = gcj_frame(data, size)
+    res = gcj_frame(data, size, 1 if raw.lstrip().startswith(b'[{"cmd":"DataPackage"') else 0)
     if res == NULL:
         return None
     out = <object>res
@@ -1707,9 +1851,19 @@ def _printjson_setup():
     cdef Py_ssize_t pj_off[10]
     cdef Py_ssize_t part_off[6]
     cdef Py_ssize_t item_off[5]
+    cdef Py_ssize_t game_off[3]
+    cdef Py_ssize_t dp_off = 0, dpd_off = 0
     import gc
 
-    from gamecodec.archipelago.commands import AnyCommand, Item, MessagePart, PrintJSON
+    from gamecodec.archipelago.commands import (
+        AnyCommand,
+        DataPackage,
+        DataPackageData,
+        GameData,
+        Item,
+        MessagePart,
+        PrintJSON,
+    )
 
     gcj_on = 0
     try:
@@ -1732,13 +1886,26 @@ def _printjson_setup():
             or MessagePart.__flags__ & _HAVE_GC
             or Item.__flags__ & _HAVE_GC
             or not PrintJSON.__flags__ & _HAVE_GC
+            or DataPackage.__struct_encode_fields__ != ("data",)
+            or DataPackage.__struct_config__.tag != "DataPackage"
+            or DataPackageData.__struct_encode_fields__ != ("games",)
+            or GameData.__struct_encode_fields__ != _GAME_FIELDS
+            or GameData.__struct_fields__ != _GAME_FIELDS
+            or any(c.__struct_config__.array_like for c in (DataPackage, DataPackageData, GameData))
+            or any(hasattr(c, "__post_init__") for c in (DataPackage, DataPackageData, GameData))
+            or any(c.__itemsize__ for c in (DataPackage, DataPackageData, GameData))
+            or not all(c.__flags__ & _HAVE_GC for c in (DataPackage, DataPackageData, GameData))
         ):
             return False
         _member_offsets(PrintJSON, _PJ_FIELDS, pj_off)
         _member_offsets(MessagePart, _PART_FIELDS, part_off)
         _member_offsets(Item, Item.__struct_fields__, item_off)
+        _member_offsets(GameData, _GAME_FIELDS, game_off)
+        _member_offsets(DataPackage, ("data",), &dp_off)
+        _member_offsets(DataPackageData, ("games",), &dpd_off)
         gcj_setup(PrintJSON, MessagePart, Item, _UNSET, Item.__struct_defaults__[0],
                   Item.__struct_defaults__[1], pj_off, part_off, item_off)
+        gcj_setup_dp(DataPackage, DataPackageData, GameData, dp_off, dpd_off, game_off)
         gcj_on = 1
         reference = msgspec.json.Decoder(list[AnyCommand]).decode
         for probe in _PJ_PROBES:
@@ -1748,6 +1915,11 @@ def _printjson_setup():
                 gcj_on = 0
             else:
                 for a, b in zip(mine, theirs):
+                    if type(a) is DataPackage:
+                        for x, y in ((a, b), (a.data, b.data), *zip(a.data.games.values(), b.data.games.values())):
+                            if gc.is_tracked(x) != gc.is_tracked(y) or type(x) is not type(y):
+                                gcj_on = 0
+                        continue
                     for name in _PJ_FIELDS:
                         if type(getattr(a, name)) is not type(getattr(b, name)):
                             gcj_on = 0
@@ -1791,9 +1963,14 @@ cdef object _fast_printjson(object data):
     else:
         text = PyBytes_AS_STRING(data)
         size = PyBytes_GET_SIZE(data)
-    if size < 21 or memcmp(text, b'[{"cmd":"PrintJSON",', 20) != 0:
+    if size < 23:
         return None
-    res = gcj_frame(text, size)
+    if memcmp(text, b'[{"cmd":"PrintJSON",', 20) == 0:
+        res = gcj_frame(text, size, 0)
+    elif memcmp(text, b'[{"cmd":"DataPackage",', 22) == 0:
+        res = gcj_frame(text, size, 1)
+    else:
+        return None
     if res == NULL:
         return None
     items = <object>res
