@@ -1321,8 +1321,8 @@ cdef object _lenient(object data, bint *had_extra):
 
 cdef extern from *:
     """
-    #define GCJ_CACHE 1024
-    #define GCJ_MAXLEN 24
+    #define GCJ_CACHE 1024  /* strings in the table (a power of two) */
+    #define GCJ_MAXLEN 24   /* the longest string it keeps */
     static PyObject *gcj_cache[GCJ_CACHE];
     static int gcj_on = 0;
     static PyTypeObject *gcj_pj, *gcj_part, *gcj_item;
@@ -1355,6 +1355,21 @@ cdef extern from *:
         return v;
     }
 
+    /* whether the n bytes at a and b are the same */
+    static inline int gcj_same(const void *x, const unsigned char *b, Py_ssize_t n) {
+        const unsigned char *a = (const unsigned char *)x;
+        Py_ssize_t i;
+        if (n >= 8) {
+            if (gcj_load8(a + n - 8) != gcj_load8(b + n - 8)) return 0;
+            for (i = 0; i < n - 8; i += 8)
+                if (gcj_load8(a + i) != gcj_load8(b + i)) return 0;
+            return 1;
+        }
+        for (i = 0; i < n; i++)
+            if (a[i] != b[i]) return 0;
+        return 1;
+    }
+
     static PyObject *gcj_str_of(const unsigned char *s, Py_ssize_t n, int ascii) {
         if (!ascii) return PyUnicode_DecodeUTF8((const char *)s, n, NULL);
     #ifndef Py_GIL_DISABLED
@@ -1372,7 +1387,7 @@ cdef extern from *:
             h ^= (uint64_t)n;
             h = (h ^ (h >> 29) ^ (h >> 47)) & (GCJ_CACHE - 1);
             c = gcj_cache[h];
-            if (c != NULL && PyUnicode_GET_LENGTH(c) == n && memcmp(PyUnicode_DATA(c), s, n) == 0) {
+            if (c != NULL && PyUnicode_GET_LENGTH(c) == n && gcj_same(PyUnicode_DATA(c), s, n)) {
                 Py_INCREF(c);
                 return c;
             }
@@ -1462,7 +1477,8 @@ cdef extern from *:
         if (p < r->end && ((*p >= '0' && *p <= '9') || *p == '.' || *p == 'e' || *p == 'E'))
             return NULL;
         r->p = p;
-        return PyLong_FromLongLong(neg ? -v : v);
+        if (neg) v = -v;
+        return PyLong_FromLongLong(v);
     }
 
     static PyObject *gcj_bool(gcj_rd *r) {
@@ -1560,26 +1576,49 @@ cdef extern from *:
         return NULL;
     }
 
-    /* '[' values ']' into a new list; `one` reads a value */
+    /* '[' values ']' into a new list; `one` reads a value (the first 32 are
+       held on the stack, so most lists are allocated once at their size) */
+    #define GCJ_HELD 32
     static PyObject *gcj_list(gcj_rd *r, PyObject *(*one)(gcj_rd *)) {
-        PyObject *out, *v;
+        PyObject *held[GCJ_HELD], *out = NULL, *v;
+        Py_ssize_t n = 0, i;
         if (!gcj_eat(r, '[')) return NULL;
-        out = PyList_New(0);
-        if (out == NULL) return NULL;
-        if (gcj_eat(r, ']')) return out;
+        if (gcj_eat(r, ']')) return PyList_New(0);
         for (;;) {
             v = one(r);
-            if (v == NULL || PyList_Append(out, v) < 0) {
-                Py_XDECREF(v);
-                Py_DECREF(out);
-                return NULL;
+            if (v == NULL) goto fail;
+            if (out == NULL && n < GCJ_HELD) {
+                held[n++] = v;
+            } else {
+                if (out == NULL) {
+                    out = PyList_New(n);
+                    if (out == NULL) {
+                        Py_DECREF(v);
+                        goto fail;
+                    }
+                    for (i = 0; i < n; i++) PyList_SET_ITEM(out, i, held[i]);
+                    n = 0;
+                }
+                if (PyList_Append(out, v) < 0) {
+                    Py_DECREF(v);
+                    goto fail;
+                }
+                Py_DECREF(v);
             }
-            Py_DECREF(v);
             if (gcj_eat(r, ',')) continue;
-            if (gcj_eat(r, ']')) return out;
-            Py_DECREF(out);
-            return NULL;
+            if (gcj_eat(r, ']')) break;
+            goto fail;
         }
+        if (out == NULL) {
+            out = PyList_New(n);
+            if (out == NULL) goto fail;
+            for (i = 0; i < n; i++) PyList_SET_ITEM(out, i, held[i]);
+        }
+        return out;
+    fail:
+        for (i = 0; i < n; i++) Py_DECREF(held[i]);
+        Py_XDECREF(out);
+        return NULL;
     }
 
     static PyObject *gcj_parts(gcj_rd *r) { return gcj_list(r, gcj_part_obj); }
