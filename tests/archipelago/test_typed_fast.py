@@ -252,3 +252,222 @@ def test_recorded_corpus(py_codec: ModuleType, c_codec: ModuleType) -> None:
             if c_codec._printjson_probe(text) is not None:
                 taken += 1
     assert taken >= 100
+
+
+# ------------------------------------------------------------ the table path
+
+TABLE_SAMPLES = [
+    '[{"cmd":"Sync"}]',
+    '[{"cmd":"Sync","uuid":"u"}]',
+    '[{"cmd":"Get","keys":["a"],"uuid":"u","request_id":3}]',
+    '[{"cmd":"Get","keys":["a"],"uuid":"u","uuid":"v"}]',  # a duplicate extra key
+    '[{"cmd":"Get","keys":["a"],"cmd":"Get"}]',
+    '[{"cmd":"Get","keys":["a"],"\u00e9":1}]',  # a non-ASCII extra key
+    '[{"cmd":"Get","keys":["a"],"a\\u00e9":1}]',  # an escaped one
+    '[{"cmd":"Get","keys":["a"],"x":{"y":[1,2.5,null,true,false,"z",{}]}}]',
+    '[{"cmd":"SetReply","key":"k","value":1.5e300,"original_value":-0.0,"slot":1}]',
+    '[{"cmd":"SetReply","key":"k","value":1e400}]',
+    '[{"cmd":"SetReply","key":"k","value":1e-400}]',
+    '[{"cmd":"SetReply","key":"k","value":0e5}]',
+    '[{"cmd":"SetReply","key":"k","value":4.9e-324}]',
+    '[{"cmd":"SetReply","key":"k","value":0.1,"default":12345678901234567890}]',
+    '[{"cmd":"SetReply","key":"k","value":-0}]',
+    '[{"cmd":"SetReply","key":"k","value":1.}]',
+    '[{"cmd":"SetReply","key":"k","value":.5}]',
+    '[{"cmd":"SetReply","key":"k","value":1e}]',
+    '[{"cmd":"SetReply","key":"k","value":nul}]',
+    '[{"cmd":"SetReply","key":"k","value":' + "[" * 40 + "]" * 40 + "}]",
+    '[{"cmd":"SetReply","key":"k","value":' + "[" * 31 + "]" * 31 + "}]",
+    '[{"cmd":"SetReply","key":"k","value":{"a":1,"a":2}}]',
+    '[{"cmd":"SetReply","key":"k"}]',
+    '[{"cmd":"SetReply","value":1}]',  # no key
+    '[{"cmd":"SetReply","key":1}]',
+    '[{"cmd":"Set","key":"k","operations":[{"operation":"add","value":1},{"operation":"x"}]}]',
+    '[{"cmd":"Set","key":"k","operations":[{"operation":"add","value":1,"extra":2}]}]',
+    '[{"cmd":"Set","key":"k","operations":[{"value":1}]}]',
+    '[{"cmd":"Set","key":"k","want_reply":1}]',
+    '[{"cmd":"Retrieved","keys":{"a":{"b":[1,{"c":null}]},"d":"\u00fc"},"request_id":42}]',
+    '[{"cmd":"Retrieved","keys":[]}]',
+    '[{"cmd":"ReceivedItems","index":0,"items":[{"item":1,"location":2,"player":3}]}]',
+    '[{"cmd":"ReceivedItems","index":0,"items":[{"item":1,"location":2}]}]',
+    '[{"cmd":"ReceivedItems","index":0,"items":[],"index":1}]',
+    '[{"cmd":"RoomUpdate","players":[{"team":0,"slot":1,"alias":"a","name":"n"}],'
+    '"permissions":{"release":1},"password":true,"hint_points":3}]',
+    '[{"cmd":"RoomUpdate","players":[{"team":0,"slot":1,"alias":"a"}]}]',
+    '[{"cmd":"RoomUpdate","players":[{"team":0,"slot":1,"alias":"a","name":"n","x":1}]}]',
+    '[{"cmd":"Connected","team":0,"slot":1,"players":[],"missing_locations":[],'
+    '"checked_locations":[1,2],"slot_info":{"1":{"name":"n","game":"g","type":1,'
+    '"group_members":[2]}},"slot_data":{"seed":"1","opts":[1,2]}},'
+    '{"cmd":"ReceivedItems","index":0,"items":[]}]',
+    '[{"cmd":"Connected","team":0,"slot":1,"players":[],"missing_locations":[],'
+    '"checked_locations":[]}]',
+    '[{"cmd":"Connected","team":0,"slot":1,"players":[],"missing_locations":[]}]',
+    '[{"cmd":"Bounced","tags":["DeathLink"],"data":{"time":1795254750.22956,"cause":"x"}}]',
+    '[{"cmd":"Bounce","slots":[1,2],"games":["g"],"data":null}]',
+    '[{"cmd":"StatusUpdate","status":30},{"cmd":"Say","text":"hi"},{"cmd":"Future"}]',
+    '[{"cmd":"Say","text":"hi"},{"cmd":"Connect","password":null,"name":"n","game":"g",'
+    '"uuid":"u","tags":[],"items_handling":7,"version":{"major":0,"minor":6,"build":8,'
+    '"class":"Version"}}]',
+    '[{"cmd":"RoomInfo","password":false,"games":[],"tags":[],"version":{"major":0,'
+    '"minor":6,"build":8,"class":"Version"},"time":1.5}]',
+    '[{"cmd":"InvalidPacket","type":"cmd","original_cmd":null,"text":"x"}]',
+    '[{"cmd":"LocationScouts","locations":[1,2],"create_as_hint":2},{"cmd":"Sync"}]',
+    '[{"cmd":"GetDataPackage","games":["A"]},{"cmd":"PrintJSON","data":[]},'
+    '{"cmd":"DataPackage","data":{"games":{}}}]',
+    '[{"cmd" : "Get" , "keys" : [ "a" ] , "uuid" : 1 } ]',
+    '[{"cmd":"Get","keys":["a"]},]',
+    '[{"cmd":"Get","keys":["a"]}',
+    '[{"cmd":"Get","keys":["a"]}]]',
+    '[{"cmd":"Get","keys":["a"],"x":1,}]',
+    '[{"cmd":"Get","keys":["a"],"x":tru}]',
+    '[{"cmd":"G\\u0065t","keys":["a"]}]',
+    '[{"cmd":"Get\\"","keys":["a"]}]',
+    '[{"cmd":5}]',
+    '[{"keys":["a"],"cmd":"Get"}]',
+    "[{}]",
+    "[]",
+]
+
+
+@pytest.mark.parametrize("text", TABLE_SAMPLES)
+def test_table_path_agrees_with_the_msgspec_path(
+    py_codec: ModuleType, c_codec: ModuleType, text: str
+) -> None:
+    _agree(py_codec, c_codec, text)
+    _agree(py_codec, c_codec, text.encode("utf-8", "surrogatepass"))
+
+
+def test_the_table_path_takes_extras_and_untyped_values(c_codec: ModuleType) -> None:
+    (get,) = c_codec._printjson_probe('[{"cmd":"Get","keys":["a"],"uuid":"u","n":[1.5]}]')
+    assert type(get) is C.Get
+    assert get.extra == {"uuid": "u", "n": [1.5]}
+    (reply,) = c_codec._printjson_probe('[{"cmd":"SetReply","key":"k","value":1}]')
+    assert not gc.is_tracked(reply)  # msgspec's rule: only atomic fields
+    (reply,) = c_codec._printjson_probe('[{"cmd":"SetReply","key":"k","value":[1]}]')
+    assert gc.is_tracked(reply)
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | texts,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(texts, inner, max_size=3),
+    max_leaves=8,
+)
+str_lists = st.lists(texts, max_size=3)
+int_lists = st.lists(ints, max_size=3)
+player = _object(
+    {"team": ints, "slot": ints, "alias": texts, "name": texts, "class": short},
+    ("team", "slot", "alias", "name"),
+)
+slot = _object(
+    {"name": texts, "game": texts, "type": ints, "group_members": int_lists, "class": short},
+    ("name", "game", "type"),
+)
+operation = _object({"operation": short, "value": json_values}, ("operation",))
+
+
+def _loose(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """Mostly the right type, now and then any JSON value (validation errors)."""
+    return st.one_of(strategy, strategy, strategy, strategy, json_values)
+
+
+TABLE_COMMANDS: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
+    "ReceivedItems": ({"index": ints, "items": st.lists(items, max_size=3)}, ("index", "items")),
+    "LocationInfo": ({"locations": st.lists(items, max_size=3)}, ("locations",)),
+    "RoomUpdate": (
+        {
+            "hint_points": ints,
+            "checked_locations": int_lists,
+            "players": st.lists(player, max_size=2),
+            "permissions": st.dictionaries(texts, ints, max_size=2),
+            "password": st.booleans(),
+            "tags": str_lists,
+        },
+        (),
+    ),
+    "Connected": (
+        {
+            "team": ints,
+            "slot": ints,
+            "players": st.lists(player, max_size=2),
+            "missing_locations": int_lists,
+            "checked_locations": int_lists,
+            "slot_info": st.dictionaries(texts, slot, max_size=2),
+            "hint_points": ints,
+            "slot_data": json_values,
+        },
+        ("team", "slot", "players", "missing_locations", "checked_locations"),
+    ),
+    "SetReply": (
+        {
+            "key": texts,
+            "default": json_values,
+            "want_reply": st.booleans(),
+            "operations": st.lists(operation, max_size=2),
+            "original_value": json_values,
+            "slot": ints,
+            "value": json_values,
+        },
+        ("key",),
+    ),
+    "Set": (
+        {
+            "key": texts,
+            "default": json_values,
+            "want_reply": st.booleans(),
+            "operations": st.lists(operation, max_size=2),
+        },
+        ("key",),
+    ),
+    "Get": ({"keys": str_lists}, ("keys",)),
+    "Retrieved": ({"keys": st.dictionaries(texts, json_values, max_size=3)}, ("keys",)),
+    "Bounced": (
+        {"games": str_lists, "slots": int_lists, "tags": str_lists, "data": json_values},
+        (),
+    ),
+    "Say": ({"text": texts}, ("text",)),
+    "StatusUpdate": ({"status": ints}, ("status",)),
+    "Sync": ({}, ()),
+    "LocationScouts": ({"locations": int_lists, "create_as_hint": ints}, ("locations",)),
+    "InvalidPacket": ({"type": short, "text": texts, "original_cmd": st.none() | short}, ("type",)),
+    "Future": ({"x": json_values}, ()),
+}
+extra_keys = st.sampled_from(
+    ["uuid", "uuid", "request_id", "tag", "tag", "\u00e9t\u00e9", "cmd", "keys"]
+)
+
+
+@st.composite
+def table_command(draw: st.DrawFn) -> dict[str, Any]:
+    name = draw(st.sampled_from(sorted(TABLE_COMMANDS)))
+    fields, required = TABLE_COMMANDS[name]
+    loose = {key: _loose(value) for key, value in fields.items()}
+    body = draw(_object(loose, required)) if loose else {}
+    extras = draw(st.dictionaries(extra_keys, json_values, max_size=2))
+    for key, value in extras.items():
+        body.setdefault(key, value)
+    return {"cmd": name, **body}
+
+
+table_frames = st.lists(st.one_of(table_command(), printjson), min_size=1, max_size=3)
+
+
+@SETTINGS
+@given(table_frames, spacing, st.booleans(), st.data())
+def test_table_parity_on_generated_frames(
+    py_codec: ModuleType,
+    c_codec: ModuleType,
+    value: list[Any],
+    separators: tuple[str, str],
+    ascii_only: bool,
+    data: st.DataObject,
+) -> None:
+    text = json.dumps(value, separators=separators, ensure_ascii=ascii_only)
+    _agree(py_codec, c_codec, text)
+    _agree(py_codec, c_codec, text.encode())
+    at = data.draw(st.integers(min_value=0, max_value=len(text) - 1))
+    edit = data.draw(st.sampled_from(["", "[", "]", "{", "}", '"', ",", ":", "\\", "x", "1", "."]))
+    _agree(py_codec, c_codec, text[:at] + edit + text[at + 1 :])

@@ -1331,7 +1331,11 @@ cdef extern from *:
 
     typedef struct gcj_spec_s gcj_spec;
     /* the reader: where it is, how deep in an untyped value, the nested spec */
-    typedef struct { const unsigned char *p, *end; int depth; const gcj_spec *sub; } gcj_rd;
+    typedef struct {
+        const unsigned char *p, *end;
+        int depth, had_extra;
+        const gcj_spec *sub;
+    } gcj_rd;
 
     static inline void gcj_ws(gcj_rd *r) {
         while (r->p < r->end && (*r->p == ' ' || *r->p == '\\n' || *r->p == '\\r' || *r->p == '\\t'))
@@ -2001,6 +2005,7 @@ cdef extern from *:
         }
         if (sp->is_gc && !tracked) PyObject_GC_UnTrack(o);
         if (extra != NULL) {
+            r->had_extra = 1;
             d = PyObject_GenericGetDict(o, NULL);
             if (d == NULL || PyDict_SetItem(d, gcj_extra_key, extra) < 0) {
                 Py_XDECREF(d);
@@ -2084,12 +2089,21 @@ cdef extern from *:
         PyObject *out;
         r.p = (const unsigned char *)text;
         r.end = r.p + size;
-        r.depth = 0;
+        r.depth = r.had_extra = 0;
         r.sub = NULL;
         out = gcj_list(&r, kind == 2 ? gcj_command : kind ? gcj_datapackage : gcj_printjson);
         if (out != NULL) {
             gcj_ws(&r);
             if (r.p != r.end || PyList_GET_SIZE(out) == 0) Py_CLEAR(out);
+        }
+        if (out != NULL && r.had_extra) {
+            /* the two-pass path re-classes every command of such a frame, and
+               assigning __class__ tracks an object: so are these */
+            Py_ssize_t i;
+            for (i = 0; i < PyList_GET_SIZE(out); i++) {
+                PyObject *o = PyList_GET_ITEM(out, i);
+                if (PyType_IS_GC(Py_TYPE(o)) && !PyObject_GC_IsTracked(o)) PyObject_GC_Track(o);
+            }
         }
         if (out == NULL) PyErr_Clear();
         return out;
