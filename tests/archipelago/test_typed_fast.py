@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import sys
 import tracemalloc
 from types import ModuleType
 from typing import Any
@@ -66,11 +67,11 @@ def _shape(value: Any) -> Any:
 
 
 def _decode(c_codec: ModuleType, on: bool, data: Any) -> tuple[str, Any]:
-    was = c_codec._printjson_use(on)
+    was = c_codec._reader_use(on)
     try:
         return _outcome(c_codec.decode_frame, data)
     finally:
-        c_codec._printjson_use(was)
+        c_codec._reader_use(was)
 
 
 def _agree(py_codec: ModuleType, c_codec: ModuleType, data: Any) -> tuple[str, Any]:
@@ -83,7 +84,7 @@ def _agree(py_codec: ModuleType, c_codec: ModuleType, data: Any) -> tuple[str, A
 
 def test_the_reader_is_on_and_takes_the_common_frames(c_codec: ModuleType) -> None:
     for text in (SAMPLE, DATAPACKAGE):
-        got = c_codec._printjson_probe(text)
+        got = c_codec._reader_probe(text)
         assert got is not None
         assert got == msgspec.json.decode(text, type=list[C.AnyCommand])
 
@@ -226,9 +227,23 @@ def test_garbage_after_the_lead_is_only_a_decode_error(
 
 def test_no_reference_leaks(c_codec: ModuleType) -> None:
     frames = _typed.FrameCodec(c_codec)
-    texts = [SAMPLE, DATAPACKAGE, SAMPLE.replace("found", 'fo\\"und')]
+    texts = [
+        SAMPLE,
+        DATAPACKAGE,
+        SAMPLE.replace("found", 'fo\\"und'),  # declined after a partial read
+        '[{"cmd":"SetReply","key":"k","value":{"a":[1.5,null,"x"]},"uuid":"u"},'
+        '{"cmd":"Connected","team":0,"slot":1,"players":[{"team":0,"slot":1,"alias":"a",'
+        '"name":"n"}],"missing_locations":[],"checked_locations":[],"slot_info":{"1":'
+        '{"name":"n","game":"g","type":1}},"slot_data":{"s":[1]}}]',
+        '[{"cmd":"Get","keys":["a"],"uuid":"u"},{"cmd":"Set","key":"k","operations":'
+        '[{"operation":"add","value":1}],"x":[1,2,{"y":3}]}]',
+        '[{"cmd":"Get","keys":["a"],"uuid":"u","uuid":"v"}]',  # declined at the end
+    ]
+    for text in texts:
+        assert c_codec._reader_probe(text) is not None or "\\" in text or '"v"' in text
     for text in texts * 200:  # warm the string table
         frames.decode_frame(text)
+    unset_refs = sys.getrefcount(msgspec.UNSET)
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
@@ -238,6 +253,7 @@ def test_no_reference_leaks(c_codec: ModuleType) -> None:
     finally:
         tracemalloc.stop()
     assert grown < 20_000
+    assert abs(sys.getrefcount(msgspec.UNSET) - unset_refs) <= 2  # not one per decode
 
 
 def test_recorded_corpus(py_codec: ModuleType, c_codec: ModuleType) -> None:
@@ -249,7 +265,7 @@ def test_recorded_corpus(py_codec: ModuleType, c_codec: ModuleType) -> None:
         for line in path.open(encoding="utf-8"):
             text = json.loads(line)["raw"]
             _agree(py_codec, c_codec, text)
-            if c_codec._printjson_probe(text) is not None:
+            if c_codec._reader_probe(text) is not None:
                 taken += 1
     assert taken >= 100
 
@@ -338,12 +354,12 @@ def test_table_path_agrees_with_the_msgspec_path(
 
 
 def test_the_table_path_takes_extras_and_untyped_values(c_codec: ModuleType) -> None:
-    (get,) = c_codec._printjson_probe('[{"cmd":"Get","keys":["a"],"uuid":"u","n":[1.5]}]')
+    (get,) = c_codec._reader_probe('[{"cmd":"Get","keys":["a"],"uuid":"u","n":[1.5]}]')
     assert type(get) is C.Get
     assert get.extra == {"uuid": "u", "n": [1.5]}
-    (reply,) = c_codec._printjson_probe('[{"cmd":"SetReply","key":"k","value":1}]')
+    (reply,) = c_codec._reader_probe('[{"cmd":"SetReply","key":"k","value":1}]')
     assert not gc.is_tracked(reply)  # msgspec's rule: only atomic fields
-    (reply,) = c_codec._printjson_probe('[{"cmd":"SetReply","key":"k","value":[1]}]')
+    (reply,) = c_codec._reader_probe('[{"cmd":"SetReply","key":"k","value":[1]}]')
     assert gc.is_tracked(reply)
 
 

@@ -1307,17 +1307,21 @@ cdef object _lenient(object data, bint *had_extra):
     return frame
 
 
-# ---------------------------------------------------------------- PrintJSON fast path
-# Frames made only of PrintJSON commands (most of a session's bytes) are read by a
-# small reader specialised to them: declared keys, string values without escapes,
-# plain integers; short ASCII strings (the repeated "player_id", " found their ",
-# "1"...) come from a small direct-mapped table instead of being built again. It
-# builds the same Structs msgspec would (same field slots, defaults, GC flags) and
-# declines anything else (any other key or command, an escape, a control
-# character, a null, a float, a duplicate key, a missing required key, a syntax
-# error): the frame then goes the usual way, so results and errors never depend on
-# this path. A self-check at bind time compares it with msgspec, and the path stays
-# off when the layout is not the expected one.
+# ---------------------------------------------------------------- the typed reader
+# decode_frame first tries a small JSON reader that builds the command Structs
+# itself. PrintJSON (most of a session's bytes) and DataPackage have hand-written
+# readers; every other command whose fields it can read (ints, strings, bools,
+# untyped values, lists and dicts of them and of nested Structs: the kinds come
+# from msgspec.inspect at import) is read by table, its extra keys kept as the
+# two-pass path keeps them. Short ASCII strings (the repeated "player_id",
+# " found their ", "1"...) come from a small direct-mapped table (1024 strings of
+# at most 24 bytes) instead of being built again. It builds what msgspec would
+# (same field slots, defaults, GC tracking) and declines anything else (a command
+# it does not read, an escape, a control character, a float in a typed field, an
+# int past 18 digits, a duplicate key, a missing required key, a wrong type, a
+# syntax error): the frame then goes the usual way, so results and errors never
+# depend on this path. Self-checks at import compare it with msgspec, and it
+# stays off when the layout is not the expected one.
 
 cdef extern from *:
     """
@@ -1338,7 +1342,8 @@ cdef extern from *:
     } gcj_rd;
 
     static inline void gcj_ws(gcj_rd *r) {
-        while (r->p < r->end && (*r->p == ' ' || *r->p == '\\n' || *r->p == '\\r' || *r->p == '\\t'))
+        while (r->p < r->end
+               && (*r->p == ' ' || *r->p == '\\n' || *r->p == '\\r' || *r->p == '\\t'))
             r->p++;
     }
 
@@ -1383,7 +1388,8 @@ cdef extern from *:
             uint64_t h;
             PyObject *c, *o;
             if (n >= 8) {
-                h = gcj_load8(s) * 0x9E3779B97F4A7C15ull ^ gcj_load8(s + n - 8) * 0xC2B2AE3D27D4EB4Full;
+                h = gcj_load8(s) * 0x9E3779B97F4A7C15ull
+                    ^ gcj_load8(s + n - 8) * 0xC2B2AE3D27D4EB4Full;
             } else {
                 Py_ssize_t i;
                 h = 0;
@@ -1423,7 +1429,8 @@ cdef extern from *:
         /* eight bytes at a time while none is a quote, a backslash or a control */
         while (r->end - q >= 8) {
             uint64_t v = gcj_load8(q);
-            uint64_t stop = GCJ_ZERO_BYTE(v ^ (GCJ_ONES * '"')) | GCJ_ZERO_BYTE(v ^ (GCJ_ONES * '\\\\'))
+            uint64_t stop = GCJ_ZERO_BYTE(v ^ (GCJ_ONES * '"'))
+                            | GCJ_ZERO_BYTE(v ^ (GCJ_ONES * '\\\\'))
                             | ((v - GCJ_ONES * 0x20) & ~v & GCJ_HIGH);
             if (stop) break;
             hi |= v;
@@ -1458,7 +1465,8 @@ cdef extern from *:
         return gcj_eat(r, ':');
     }
 
-    #define GCJ_KEY(k, lit) (n == (Py_ssize_t)(sizeof(lit) - 1) && memcmp(k, lit, sizeof(lit) - 1) == 0)
+    #define GCJ_KEY(k, lit) \\
+        (n == (Py_ssize_t)(sizeof(lit) - 1) && memcmp(k, lit, sizeof(lit) - 1) == 0)
 
     /* a plain JSON integer of at most 18 digits; NULL to decline */
     static PyObject *gcj_int(gcj_rd *r) {
@@ -1523,7 +1531,8 @@ cdef extern from *:
     }
 
     /* one value into vals[i] unless already set; 0 to decline */
-    #define GCJ_SET(i, expr) do { if (vals[i] != NULL || (vals[i] = (expr)) == NULL) goto fail; } while (0)
+    #define GCJ_SET(i, expr) \\
+        do { if (vals[i] != NULL || (vals[i] = (expr)) == NULL) goto fail; } while (0)
 
     static PyObject *gcj_part_obj(gcj_rd *r) {
         PyObject *vals[6] = {0}, *fill[6];
@@ -2177,7 +2186,7 @@ cdef int _member_offsets(object cls, tuple names, Py_ssize_t *out) except -1:
     return 0
 
 
-def _printjson_probe(text):
+def _reader_probe(text):
     """The fast reader's result for ``text`` (tests and the self-check), None
     when it declines."""
     cdef PyObject *res
@@ -2215,9 +2224,10 @@ def _read_as(text, int kind):
     return out
 
 
-def _printjson_setup():
-    """Turn the PrintJSON reader on when the Struct layouts are the expected ones
-    and it agrees with msgspec on the probes; returns whether it is on."""
+def _reader_setup():
+    """Turn the PrintJSON and DataPackage readers on when the Struct layouts are
+    the expected ones and they agree with msgspec on the probes; returns whether
+    they are on."""
     global gcj_on
     cdef Py_ssize_t pj_off[10]
     cdef Py_ssize_t part_off[6]
@@ -2287,7 +2297,8 @@ def _printjson_setup():
             else:
                 for a, b in zip(mine, theirs):
                     if type(a) is DataPackage:
-                        for x, y in ((a, b), (a.data, b.data), *zip(a.data.games.values(), b.data.games.values())):
+                        games = zip(a.data.games.values(), b.data.games.values())
+                        for x, y in ((a, b), (a.data, b.data), *games):
                             if gc.is_tracked(x) != gc.is_tracked(y) or type(x) is not type(y):
                                 gcj_on = 0
                         continue
@@ -2305,9 +2316,8 @@ def _printjson_setup():
 
 
 # ---- the other commands, by table: each field's kind from msgspec.inspect
-GK_INT, GK_STR, GK_BOOL, GK_ANY, GK_LINT, GK_LSTR, GK_LITEM, GK_DINT, GK_LSUB, GK_DSUB, GK_DANY = range(
-    1, 12
-)
+(GK_INT, GK_STR, GK_BOOL, GK_ANY, GK_LINT, GK_LSTR, GK_LITEM, GK_DINT, GK_LSUB, GK_DSUB,
+ GK_DANY) = range(1, 12)
 GF_VALUE, GF_REQUIRED, GF_LIST, GF_DICT = range(4)
 _SPEC_PROBES = (
     '[{"cmd":"ReceivedItems","index":3,"items":[{"item":1,"location":2,"player":3,"flags":0,'
@@ -2377,6 +2387,8 @@ def _spec_fields(cls, info, subs):
     cdef Py_ssize_t offset = 0
     if info.array_like or cls.__itemsize__ or hasattr(cls, "__post_init__"):
         return None
+    if len(info.fields) > 12:  # GCJ_FIELDS
+        return None
     defaults = {f.name: f for f in msgspec.structs.fields(cls)}
     out = []
     for field in info.fields:
@@ -2407,8 +2419,11 @@ def _nested_spec(info, subs):
     fields = _spec_fields(info.cls, info, subs)
     if fields is None:
         return None
-    subs[info.cls] = gcj_add_spec(info.cls, None, 0, fields)
-    return subs[info.cls]
+    index = gcj_add_spec(info.cls, None, 0, fields)
+    if index < 0:
+        raise ValueError("the reader's spec table is full")
+    subs[info.cls] = index
+    return index
 
 
 def _specs_setup():
@@ -2456,14 +2471,14 @@ def _tracking(value):
     return type(value)
 
 
-cdef bint _gcj_ready = _printjson_setup()
+cdef bint _gcj_ready = _reader_setup()
 cdef bint _specs_ready = _gcj_ready and _specs_setup()
 cdef bint _specs_on = _specs_ready
 
 
-def _printjson_use(on):
-    """Turn the PrintJSON reader on or off (tests and benchmarks compare the two
-    paths); it stays off when the self-check failed. Returns whether it was on."""
+def _reader_use(on):
+    """Turn the typed reader on or off (tests and benchmarks compare the two
+    paths); it stays off when its self-check failed. Returns whether it was on."""
     global gcj_on, _specs_on
     was = bool(gcj_on)
     gcj_on = 1 if on and _gcj_ready else 0
@@ -2471,9 +2486,9 @@ def _printjson_use(on):
     return was
 
 
-cdef object _fast_printjson(object data):
-    """A frame of PrintJSON commands read by the specialised reader, as a Frame;
-    None when it declines (the usual path then decodes it)."""
+cdef object _fast_read(object data):
+    """The frame read by the typed reader, as a Frame; None when it declines
+    (the usual path then decodes it)."""
     cdef const char *text
     cdef Py_ssize_t size = 0
     cdef PyObject *res
@@ -2510,7 +2525,8 @@ cdef object _fast_printjson(object data):
 
 
 def decode_frame(data):
-    """``_typed.decode_frame``: the one-pass Struct decode, natively wrapped."""
+    """``_typed.decode_frame``: the typed reader, else the one-pass Struct decode,
+    natively wrapped."""
     cdef object items, frame
     cdef Py_ssize_t i, n, size = 0
     cdef PyObject *connect
@@ -2527,7 +2543,7 @@ def decode_frame(data):
         except UnicodeDecodeError as exc:
             return _t_failed(data, exc)  # raises the DecodeError
     if gcj_on:
-        frame = _fast_printjson(data)
+        frame = _fast_read(data)
         if frame is not None:
             return frame
     if len(data) > _t_peek:
