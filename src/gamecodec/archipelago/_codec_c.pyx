@@ -1418,7 +1418,97 @@ cdef extern from *:
     #define GCJ_HIGH 0x8080808080808080ull
     #define GCJ_ZERO_BYTE(x) (((x) - GCJ_ONES) & ~(x) & GCJ_HIGH)
 
-    /* a string value (no escapes, no control characters); NULL to decline */
+    static inline int gcj_hex4(const unsigned char *p, const unsigned char *end, unsigned *out) {
+        unsigned v = 0;
+        int i;
+        if (end - p < 4) return 0;
+        for (i = 0; i < 4; i++) {
+            unsigned char c = p[i];
+            v <<= 4;
+            if (c >= '0' && c <= '9') v |= c - '0';
+            else if (c >= 'a' && c <= 'f') v |= c - 'a' + 10;
+            else if (c >= 'A' && c <= 'F') v |= c - 'A' + 10;
+            else return 0;
+        }
+        *out = v;
+        return 1;
+    }
+
+    /* a string with escapes, from its first byte `s` (after the quote): the
+       JSON escapes written out as UTF-8, then decoded; NULL to decline (a lone
+       surrogate, an unknown escape, a control character, no closing quote) */
+    static PyObject *gcj_str_escaped(gcj_rd *r, const unsigned char *s) {
+        unsigned char held[256], *buf = held, *w;
+        const unsigned char *q = s, *end = r->end;
+        unsigned cp, lo;
+        PyObject *out = NULL;
+        /* the raw text up to the closing quote: no longer than what it decodes to */
+        while (q < end && *q != '"') q += *q == '\\\\' ? 2 : 1;
+        if (q >= end) return NULL;
+        if (q - s > (Py_ssize_t)sizeof(held)) {
+            buf = PyMem_Malloc(q - s);
+            if (buf == NULL) return NULL;
+        }
+        q = s;
+        w = buf;
+        for (;;) {
+            unsigned char c;
+            if (q >= end) goto done;
+            c = *q;
+            if (c == '"') break;
+            if (c < 0x20) goto done;
+            if (c != '\\\\') {
+                *w++ = c;
+                q++;
+                continue;
+            }
+            if (++q >= end) goto done;
+            switch (*q++) {
+            case '"': *w++ = '"'; continue;
+            case '\\\\': *w++ = '\\\\'; continue;
+            case '/': *w++ = '/'; continue;
+            case 'b': *w++ = '\\b'; continue;
+            case 'f': *w++ = '\\f'; continue;
+            case 'n': *w++ = '\\n'; continue;
+            case 'r': *w++ = '\\r'; continue;
+            case 't': *w++ = '\\t'; continue;
+            case 'u': break;
+            default: goto done;
+            }
+            if (!gcj_hex4(q, end, &cp)) goto done;
+            q += 4;
+            if (cp >= 0xDC00 && cp <= 0xDFFF) goto done;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                if (end - q < 6 || q[0] != '\\\\' || q[1] != 'u' || !gcj_hex4(q + 2, end, &lo)
+                    || lo < 0xDC00 || lo > 0xDFFF)
+                    goto done;
+                q += 6;
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            }
+            if (cp < 0x80) {
+                *w++ = (unsigned char)cp;
+            } else if (cp < 0x800) {
+                *w++ = (unsigned char)(0xC0 | (cp >> 6));
+                *w++ = (unsigned char)(0x80 | (cp & 0x3F));
+            } else if (cp < 0x10000) {
+                *w++ = (unsigned char)(0xE0 | (cp >> 12));
+                *w++ = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+                *w++ = (unsigned char)(0x80 | (cp & 0x3F));
+            } else {
+                *w++ = (unsigned char)(0xF0 | (cp >> 18));
+                *w++ = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+                *w++ = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+                *w++ = (unsigned char)(0x80 | (cp & 0x3F));
+            }
+        }
+        out = PyUnicode_DecodeUTF8((const char *)buf, w - buf, NULL);
+        if (out != NULL) r->p = q + 1;
+    done:
+        if (buf != held) PyMem_Free(buf);
+        return out;
+    }
+
+    /* a string value (escapes through gcj_str_escaped); NULL to decline */
     static PyObject *gcj_str(gcj_rd *r) {
         const unsigned char *s, *q;
         uint64_t hi = 0;
@@ -1440,7 +1530,8 @@ cdef extern from *:
             if (q >= r->end) return NULL;
             c = *q;
             if (c == '"') break;
-            if (c == '\\\\' || c < 0x20) return NULL;
+            if (c == '\\\\') return gcj_str_escaped(r, s);
+            if (c < 0x20) return NULL;
             hi |= c;
             q++;
         }
