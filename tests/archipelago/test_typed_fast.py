@@ -326,6 +326,13 @@ TABLE_SAMPLES = [
     '"class":"Version"}}]',
     '[{"cmd":"RoomInfo","password":false,"games":[],"tags":[],"version":{"major":0,'
     '"minor":6,"build":8,"class":"Version"},"time":1.5}]',
+    '[{"cmd":"RoomInfo","password":false,"games":[],"tags":[],"version":{"major":0,'
+    '"minor":6,"build":8},"time":9007199254740993}]',
+    '[{"cmd":"RoomInfo","password":false,"games":[],"tags":[],"version":{"major":0,'
+    '"minor":6,"build":8},"time":-9007199254740992,"seed_name":null}]',
+    '[{"cmd":"RoomInfo","password":false,"games":[],"tags":[],"version":null}]',
+    '[{"cmd":"UpdateHint","player":1,"location":2,"status":null}]',
+    '[{"cmd":"UpdateHint","player":1,"location":2,"status":nul}]',
     '[{"cmd":"InvalidPacket","type":"cmd","original_cmd":null,"text":"x"}]',
     '[{"cmd":"LocationScouts","locations":[1,2],"create_as_hint":2},{"cmd":"Sync"}]',
     '[{"cmd":"GetDataPackage","games":["A"]},{"cmd":"PrintJSON","data":[]},'
@@ -383,6 +390,10 @@ slot = _object(
     ("name", "game", "type"),
 )
 operation = _object({"operation": short, "value": json_values}, ("operation",))
+version = _object(
+    {"major": ints, "minor": ints, "build": ints, "class": st.sampled_from(["Version", "x"])},
+    ("major", "minor", "build"),
+)
 
 
 def _loose(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
@@ -449,6 +460,21 @@ TABLE_COMMANDS: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
     "Sync": ({}, ()),
     "LocationScouts": ({"locations": int_lists, "create_as_hint": ints}, ("locations",)),
     "InvalidPacket": ({"type": short, "text": texts, "original_cmd": st.none() | short}, ("type",)),
+    "RoomInfo": (
+        {
+            "password": st.booleans(),
+            "games": str_lists,
+            "tags": str_lists,
+            "version": version,
+            "generator_version": version,
+            "permissions": st.dictionaries(texts, ints, max_size=2),
+            "datapackage_checksums": st.dictionaries(texts, texts, max_size=2),
+            "seed_name": texts,
+            "time": st.one_of(st.floats(allow_nan=False, allow_infinity=False), ints),
+        },
+        ("password", "games", "tags", "version"),
+    ),
+    "UpdateHint": ({"player": ints, "location": ints, "status": st.none() | ints}, ("player",)),
     "Future": ({"x": json_values}, ()),
 }
 extra_keys = st.sampled_from(

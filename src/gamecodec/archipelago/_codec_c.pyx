@@ -1983,7 +1983,7 @@ cdef extern from *:
 
     enum {
         GK_INT = 1, GK_STR, GK_BOOL, GK_ANY, GK_LINT, GK_LSTR, GK_LITEM, GK_DINT,
-        GK_LSUB, GK_DSUB, GK_DANY
+        GK_LSUB, GK_DSUB, GK_DANY, GK_FLOAT, GK_SUB, GK_DSTR, GK_NSTR, GK_NINT
     };
     enum { GF_VALUE = 0, GF_REQUIRED, GF_LIST, GF_DICT };
     #define GCJ_FIELDS 12
@@ -2019,9 +2019,42 @@ cdef extern from *:
         return out;
     }
 
+    /* a float field: a JSON int becomes a float as msgspec makes it (exactly,
+       below 2**53; larger ones are declined) */
+    static PyObject *gcj_float(gcj_rd *r) {
+        PyObject *v = gcj_num(r);
+        long long i;
+        if (v == NULL || PyFloat_CheckExact(v)) return v;
+        i = PyLong_AsLongLong(v);
+        Py_DECREF(v);
+        if (i == -1 && PyErr_Occurred()) return NULL;
+        if (i > (1LL << 53) || i < -(1LL << 53)) return NULL;
+        return PyFloat_FromDouble((double)i);
+    }
+
+    static inline int gcj_null(gcj_rd *r) {
+        gcj_ws(r);
+        if (r->end - r->p >= 4 && memcmp(r->p, "null", 4) == 0) {
+            r->p += 4;
+            return 1;
+        }
+        return 0;
+    }
+
+    static PyObject *gcj_dstr(gcj_rd *r) { return gcj_dict(r, gcj_str); }
+
     static PyObject *gcj_value(gcj_rd *r, int kind, int sub) {
         PyObject *out;
         switch (kind) {
+        case GK_FLOAT: return gcj_float(r);
+        case GK_SUB: return gcj_struct(r, &gcj_specs[sub], 0);
+        case GK_DSTR: return gcj_dstr(r);
+        case GK_NSTR:
+            if (gcj_null(r)) Py_RETURN_NONE;
+            return gcj_str(r);
+        case GK_NINT:
+            if (gcj_null(r)) Py_RETURN_NONE;
+            return gcj_int(r);
         case GK_INT: return gcj_int(r);
         case GK_STR: return gcj_str(r);
         case GK_BOOL: return gcj_bool(r);
@@ -2408,7 +2441,7 @@ def _reader_setup():
 
 # ---- the other commands, by table: each field's kind from msgspec.inspect
 (GK_INT, GK_STR, GK_BOOL, GK_ANY, GK_LINT, GK_LSTR, GK_LITEM, GK_DINT, GK_LSUB, GK_DSUB,
- GK_DANY) = range(1, 12)
+ GK_DANY, GK_FLOAT, GK_SUB, GK_DSTR, GK_NSTR, GK_NINT) = range(1, 17)
 GF_VALUE, GF_REQUIRED, GF_LIST, GF_DICT = range(4)
 _SPEC_PROBES = (
     '[{"cmd":"ReceivedItems","index":3,"items":[{"item":1,"location":2,"player":3,"flags":0,'
@@ -2422,6 +2455,14 @@ _SPEC_PROBES = (
     '{"operation":"x"}],"slot":1},{"cmd":"SetReply","key":"k","value":[1]},'
     '{"cmd":"Retrieved","keys":{"a":0,"b":[{"c":1.5}]}},{"cmd":"Get","keys":[]},'
     '{"cmd":"Sync"},{"cmd":"Bounce","data":{"time":1795254750.22956}}]',
+    '[{"cmd":"RoomInfo","password":false,"games":["A"],"tags":[],"version":{"major":0,'
+    '"minor":6,"build":8,"class":"Version"},"generator_version":{"major":0,"minor":6,'
+    '"build":1},"datapackage_checksums":{"A":"c"},"time":1795254750.5},'
+    '{"cmd":"RoomInfo","password":true,"games":[],"tags":["x"],"version":{"major":1,'
+    '"minor":2,"build":3},"time":17},{"cmd":"InvalidPacket","type":"cmd","original_cmd":null},'
+    '{"cmd":"InvalidPacket","type":"cmd","original_cmd":"x","text":"t"},'
+    '{"cmd":"UpdateHint","player":1,"location":2,"status":null},'
+    '{"cmd":"UpdateHint","player":1,"location":2,"status":3}]',
 )
 
 
@@ -2444,6 +2485,15 @@ def _kind_of(t, subs):
         return GK_STR, 0
     if type(t) is mi.BoolType:
         return GK_BOOL, 0
+    if type(t) is mi.FloatType and t == mi.FloatType():
+        return GK_FLOAT, 0
+    if type(t) is mi.StructType and t.cls is not Item:
+        sub = _nested_spec(t, subs)
+        return (None, 0) if sub is None else (GK_SUB, sub)
+    if type(t) is mi.UnionType and len(t.types) == 2 and mi.NoneType() in t.types:
+        other = [x for x in t.types if x != mi.NoneType()]
+        if len(other) == 1 and plain(other[0]):
+            return (GK_NINT if type(other[0]) is mi.IntType else GK_NSTR), 0
     if type(t) is mi.AnyType:
         return GK_ANY, 0
     if type(t) is mi.ListType and t.min_length is None and t.max_length is None:
@@ -2467,6 +2517,8 @@ def _kind_of(t, subs):
             return GK_DINT, 0
         if type(value) is mi.AnyType:
             return GK_DANY, 0
+        if type(value) is mi.StrType and plain(value):
+            return GK_DSTR, 0
         if type(value) is mi.StructType:
             sub = _nested_spec(value, subs)
             return (None, 0) if sub is None else (GK_DSUB, sub)
