@@ -2311,8 +2311,8 @@ cdef int _member_offsets(object cls, tuple names, Py_ssize_t *out) except -1:
 
 
 def _reader_probe(text):
-    """The fast reader's result for ``text`` (tests and the self-check), None
-    when it declines."""
+    """The typed reader's commands for ``text`` as ``decode_frame`` would try it
+    (tests), None when it declines or is off."""
     cdef PyObject *res
     cdef const char *data
     cdef Py_ssize_t size
