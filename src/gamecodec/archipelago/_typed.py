@@ -22,6 +22,9 @@ The whole algorithm is the Python code here. The compiled twin's
 cases natively (the one-pass decode moved into a :class:`Frame` without a copy;
 a plain list of commands; a decoded Frame whose fresh encoding is its own text)
 and call the functions here for everything else; :class:`FrameCodec` binds them.
+Its ``decode_frame`` first tries a small native reader that builds the same
+Structs (extras, GC tracking included) for the commands it can read and declines
+anything unusual to the path above, so it changes speed, never a result.
 """
 
 from __future__ import annotations
