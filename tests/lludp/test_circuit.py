@@ -284,6 +284,48 @@ def test_unsent_acks_flush_as_packet_acks_after_the_collect_time(
     assert c.acks_pending == [] and c.unacked == 0
 
 
+def test_a_send_that_fails_keeps_the_acks_owed(twin: ModuleType, codec: ModuleType) -> None:
+    c = make(twin, codec, **QUIET)
+    for seq in range(1, 30):
+        c.receive_datagram(reliable_from_peer(codec, seq, seq), 0.0)
+    owed = c.acks_pending
+    with pytest.raises(EncodeError, match="Message"):  # the codec refuses it
+        c.send(chat(b"x" * 70000), reliable=True, now=0.0)
+    with pytest.raises(EncodeError, match="more than a peer takes"):  # past max_size
+        c.send(chat(bytes(range(1, 256)) * 40), now=0.0)
+    with pytest.raises(TypeError, match="expected a Message"):
+        c.send("not a message", now=0.0)
+    assert (c.acks_pending, c.next_sequence, c.unacked) == (owed, 1, 0)
+    assert c.datagrams_to_send(0.0) == []
+    c.send(chat(b"x"), now=0.0)
+    (dg,) = c.datagrams_to_send(0.0)
+    assert dg == head(ZEROCODED | ACK, 1) + body_of(codec, chat(b"x")) + tail(owed)
+
+
+def test_owed_acks_taken_a_few_at_a_time_keep_their_order(
+    twin: ModuleType, codec: ModuleType
+) -> None:
+    """Acks owed are taken from the front while more arrive (the compiled
+    twin's array compacts and grows under it)."""
+    from gamecodec.lludp import default_template
+
+    c = make(twin, codec, max_appended_acks=3, ack_collect_time=100.0, **QUIET)
+    expect: list[int] = []
+    seq = 0
+    for rnd in range(60):
+        for _ in range(rnd % 7):
+            seq += 1
+            c.receive_datagram(reliable_from_peer(codec, seq, seq), 0.0)
+            expect.append(seq)
+        c.send(chat(b"y"), now=0.0)
+        (dg,) = c.datagrams_to_send(0.0)
+        n = min(3, len(expect))
+        assert codec.decode(dg, default_template(), False, 8192).acks == tuple(reversed(expect[:n]))
+        del expect[:n]
+        assert c.acks_pending == expect
+    assert seq > 150
+
+
 def test_acks_retire_pending_packets(twin: ModuleType, codec: ModuleType) -> None:
     c = make(twin, codec, **QUIET)
     for i in range(6):
@@ -870,3 +912,33 @@ def test_py_and_c_twins_agree_over_long_runs(
     assert _long_run(py_twin, py_codec, seed, kw) == trace
     # the runs reach the paths they are for: many unacked at once, duplicates, drops or resends
     assert max(s[1] for s in trace if isinstance(s, tuple) and len(s) == 6) > 40
+
+
+class _NoCapsule:
+    """The compiled codec's functions without its C entry point."""
+
+    def __init__(self, codec: ModuleType) -> None:
+        self.decode = codec.decode
+        self.encode = codec.encode
+        self.encode_packet = codec.encode_packet
+        self.zero_decode = codec.zero_decode
+
+
+@pytest.mark.parametrize("variant", ["py codec", "c codec, no capsule"])
+@pytest.mark.parametrize(
+    ("seed", "kw"),
+    [(1, {}), (4, {"max_appended_acks": 2, "mtu": 140, "ping_interval": 2.0, "max_resends": 1})],
+)
+def test_the_compiled_circuit_agrees_on_any_codec(
+    pair_of_twins: tuple[ModuleType, ModuleType, ModuleType, ModuleType],
+    seed: int,
+    kw: dict[str, Any],
+    variant: str,
+) -> None:
+    """With the compiled codec, the compiled circuit hands its owed acks to the
+    codec's C entry point (a capsule); with any other codec, to
+    ``encode_packet``. Both give the pure twin's run."""
+    py_twin, py_codec, c_twin, c_codec = pair_of_twins
+    assert hasattr(c_codec, "_ENCODE_PACKET_C")
+    codec: Any = py_codec if variant == "py codec" else _NoCapsule(c_codec)
+    assert _long_run(c_twin, codec, seed, kw) == _long_run(py_twin, py_codec, seed, kw)
