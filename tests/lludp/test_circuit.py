@@ -942,3 +942,68 @@ def test_the_compiled_circuit_agrees_on_any_codec(
     assert hasattr(c_codec, "_ENCODE_PACKET_C")
     codec: Any = py_codec if variant == "py codec" else _NoCapsule(c_codec)
     assert _long_run(c_twin, codec, seed, kw) == _long_run(py_twin, py_codec, seed, kw)
+
+
+# a template whose control messages have numbers of every form: Medium, Low with a
+# zero byte, Fixed; the compiled twin's lead tables must not miss any of them
+ODD_CONTROL_TEMPLATE = """
+version 2.0
+{ StartPingCheck Medium 1 NotTrusted Unencoded
+  { PingID Single { PingID U8 } { OldestUnacked U32 } } }
+{ CompletePingCheck Low 2 NotTrusted Zerocoded { PingID Single { PingID U8 } } }
+{ PacketAck Low 256 NotTrusted Zerocoded { Packets Variable { ID U32 } } }
+{ Data Low 5 NotTrusted Zerocoded { B Single { V U32 } } }
+{ Other Medium 2 NotTrusted Unencoded { B Single { V U32 } } }
+{ Beyond Fixed 0xFFFFFFFA NotTrusted Unencoded { B Single { V U32 } } }
+"""
+
+
+def _odd_control_run(twin: ModuleType, codec: ModuleType) -> list[Any]:
+    from gamecodec.lludp import parse_template
+
+    tpl = parse_template(ODD_CONTROL_TEMPLATE)
+    c = make(twin, codec, template=tpl, deliver_control=True, **QUIET)
+
+    def wire(name: str, seq: int, acks: list[int], flags: int = 0, **blocks: Any) -> bytes:
+        packet = codec.encode(build(name, template=tpl, **blocks), tpl, "flag")
+        out: bytes = codec.forward(packet, packet[0] | flags, seq, acks)
+        return out
+
+    trace: list[Any] = []
+    for i in range(8):
+        c.send(build("Data", template=tpl, B={"V": i}), reliable=True, now=0.0)
+    trace.append(c.datagrams_to_send(0.0))
+    packets = [
+        wire("PacketAck", 1, [], Packets=[{"ID": 1}, {"ID": 2}]),
+        wire("PacketAck", 2, [3], RELIABLE, Packets=[{"ID": 4}]),
+        wire("StartPingCheck", 3, [], PingID={"PingID": 7, "OldestUnacked": 1}),
+        wire("StartPingCheck", 4, [5, 6], RELIABLE, PingID={"PingID": 8, "OldestUnacked": 2}),
+        wire("CompletePingCheck", 5, [], PingID={"PingID": 0}),
+        wire("Data", 6, [7], RELIABLE, B={"V": 1}),
+        wire("Other", 7, [], RELIABLE, B={"V": 2}),
+        wire("Beyond", 8, [8], B={"V": 3}),
+        wire("PacketAck", 9, [], Packets=[]),
+    ]
+    for dg in packets:
+        got = c.receive_datagram(dg, 0.01)
+        trace.append([(m.name, m.sequence, m.acks) for m in got])
+        events = [e.data if isinstance(e, BadDatagram) else e for e in c.events()]
+        trace.append((snapshot(c), list(c.datagrams_to_send(0.01)), events))
+    return trace
+
+
+def test_control_messages_of_every_number_form(
+    pair_of_twins: tuple[ModuleType, ModuleType, ModuleType, ModuleType],
+) -> None:
+    """PacketAck, StartPingCheck and CompletePingCheck at Medium and Low numbers
+    (one with a zero byte, zero-coded), with and without appended acks: handled
+    as control messages by both twins (the compiled one filters by the numbers'
+    first bytes before it looks at the name)."""
+    py_twin, py_codec, c_twin, c_codec = pair_of_twins
+    trace = _odd_control_run(c_twin, c_codec)
+    assert _odd_control_run(py_twin, py_codec) == trace
+    # every PacketAck and appended ack retired its packet; both pings were answered
+    unacked = [t[0][1] for t in trace[2::2]]
+    assert unacked[0] == [3, 4, 5, 6, 7, 8] and unacked[-1] == []
+    answers = [d for t in trace[2::2] for d in t[1] if d[5:7] == b"\x00\x02"]
+    assert [a[7] for a in answers] == [7, 8]

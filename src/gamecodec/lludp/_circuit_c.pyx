@@ -24,7 +24,11 @@ per-packet bookkeeping runs on C data structures instead of Python ones:
   to its C entry point (the ``_ENCODE_PACKET_C`` capsule: the same bytes and
   errors as ``encode_packet``), so no int object is made for an owed ack;
   with any other codec they are handed to ``encode_packet`` as the list the
-  pure twin passes.
+  pure twin passes. ``receive_datagram`` likewise calls the compiled codec's
+  decode through its C entry point (the ``_DECODE_C`` capsule);
+* the pure twin's table of control messages by a packet's byte 6 has two
+  more here, by bytes 7 and 8 of numbers that start 0xFF, so that a Low
+  message (0xFF 0xFF ...) needs no name lookup either.
 """
 
 cimport cython
@@ -160,6 +164,9 @@ ctypedef object (*_encode_packet_c_t)(
     object, object, bint, unsigned int, uint32_t, const uint32_t *, Py_ssize_t, Py_ssize_t
 )
 cdef const char *_ENCODE_PACKET_C = b"gamecodec.lludp._codec_c.encode_packet_c.v1"
+# and its decode (see _codec_c._decode_c)
+ctypedef object (*_decode_c_t)(object, object, bint, object)
+cdef const char *_DECODE_C = b"gamecodec.lludp._codec_c.decode_c.v1"
 
 
 cdef bytes _packet_ack_body(list ids):
@@ -178,17 +185,32 @@ cdef inline bint _older(long long a, long long b) noexcept:
 
 
 cdef bytes _control_leads(object template):
-    """256 flags by a packet's byte 6 (see the pure twin)."""
+    """256 flags by a packet's byte 6 (see the pure twin), then 256 by its
+    byte 7 and 256 by its byte 8, for numbers that start 0xFF (Medium) and
+    0xFF 0xFF (Low, Fixed): 1 where a control message's number has that byte
+    there. Zero-coding leaves these bytes as they are: the bytes before them
+    are 0xFF, and a zero byte stays 0 (a run expands to one zero at least).
+    A flag set too many only costs a name lookup; a table is all 1s where
+    the template cannot say."""
     cdef bytearray table
     try:
-        table = bytearray(256)
+        table = bytearray(768)
         for spec in template:
             if spec.name in _CONTROL:
                 code = spec.code
                 table[code if 0 <= code < 0xFF else 0xFF] = 1
+                if 0 <= code < 0xFF:
+                    continue
+                if 0xFF00 <= code <= 0xFFFF:  # Medium: 0xFF, n
+                    table[256 + (code & 0xFF)] = 1
+                elif 0xFFFF0000 <= code <= 0xFFFFFFFF:  # Low, Fixed: 0xFF, 0xFF, ...
+                    table[256 + 0xFF] = 1
+                    table[512 + ((code >> 8) & 0xFF)] = 1
+                else:  # no number the codecs read
+                    table[256:] = b"\x01" * 512
         return bytes(table)
     except (TypeError, AttributeError, ValueError, IndexError):
-        return b"\x01" * 256
+        return b"\x01" * 768
 
 
 cdef object _event(str name, tuple args):
@@ -545,6 +567,8 @@ cdef class Circuit:
     cdef double _ack_deadline
     cdef object _enc_capsule
     cdef _encode_packet_c_t _enc_c  # NULL: call _encode_packet
+    cdef object _dec_capsule
+    cdef _decode_c_t _dec_c  # NULL: call _decode
     cdef bint _smaller
     cdef Py_ssize_t _limit_c
     cdef Seen _sw
@@ -576,6 +600,7 @@ cdef class Circuit:
         self._ak = NULL
         self._ak_head = self._ak_len = self._ak_cap = 0
         self._enc_c = NULL
+        self._dec_c = NULL
 
     def __dealloc__(self):
         _pm_clear(&self._pm)
@@ -640,6 +665,12 @@ cdef class Circuit:
         if capsule is not None and PyCapsule_IsValid(capsule, _ENCODE_PACKET_C):
             self._enc_c = <_encode_packet_c_t>PyCapsule_GetPointer(capsule, _ENCODE_PACKET_C)
             self._enc_capsule = capsule
+        capsule = getattr(codec, "_DECODE_C", None)
+        self._dec_c = NULL
+        self._dec_capsule = None
+        if capsule is not None and PyCapsule_IsValid(capsule, _DECODE_C):
+            self._dec_c = <_decode_c_t>PyCapsule_GetPointer(capsule, _DECODE_C)
+            self._dec_capsule = capsule
         self.strict = bool(strict)
         self.max_size = int(max_size)
         self._zero_coding = zero_coding
@@ -1256,6 +1287,7 @@ cdef class Circuit:
     cdef list _receive(self, object data, double now):
         cdef bytes raw
         cdef const unsigned char *r
+        cdef const unsigned char *lead
         cdef Py_ssize_t size, end, pos, head
         cdef int flags = 0
         cdef bint reliable = False, control
@@ -1277,18 +1309,26 @@ cdef class Circuit:
                     self._queue_ack(seq, now)
                     return []
         try:
-            msg = self._decode(raw, self._template, self.strict, self._max_size)
+            if self._dec_c != NULL:  # the codec's C entry point
+                msg = self._dec_c(raw, self._template, self.strict, self._max_size)
+            else:
+                msg = self._decode(raw, self._template, self.strict, self._max_size)
         except DecodeError as exc:
             self._events.append(_event("BadDatagram", (exc, raw, now)))
             return []
-        # the lead table spares the name lookup for every other message
+        # the lead tables spare the name lookup for every other message
         if size < 7:  # a codec decodes no packet this short
             raise IndexError("index out of range")
-        control = (
-            (<const unsigned char *>PyBytes_AS_STRING(self._control_lead))[r[6]]
-            and msg.name in _CONTROL
-            and msg.body is None
-        )
+        lead = <const unsigned char *>PyBytes_AS_STRING(self._control_lead)
+        control = lead[r[6]]
+        if control and r[6] == 0xFF:
+            # bytes 7 and 8 of the number, when the body (before the acks) has them
+            end = size - 1 - 4 * r[size - 1] if flags & _ACK else size
+            if end >= 8:
+                control = lead[256 + r[7]]
+                if control and r[7] == 0xFF and end >= 9:
+                    control = lead[512 + r[8]]
+        control = control and msg.name in _CONTROL and msg.body is None
         if control and msg.truncated:
             # a cut-short PacketAck or ping, zero-filled: refused like garbage
             try:

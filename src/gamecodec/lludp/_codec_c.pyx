@@ -667,6 +667,21 @@ def decode(data, template, bint strict=False, max_size=8192):
     return _decode(src, template, strict, _cap(max_size))
 
 
+cdef object _decode_c(object raw, object template, bint strict, object max_size):
+    """``decode(raw, template, strict, max_size)`` for the compiled circuit
+    (``raw`` an exact ``bytes``), without the call's argument parsing. Reached
+    through the ``_DECODE_C`` capsule."""
+    return _decode(<bytes>raw, template, strict, _cap(max_size))
+
+
+ctypedef object (*_decode_c_t)(object, object, bint, object)
+
+_DECODE_C = PyCapsule_New(
+    <void *>(<_decode_c_t>_decode_c), b"gamecodec.lludp._codec_c.decode_c.v1", NULL
+)
+"""The C entry point ``_decode_c`` for the compiled circuit (see there)."""
+
+
 def decode_many(datagrams, template, bint strict=False, max_size=8192):
     """Decode each packet; a bad one gives its DecodeError in its place."""
     cdef Py_ssize_t cap = _cap(max_size)
