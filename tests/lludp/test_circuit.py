@@ -1007,3 +1007,28 @@ def test_control_messages_of_every_number_form(
     assert unacked[0] == [3, 4, 5, 6, 7, 8] and unacked[-1] == []
     answers = [d for t in trace[2::2] for d in t[1] if d[5:7] == b"\x00\x02"]
     assert [a[7] for a in answers] == [7, 8]
+
+
+def test_the_expansion_limit_is_the_same_on_both_twins(
+    pair_of_twins: tuple[ModuleType, ModuleType, ModuleType, ModuleType],
+) -> None:
+    """Zero-coded packets whose bodies expand to just within and just past
+    max_size (the compiled circuit takes the expanded size from its codec)."""
+    py_twin, py_codec, c_twin, c_codec = pair_of_twins
+
+    def outcomes(twin: ModuleType, codec: ModuleType) -> list[Any]:
+        got: list[Any] = []
+        for max_size in (200, 8192):
+            for n in range(max_size - 50, max_size - 35):
+                c = make(twin, codec, max_size=max_size, **QUIET)
+                try:
+                    got.append((c.send(chat(bytes(n)), now=0.0), c.datagrams_to_send(0.0)))
+                except EncodeError as exc:
+                    got.append(str(exc))
+        return got
+
+    got = outcomes(c_twin, c_codec)
+    assert outcomes(py_twin, py_codec) == got
+    for part in (got[:15], got[15:]):  # sent, then refused, at each max_size
+        kinds = [isinstance(g, str) for g in part]
+        assert kinds == sorted(kinds) and kinds[0] is False and kinds[-1] is True

@@ -161,9 +161,10 @@ cdef inline Py_ssize_t _zeros(const unsigned char *p, Py_ssize_t n) noexcept:
 
 # the compiled codec's C entry point (see _codec_c._encode_packet_c)
 ctypedef object (*_encode_packet_c_t)(
-    object, object, bint, unsigned int, uint32_t, const uint32_t *, Py_ssize_t, Py_ssize_t
+    object, object, bint, unsigned int, uint32_t, const uint32_t *, Py_ssize_t, Py_ssize_t,
+    Py_ssize_t *
 )
-cdef const char *_ENCODE_PACKET_C = b"gamecodec.lludp._codec_c.encode_packet_c.v1"
+cdef const char *_ENCODE_PACKET_C = b"gamecodec.lludp._codec_c.encode_packet_c.v2"
 # and its decode (see _codec_c._decode_c)
 ctypedef object (*_decode_c_t)(object, object, bint, object)
 cdef const char *_DECODE_C = b"gamecodec.lludp._codec_c.decode_c.v1"
@@ -992,7 +993,7 @@ cdef class Circuit:
 
     cdef object _send(self, object message, bint reliable, double now):
         cdef long long seq
-        cdef Py_ssize_t count, owed, end
+        cdef Py_ssize_t count, owed, end, plain = -1
         cdef bytes wire
         cdef const unsigned char *p
         if not -_MAX_TIME <= now <= _MAX_TIME:
@@ -1015,6 +1016,7 @@ cdef class Circuit:
                 self._ak + self._ak_head,
                 count,
                 self._limit_c,
+                &plain,
             )
             key = seq
         else:
@@ -1041,7 +1043,9 @@ cdef class Circuit:
                 f"{MAX_DATAGRAM})"
             )
         p = <const unsigned char *>PyBytes_AS_STRING(wire)
-        if p[0] & _ZEROCODED:
+        if p[0] & _ZEROCODED and not 0 <= plain <= self._max_size_c:
+            # (the compiled codec tells what the body expands to: within
+            # max_size, the check below would pass)
             self._check_expansion(message, wire, end)
         self._seq = (seq + 1) & _MASK
         if p[0] & _ACK:

@@ -1031,9 +1031,13 @@ cdef int _body(Buf *b, object message, tuple plan) except -1:
     return 0
 
 
-cdef bytes _encode(object message, object template, bint smaller, Py_ssize_t reserve):
+cdef bytes _encode(
+    object message, object template, bint smaller, Py_ssize_t reserve, Py_ssize_t *plain=NULL
+):
     """The packet of ``message``, followed by ``reserve`` spare bytes (not
-    counted by the packet: the caller fills them or drops the object)."""
+    counted by the packet: the caller fills them or drops the object).
+    ``*plain``, if given: how many bytes follow the 6 header bytes before
+    zero-coding (what the coded ones expand to), before the appended acks."""
     cdef unsigned long long seq_v
     cdef Buf b
     cdef uint8_t stack[2048]
@@ -1098,6 +1102,8 @@ cdef bytes _encode(object message, object template, bint smaller, Py_ssize_t res
             flags |= ACKF
         src_p = b.p
         coded_n = b.n
+        if plain != NULL:
+            plain[0] = b.n
         if flags & ZC:
             if 2 * b.n + LLUDP_SLACK <= 4096:
                 zbuf = zstack
@@ -1244,20 +1250,22 @@ cdef object _encode_packet_c(
     const uint32_t *acks,
     Py_ssize_t count,
     Py_ssize_t limit,
+    Py_ssize_t *plain,
 ):
     """``encode_packet(message, template, zero_coding, flags, sequence, ids,
     count, limit)`` for a circuit whose owed acks are a C array: ``ids`` =
     ``acks[:count]`` (``count`` <= 250 of them), ``flags`` < 256, ``limit``
     within 0..0xFFFFFFFF (what the circuit passes; the same bytes and the same
-    errors as the Python call). Reached through the ``_ENCODE_PACKET_C``
-    capsule."""
+    errors as the Python call). ``*plain``: the size of the packet's bytes 6..
+    before zero-coding and before any acks (what a zero-coded body expands
+    to). Reached through the ``_ENCODE_PACKET_C`` capsule."""
     cdef bytes data
     cdef const uint8_t *p
     cdef uint8_t *o
     cdef Py_ssize_t size, end, n, k, total
     cdef Py_ssize_t reserve = 4 * count + 1 if count > 0 else 0
     cdef unsigned int head
-    data = _encode(message, template, smaller, reserve)
+    data = _encode(message, template, smaller, reserve, plain)
     name = _item(message, 0)
     p = <const uint8_t *>PyBytes_AS_STRING(data)
     size = PyBytes_GET_SIZE(data) - reserve
@@ -1291,11 +1299,12 @@ cdef object _encode_packet_c(
 
 
 ctypedef object (*_encode_packet_c_t)(
-    object, object, bint, unsigned int, uint32_t, const uint32_t *, Py_ssize_t, Py_ssize_t
+    object, object, bint, unsigned int, uint32_t, const uint32_t *, Py_ssize_t, Py_ssize_t,
+    Py_ssize_t *
 )
 
 _ENCODE_PACKET_C = PyCapsule_New(
-    <void *>(<_encode_packet_c_t>_encode_packet_c), b"gamecodec.lludp._codec_c.encode_packet_c.v1", NULL
+    <void *>(<_encode_packet_c_t>_encode_packet_c), b"gamecodec.lludp._codec_c.encode_packet_c.v2", NULL
 )
 """The C entry point ``_encode_packet_c`` for the compiled circuit (see there)."""
 
