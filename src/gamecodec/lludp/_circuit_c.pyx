@@ -890,10 +890,12 @@ cdef class Circuit:
 
     # -- timers -----------------------------------------------------------------
 
+    @cython.final
     cdef inline double _timeout_for(self, double ping) noexcept:
         cdef double t = self._reliable_timeout_factor * ping
         return t if t > self._minimum_reliable_timeout else self._minimum_reliable_timeout
 
+    @cython.final
     cdef double _rto_at(self, double now) noexcept:
         cdef long n = self._pings_in_transit
         cdef double transit, ping
@@ -914,6 +916,7 @@ cdef class Circuit:
                 return self._out_at
             return self._compute_wake()
 
+    @cython.final
     cdef double _compute_wake(self) noexcept:
         """The earliest timer (see the pure twin)."""
         cdef double t = self._next_ping, lost_at
@@ -938,10 +941,16 @@ cdef class Circuit:
         self._wake = t
         return t
 
+    @cython.final
     cdef int _tl_append(self, uint32_t seq) except -1:
+        if self._tl_len < self._tl_cap:
+            self._tl[self._tl_len] = seq
+            self._tl_len += 1
+            return 0
         self._tl_insert(self._tl_len, seq)
         return 0
 
+    @cython.final
     cdef int _tl_insert(self, Py_ssize_t i, uint32_t seq) except -1:
         """``timeline.insert(i, seq)`` (compacting or growing the array)."""
         cdef Py_ssize_t cap, head = self._tl_head
@@ -975,6 +984,7 @@ cdef class Circuit:
         with cython.critical_section(self):
             return self._send(message, reliable, t)
 
+    @cython.final
     cdef int _check_expansion(self, object message, bytes wire, Py_ssize_t end) except -1:
         """A zero-coded packet must expand within max_size too (see the pure twin)."""
         cdef const unsigned char *p = <const unsigned char *>PyBytes_AS_STRING(wire)
@@ -991,6 +1001,7 @@ cdef class Circuit:
             ) from None
         return 0
 
+    @cython.final
     cdef object _send(self, object message, bint reliable, double now):
         cdef long long seq
         cdef Py_ssize_t count, owed, end, plain = -1
@@ -1060,11 +1071,13 @@ cdef class Circuit:
         self._queue(<uint32_t>seq, wire, end, reliable, now)
         return key
 
+    @cython.final
     cdef list _ak_list(self):
         """The acks owed as a list of ints (the pure twin's ``_acks``)."""
         cdef Py_ssize_t k
         return [self._ak[k] for k in range(self._ak_head, self._ak_len)]
 
+    @cython.final
     cdef void _ak_drop(self, Py_ssize_t count) noexcept:
         """``del acks[:count]``."""
         cdef Py_ssize_t owed = self._ak_len - self._ak_head
@@ -1073,6 +1086,7 @@ cdef class Circuit:
         elif count > 0:
             self._ak_head += count
 
+    @cython.final
     cdef int _ak_push(self, uint32_t seq) except -1:
         """``acks.append(seq)`` (compacting or growing the array)."""
         cdef Py_ssize_t cap, head = self._ak_head
@@ -1093,6 +1107,7 @@ cdef class Circuit:
         self._ak_len += 1
         return 0
 
+    @cython.final
     cdef long long _put(self, int flags, bytes body, bint can_ack, double now) except -1:
         """Put one packet (``body`` = everything after the sequence number) on
         the outgoing queue with the next sequence number and the acks that fit."""
@@ -1146,6 +1161,7 @@ cdef class Circuit:
         self.packets_out += 1
         return 0
 
+    @cython.final
     cdef int _schedule_early(self, uint32_t seq, double exp) except -1:
         """Slot ``seq`` into the timeline before later resend times, dropping
         the entries of packets acked meanwhile on the way."""
@@ -1168,6 +1184,7 @@ cdef class Circuit:
         with cython.critical_section(self):
             return self._datagrams(t)
 
+    @cython.final
     cdef list _datagrams(self, double now):
         if not -_MAX_TIME <= now <= _MAX_TIME:
             check_time(now)
@@ -1181,6 +1198,7 @@ cdef class Circuit:
             self._out_at = _INF
         return out
 
+    @cython.final
     cdef int _timers(self, double now) except -1:
         cdef long cap = self._max_resends
         cdef uint32_t seq
@@ -1238,6 +1256,7 @@ cdef class Circuit:
         self._compute_wake()
         return 0
 
+    @cython.final
     cdef int _send_ping(self, double now) except -1:
         """``updateWatchDogTimers``: StartPingCheck with the next PingID and the
         oldest unacked sequence (the last one sent when nothing is unacked)."""
@@ -1254,6 +1273,7 @@ cdef class Circuit:
         self._put(0, _START_PING_HEAD + _PING_BODY.pack(ping_id, oldest), True, now)
         return 0
 
+    @cython.final
     cdef int _flush_acks(self, double now) except -1:
         """``LLCircuit::sendAcks``: every owed ack in PacketAck messages."""
         cdef list acks = self._ak_list()
@@ -1268,6 +1288,7 @@ cdef class Circuit:
         self._ack_deadline = _INF
         return 0
 
+    @cython.final
     cdef int _kill(self, str reason, double now) except -1:
         lost = _event("PeerLost", (reason, now))
         self._lost = lost
@@ -1288,6 +1309,7 @@ cdef class Circuit:
         with cython.critical_section(self):  # the C containers (free-threaded builds)
             return self._receive(data, t)
 
+    @cython.final
     cdef list _receive(self, object data, double now):
         cdef bytes raw
         cdef const unsigned char *r
@@ -1370,6 +1392,7 @@ cdef class Circuit:
                 return []
         return [msg]
 
+    @cython.final
     cdef int _queue_ack(self, uint32_t seq, double now) except -1:
         """``collectRAck``: owe the peer an ack; the first one starts the clock."""
         cdef double deadline
@@ -1380,6 +1403,7 @@ cdef class Circuit:
         self._ak_push(seq)
         return 0
 
+    @cython.final
     cdef int _control(self, object msg, double now) except -1:
         cdef dict blocks
         cdef long last
@@ -1408,6 +1432,7 @@ cdef class Circuit:
             self._ping_answered(ping_id, now)
         return 0
 
+    @cython.final
     cdef int _prune(self, long long oldest) except -1:
         """``clearDuplicateList``, one ping late (see the pure twin)."""
         cdef long long prune = self._prune_at
@@ -1418,6 +1443,7 @@ cdef class Circuit:
             _sw_pop(&self._sw)
         return 0
 
+    @cython.final
     cdef int _ping_answered(self, long ping_id, double now) except -1:
         """``pingTimerStop`` + ``setPingDelay`` (see the pure twin)."""
         cdef long behind = (self._ping_id - ping_id) & 0xFF
