@@ -335,7 +335,12 @@ static Py_ssize_t lludp_compress(const unsigned char *src, Py_ssize_t n, unsigne
         {
             Py_ssize_t j = i + 1, run;
             while (j + 8 <= n && lludp_load64(src + j) == 0) j += 8; /* long runs a word at a time */
-            while (j < n && src[j] == 0) j++;
+#ifdef LLUDP_WORDS
+            if (j + 8 <= n) /* the run ends in this word: its first nonzero byte */
+                j += __builtin_ctzll(lludp_load64(src + j)) >> 3;
+            else
+#endif
+                while (j < n && src[j] == 0) j++;
             run = j - i;
             while (run > 255) {
                 dst[o++] = 0;
