@@ -284,6 +284,48 @@ def test_unsent_acks_flush_as_packet_acks_after_the_collect_time(
     assert c.acks_pending == [] and c.unacked == 0
 
 
+def test_a_send_that_fails_keeps_the_acks_owed(twin: ModuleType, codec: ModuleType) -> None:
+    c = make(twin, codec, **QUIET)
+    for seq in range(1, 30):
+        c.receive_datagram(reliable_from_peer(codec, seq, seq), 0.0)
+    owed = c.acks_pending
+    with pytest.raises(EncodeError, match="Message"):  # the codec refuses it
+        c.send(chat(b"x" * 70000), reliable=True, now=0.0)
+    with pytest.raises(EncodeError, match="more than a peer takes"):  # past max_size
+        c.send(chat(bytes(range(1, 256)) * 40), now=0.0)
+    with pytest.raises(TypeError, match="expected a Message"):
+        c.send("not a message", now=0.0)
+    assert (c.acks_pending, c.next_sequence, c.unacked) == (owed, 1, 0)
+    assert c.datagrams_to_send(0.0) == []
+    c.send(chat(b"x"), now=0.0)
+    (dg,) = c.datagrams_to_send(0.0)
+    assert dg == head(ZEROCODED | ACK, 1) + body_of(codec, chat(b"x")) + tail(owed)
+
+
+def test_owed_acks_taken_a_few_at_a_time_keep_their_order(
+    twin: ModuleType, codec: ModuleType
+) -> None:
+    """Acks owed are taken from the front while more arrive (the compiled
+    twin's array compacts and grows under it)."""
+    from gamecodec.lludp import default_template
+
+    c = make(twin, codec, max_appended_acks=3, ack_collect_time=100.0, **QUIET)
+    expect: list[int] = []
+    seq = 0
+    for rnd in range(60):
+        for _ in range(rnd % 7):
+            seq += 1
+            c.receive_datagram(reliable_from_peer(codec, seq, seq), 0.0)
+            expect.append(seq)
+        c.send(chat(b"y"), now=0.0)
+        (dg,) = c.datagrams_to_send(0.0)
+        n = min(3, len(expect))
+        assert codec.decode(dg, default_template(), False, 8192).acks == tuple(reversed(expect[:n]))
+        del expect[:n]
+        assert c.acks_pending == expect
+    assert seq > 150
+
+
 def test_acks_retire_pending_packets(twin: ModuleType, codec: ModuleType) -> None:
     c = make(twin, codec, **QUIET)
     for i in range(6):
@@ -870,3 +912,123 @@ def test_py_and_c_twins_agree_over_long_runs(
     assert _long_run(py_twin, py_codec, seed, kw) == trace
     # the runs reach the paths they are for: many unacked at once, duplicates, drops or resends
     assert max(s[1] for s in trace if isinstance(s, tuple) and len(s) == 6) > 40
+
+
+class _NoCapsule:
+    """The compiled codec's functions without its C entry point."""
+
+    def __init__(self, codec: ModuleType) -> None:
+        self.decode = codec.decode
+        self.encode = codec.encode
+        self.encode_packet = codec.encode_packet
+        self.zero_decode = codec.zero_decode
+
+
+@pytest.mark.parametrize("variant", ["py codec", "c codec, no capsule"])
+@pytest.mark.parametrize(
+    ("seed", "kw"),
+    [(1, {}), (4, {"max_appended_acks": 2, "mtu": 140, "ping_interval": 2.0, "max_resends": 1})],
+)
+def test_the_compiled_circuit_agrees_on_any_codec(
+    pair_of_twins: tuple[ModuleType, ModuleType, ModuleType, ModuleType],
+    seed: int,
+    kw: dict[str, Any],
+    variant: str,
+) -> None:
+    """With the compiled codec, the compiled circuit hands its owed acks to the
+    codec's C entry point (a capsule); with any other codec, to
+    ``encode_packet``. Both give the pure twin's run."""
+    py_twin, py_codec, c_twin, c_codec = pair_of_twins
+    assert hasattr(c_codec, "_ENCODE_PACKET_C")
+    codec: Any = py_codec if variant == "py codec" else _NoCapsule(c_codec)
+    assert _long_run(c_twin, codec, seed, kw) == _long_run(py_twin, py_codec, seed, kw)
+
+
+# a template whose control messages have numbers of every form: Medium, Low with a
+# zero byte, Fixed; the compiled twin's lead tables must not miss any of them
+ODD_CONTROL_TEMPLATE = """
+version 2.0
+{ StartPingCheck Medium 1 NotTrusted Unencoded
+  { PingID Single { PingID U8 } { OldestUnacked U32 } } }
+{ CompletePingCheck Low 2 NotTrusted Zerocoded { PingID Single { PingID U8 } } }
+{ PacketAck Low 256 NotTrusted Zerocoded { Packets Variable { ID U32 } } }
+{ Data Low 5 NotTrusted Zerocoded { B Single { V U32 } } }
+{ Other Medium 2 NotTrusted Unencoded { B Single { V U32 } } }
+{ Beyond Fixed 0xFFFFFFFA NotTrusted Unencoded { B Single { V U32 } } }
+"""
+
+
+def _odd_control_run(twin: ModuleType, codec: ModuleType) -> list[Any]:
+    from gamecodec.lludp import parse_template
+
+    tpl = parse_template(ODD_CONTROL_TEMPLATE)
+    c = make(twin, codec, template=tpl, deliver_control=True, **QUIET)
+
+    def wire(name: str, seq: int, acks: list[int], flags: int = 0, **blocks: Any) -> bytes:
+        packet = codec.encode(build(name, template=tpl, **blocks), tpl, "flag")
+        out: bytes = codec.forward(packet, packet[0] | flags, seq, acks)
+        return out
+
+    trace: list[Any] = []
+    for i in range(8):
+        c.send(build("Data", template=tpl, B={"V": i}), reliable=True, now=0.0)
+    trace.append(c.datagrams_to_send(0.0))
+    packets = [
+        wire("PacketAck", 1, [], Packets=[{"ID": 1}, {"ID": 2}]),
+        wire("PacketAck", 2, [3], RELIABLE, Packets=[{"ID": 4}]),
+        wire("StartPingCheck", 3, [], PingID={"PingID": 7, "OldestUnacked": 1}),
+        wire("StartPingCheck", 4, [5, 6], RELIABLE, PingID={"PingID": 8, "OldestUnacked": 2}),
+        wire("CompletePingCheck", 5, [], PingID={"PingID": 0}),
+        wire("Data", 6, [7], RELIABLE, B={"V": 1}),
+        wire("Other", 7, [], RELIABLE, B={"V": 2}),
+        wire("Beyond", 8, [8], B={"V": 3}),
+        wire("PacketAck", 9, [], Packets=[]),
+    ]
+    for dg in packets:
+        got = c.receive_datagram(dg, 0.01)
+        trace.append([(m.name, m.sequence, m.acks) for m in got])
+        events = [e.data if isinstance(e, BadDatagram) else e for e in c.events()]
+        trace.append((snapshot(c), list(c.datagrams_to_send(0.01)), events))
+    return trace
+
+
+def test_control_messages_of_every_number_form(
+    pair_of_twins: tuple[ModuleType, ModuleType, ModuleType, ModuleType],
+) -> None:
+    """PacketAck, StartPingCheck and CompletePingCheck at Medium and Low numbers
+    (one with a zero byte, zero-coded), with and without appended acks: handled
+    as control messages by both twins (the compiled one filters by the numbers'
+    first bytes before it looks at the name)."""
+    py_twin, py_codec, c_twin, c_codec = pair_of_twins
+    trace = _odd_control_run(c_twin, c_codec)
+    assert _odd_control_run(py_twin, py_codec) == trace
+    # every PacketAck and appended ack retired its packet; both pings were answered
+    unacked = [t[0][1] for t in trace[2::2]]
+    assert unacked[0] == [3, 4, 5, 6, 7, 8] and unacked[-1] == []
+    answers = [d for t in trace[2::2] for d in t[1] if d[5:7] == b"\x00\x02"]
+    assert [a[7] for a in answers] == [7, 8]
+
+
+def test_the_expansion_limit_is_the_same_on_both_twins(
+    pair_of_twins: tuple[ModuleType, ModuleType, ModuleType, ModuleType],
+) -> None:
+    """Zero-coded packets whose bodies expand to just within and just past
+    max_size (the compiled circuit takes the expanded size from its codec)."""
+    py_twin, py_codec, c_twin, c_codec = pair_of_twins
+
+    def outcomes(twin: ModuleType, codec: ModuleType) -> list[Any]:
+        got: list[Any] = []
+        for max_size in (200, 8192):
+            for n in range(max_size - 50, max_size - 35):
+                c = make(twin, codec, max_size=max_size, **QUIET)
+                try:
+                    got.append((c.send(chat(bytes(n)), now=0.0), c.datagrams_to_send(0.0)))
+                except EncodeError as exc:
+                    got.append(str(exc))
+        return got
+
+    got = outcomes(c_twin, c_codec)
+    assert outcomes(py_twin, py_codec) == got
+    for part in (got[:15], got[15:]):  # sent, then refused, at each max_size
+        kinds = [isinstance(g, str) for g in part]
+        assert kinds == sorted(kinds) and kinds[0] is False and kinds[-1] is True

@@ -19,15 +19,22 @@ per-packet bookkeeping runs on C data structures instead of Python ones:
   set of the same numbers: the same window size, the same eviction (oldest
   first) and the same pruning.
 
-The acks owed stay a Python list of ints: it is what the codec's
-``encode_packet`` takes, and each received reliable sequence number is
-boxed once for it.
+* the acks owed (the pure twin's ``_acks`` list) are a C array of
+  ``uint32`` with a head index. With the compiled codec, ``send`` passes them
+  to its C entry point (the ``_ENCODE_PACKET_C`` capsule: the same bytes and
+  errors as ``encode_packet``), so no int object is made for an owed ack;
+  with any other codec they are handed to ``encode_packet`` as the list the
+  pure twin passes. ``receive_datagram`` likewise calls the compiled codec's
+  decode through its C entry point (the ``_DECODE_C`` capsule);
+* the pure twin's table of control messages by a packet's byte 6 has two
+  more here, by bytes 7 and 8 of numbers that start 0xFF, so that a Low
+  message (0xFF 0xFF ...) needs no name lookup either.
 """
 
 cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.float cimport PyFloat_AS_DOUBLE
-from cpython.list cimport PyList_GET_SIZE
+from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_DECREF, Py_INCREF
 from libc.stdint cimport uint32_t, uint64_t
@@ -112,8 +119,6 @@ cdef inline double _time(object now) except? -1.0:
 cdef frozenset _CONTROL = frozenset(("PacketAck", "StartPingCheck", "CompletePingCheck"))
 
 cdef object _HEAD = struct.Struct(">BI")
-cdef object _ONE_ACK = struct.Struct(">IB")
-cdef dict _ACK_TAILS = {}
 cdef dict _ACK_IDS = {}
 cdef bytes _PACKET_ACK_HEAD = b"\x00\xff\xff\xff\xfb"
 cdef bytes _START_PING_HEAD = b"\x00\x01"
@@ -121,14 +126,48 @@ cdef bytes _COMPLETE_PING_HEAD = b"\x00\x02"
 cdef object _PING_BODY = struct.Struct("<BI")
 
 
-cdef bytes _ack_tail(list acks, Py_ssize_t count):
-    """``count`` queued ids as appended acks (see the pure twin)."""
-    if count == 1:
-        return _ONE_ACK.pack(acks[0], 1)
-    fmt = _ACK_TAILS.get(count)
-    if fmt is None:
-        fmt = _ACK_TAILS[count] = struct.Struct(f">{count}IB")
-    return fmt.pack(*acks[:count], count)
+cdef bytes _ack_tail(const uint32_t *acks, Py_ssize_t count):
+    """``count`` queued ids as appended acks (see the pure twin): big-endian
+    ids, then the count byte."""
+    cdef bytes tail = PyBytes_FromStringAndSize(NULL, 4 * count + 1)
+    cdef unsigned char *o = <unsigned char *>PyBytes_AS_STRING(tail)
+    cdef Py_ssize_t k
+    cdef uint32_t a
+    for k in range(count):
+        a = acks[k]
+        o[4 * k] = <unsigned char>(a >> 24)
+        o[4 * k + 1] = <unsigned char>(a >> 16)
+        o[4 * k + 2] = <unsigned char>(a >> 8)
+        o[4 * k + 3] = <unsigned char>a
+    o[4 * count] = <unsigned char>count
+    return tail
+
+
+cdef inline Py_ssize_t _zeros(const unsigned char *p, Py_ssize_t n) noexcept:
+    """The number of zero bytes in ``p[:n]`` (eight at a time)."""
+    cdef Py_ssize_t i = 0, z = 0
+    cdef uint64_t x, y
+    while i + 8 <= n:
+        memcpy(&x, p + i, 8)
+        y = (x & 0x7F7F7F7F7F7F7F7FULL) + 0x7F7F7F7F7F7F7F7FULL  # high bit: low 7 bits not 0
+        y = ~(y | x | 0x7F7F7F7F7F7F7F7FULL)  # 0x80 in each zero byte, 0 elsewhere
+        z += <Py_ssize_t>(((y >> 7) * 0x0101010101010101ULL) >> 56)
+        i += 8
+    while i < n:
+        z += p[i] == 0
+        i += 1
+    return z
+
+
+# the compiled codec's C entry point (see _codec_c._encode_packet_c)
+ctypedef object (*_encode_packet_c_t)(
+    object, object, bint, unsigned int, uint32_t, const uint32_t *, Py_ssize_t, Py_ssize_t,
+    Py_ssize_t *
+)
+cdef const char *_ENCODE_PACKET_C = b"gamecodec.lludp._codec_c.encode_packet_c.v2"
+# and its decode (see _codec_c._decode_c)
+ctypedef object (*_decode_c_t)(object, object, bint, object)
+cdef const char *_DECODE_C = b"gamecodec.lludp._codec_c.decode_c.v1"
 
 
 cdef bytes _packet_ack_body(list ids):
@@ -147,17 +186,32 @@ cdef inline bint _older(long long a, long long b) noexcept:
 
 
 cdef bytes _control_leads(object template):
-    """256 flags by a packet's byte 6 (see the pure twin)."""
+    """256 flags by a packet's byte 6 (see the pure twin), then 256 by its
+    byte 7 and 256 by its byte 8, for numbers that start 0xFF (Medium) and
+    0xFF 0xFF (Low, Fixed): 1 where a control message's number has that byte
+    there. Zero-coding leaves these bytes as they are: the bytes before them
+    are 0xFF, and a zero byte stays 0 (a run expands to one zero at least).
+    A flag set too many only costs a name lookup; a table is all 1s where
+    the template cannot say."""
     cdef bytearray table
     try:
-        table = bytearray(256)
+        table = bytearray(768)
         for spec in template:
             if spec.name in _CONTROL:
                 code = spec.code
                 table[code if 0 <= code < 0xFF else 0xFF] = 1
+                if 0 <= code < 0xFF:
+                    continue
+                if 0xFF00 <= code <= 0xFFFF:  # Medium: 0xFF, n
+                    table[256 + (code & 0xFF)] = 1
+                elif 0xFFFF0000 <= code <= 0xFFFFFFFF:  # Low, Fixed: 0xFF, 0xFF, ...
+                    table[256 + 0xFF] = 1
+                    table[512 + ((code >> 8) & 0xFF)] = 1
+                else:  # no number the codecs read
+                    table[256:] = b"\x01" * 512
         return bytes(table)
     except (TypeError, AttributeError, ValueError, IndexError):
-        return b"\x01" * 256
+        return b"\x01" * 768
 
 
 cdef object _event(str name, tuple args):
@@ -507,8 +561,17 @@ cdef class Circuit:
     cdef double _last_exp
     cdef list _out
     cdef double _out_at
-    cdef list _acks
+    cdef uint32_t *_ak  # acks owed, in queue order, from _ak_head to _ak_len
+    cdef Py_ssize_t _ak_head
+    cdef Py_ssize_t _ak_len
+    cdef Py_ssize_t _ak_cap
     cdef double _ack_deadline
+    cdef object _enc_capsule
+    cdef _encode_packet_c_t _enc_c  # NULL: call _encode_packet
+    cdef object _dec_capsule
+    cdef _decode_c_t _dec_c  # NULL: call _decode
+    cdef bint _smaller
+    cdef Py_ssize_t _limit_c
     cdef Seen _sw
     cdef long long _prune_at
     cdef long _ping_in
@@ -535,6 +598,10 @@ cdef class Circuit:
         memset(&self._sw, 0, sizeof(Seen))
         self._tl = NULL
         self._tl_head = self._tl_len = self._tl_cap = 0
+        self._ak = NULL
+        self._ak_head = self._ak_len = self._ak_cap = 0
+        self._enc_c = NULL
+        self._dec_c = NULL
 
     def __dealloc__(self):
         _pm_clear(&self._pm)
@@ -543,6 +610,7 @@ cdef class Circuit:
         free(self._sw.ring)
         free(self._sw.slots)
         free(self._tl)
+        free(self._ak)
 
     def __init__(
         self,
@@ -592,9 +660,22 @@ cdef class Circuit:
         self._decode = codec.decode
         self._encode_packet = codec.encode_packet
         self._zero_decode = codec.zero_decode
+        capsule = getattr(codec, "_ENCODE_PACKET_C", None)
+        self._enc_c = NULL
+        self._enc_capsule = None
+        if capsule is not None and PyCapsule_IsValid(capsule, _ENCODE_PACKET_C):
+            self._enc_c = <_encode_packet_c_t>PyCapsule_GetPointer(capsule, _ENCODE_PACKET_C)
+            self._enc_capsule = capsule
+        capsule = getattr(codec, "_DECODE_C", None)
+        self._dec_c = NULL
+        self._dec_capsule = None
+        if capsule is not None and PyCapsule_IsValid(capsule, _DECODE_C):
+            self._dec_c = <_decode_c_t>PyCapsule_GetPointer(capsule, _DECODE_C)
+            self._dec_capsule = capsule
         self.strict = bool(strict)
         self.max_size = int(max_size)
         self._zero_coding = zero_coding
+        self._smaller = zero_coding == "smaller"
         self._ping_interval = float(ping_interval)
         self._circuit_timeout = float(circuit_timeout)
         self._reliable_timeout_factor = float(reliable_timeout_factor)
@@ -614,13 +695,14 @@ cdef class Circuit:
             _pm_clear(&self._pm)
             self._tl_head = 0
             self._tl_len = 0
+            self._ak_head = 0
+            self._ak_len = 0
             while self._sw.count:
                 _sw_pop(&self._sw)
         self._last_exp = -_INF
         self._out = []
         self._out_at = _INF
-        # acks owed to the peer
-        self._acks = []
+        # acks owed to the peer (the array is emptied above)
         self._ack_deadline = _INF
         # duplicate suppression (the containers are emptied above)
         self._prune_at = -1
@@ -751,6 +833,7 @@ cdef class Circuit:
     def mtu(self, value):
         self._mtu = value
         self._limit = min(max(self._mtu, 0), _MAX_LIMIT)
+        self._limit_c = self._limit
 
     @property
     def next_sequence(self):
@@ -776,7 +859,8 @@ cdef class Circuit:
     @property
     def acks_pending(self):
         """Sequence numbers we owe the peer an ack for, in queue order."""
-        return list(self._acks)
+        with cython.critical_section(self):
+            return self._ak_list()
 
     @property
     def ping(self):
@@ -806,10 +890,12 @@ cdef class Circuit:
 
     # -- timers -----------------------------------------------------------------
 
+    @cython.final
     cdef inline double _timeout_for(self, double ping) noexcept:
         cdef double t = self._reliable_timeout_factor * ping
         return t if t > self._minimum_reliable_timeout else self._minimum_reliable_timeout
 
+    @cython.final
     cdef double _rto_at(self, double now) noexcept:
         cdef long n = self._pings_in_transit
         cdef double transit, ping
@@ -830,6 +916,7 @@ cdef class Circuit:
                 return self._out_at
             return self._compute_wake()
 
+    @cython.final
     cdef double _compute_wake(self) noexcept:
         """The earliest timer (see the pure twin)."""
         cdef double t = self._next_ping, lost_at
@@ -849,15 +936,21 @@ cdef class Circuit:
         lost_at = self._last_ping_answer + self._circuit_timeout
         t = min(t, lost_at)
         self._timer_wake = t
-        if self._acks and self._ack_deadline < t:
+        if self._ak_len > self._ak_head and self._ack_deadline < t:
             t = self._ack_deadline
         self._wake = t
         return t
 
+    @cython.final
     cdef int _tl_append(self, uint32_t seq) except -1:
+        if self._tl_len < self._tl_cap:
+            self._tl[self._tl_len] = seq
+            self._tl_len += 1
+            return 0
         self._tl_insert(self._tl_len, seq)
         return 0
 
+    @cython.final
     cdef int _tl_insert(self, Py_ssize_t i, uint32_t seq) except -1:
         """``timeline.insert(i, seq)`` (compacting or growing the array)."""
         cdef Py_ssize_t cap, head = self._tl_head
@@ -891,13 +984,12 @@ cdef class Circuit:
         with cython.critical_section(self):
             return self._send(message, reliable, t)
 
+    @cython.final
     cdef int _check_expansion(self, object message, bytes wire, Py_ssize_t end) except -1:
         """A zero-coded packet must expand within max_size too (see the pure twin)."""
         cdef const unsigned char *p = <const unsigned char *>PyBytes_AS_STRING(wire)
         cdef Py_ssize_t body_end = end - 4 * p[end - 1] - 1 if p[0] & _ACK else end
-        cdef Py_ssize_t i, zeros = 0
-        for i in range(6, body_end):
-            zeros += p[i] == 0
+        cdef Py_ssize_t zeros = _zeros(p + 6, body_end - 6) if body_end > 6 else 0
         if body_end - 6 + 256 * zeros <= self._max_size_c:
             return 0
         try:
@@ -909,10 +1001,10 @@ cdef class Circuit:
             ) from None
         return 0
 
+    @cython.final
     cdef object _send(self, object message, bint reliable, double now):
         cdef long long seq
-        cdef list acks
-        cdef Py_ssize_t count, end
+        cdef Py_ssize_t count, owed, end, plain = -1
         cdef bytes wire
         cdef const unsigned char *p
         if not -_MAX_TIME <= now <= _MAX_TIME:
@@ -920,21 +1012,36 @@ cdef class Circuit:
         if self._lost is not None:
             raise LocalProtocolError(f"send on a lost circuit ({self._lost.reason})")
         seq = self._seq
-        key = seq  # boxed once: the codec's argument and the return value
-        acks = self._acks
-        count = PyList_GET_SIZE(acks)
+        owed = self._ak_len - self._ak_head
+        count = owed
         if count:
             count = max(0, min(count, self._max_appended_acks, _MAX_ACKS))
-        wire = self._encode_packet(
-            message,
-            self._template,
-            self._zero_coding,
-            _RELIABLE if reliable else 0,
-            key,
-            acks,
-            count,
-            self._limit,
-        )
+        if self._enc_c != NULL:
+            # the codec's C entry point: the acks straight from the array
+            wire = self._enc_c(
+                message,
+                self._template,
+                self._smaller,
+                _RELIABLE if reliable else 0,
+                <uint32_t>seq,
+                self._ak + self._ak_head,
+                count,
+                self._limit_c,
+                &plain,
+            )
+            key = seq
+        else:
+            key = seq  # boxed once: the codec's argument and the return value
+            wire = self._encode_packet(
+                message,
+                self._template,
+                self._zero_coding,
+                _RELIABLE if reliable else 0,
+                key,
+                self._ak_list(),
+                count,
+                self._limit,
+            )
         if wire is None:
             raise TypeError("encode_packet returned None, not bytes")
         end = PyBytes_GET_SIZE(wire)
@@ -947,43 +1054,83 @@ cdef class Circuit:
                 f"{MAX_DATAGRAM})"
             )
         p = <const unsigned char *>PyBytes_AS_STRING(wire)
-        if p[0] & _ZEROCODED:
+        if p[0] & _ZEROCODED and not 0 <= plain <= self._max_size_c:
+            # (the compiled codec tells what the body expands to: within
+            # max_size, the check below would pass)
             self._check_expansion(message, wire, end)
         self._seq = (seq + 1) & _MASK
         if p[0] & _ACK:
             count = p[end - 1]
             end -= 4 * count + 1
-            if count == PyList_GET_SIZE(acks):
-                acks.clear()
+            if count == owed:
+                self._ak_head = self._ak_len = 0
                 self._ack_deadline = _INF
                 self._wake = self._timer_wake
             else:
-                del acks[:count]
+                self._ak_drop(count)
         self._queue(<uint32_t>seq, wire, end, reliable, now)
         return key
 
+    @cython.final
+    cdef list _ak_list(self):
+        """The acks owed as a list of ints (the pure twin's ``_acks``)."""
+        cdef Py_ssize_t k
+        return [self._ak[k] for k in range(self._ak_head, self._ak_len)]
+
+    @cython.final
+    cdef void _ak_drop(self, Py_ssize_t count) noexcept:
+        """``del acks[:count]``."""
+        cdef Py_ssize_t owed = self._ak_len - self._ak_head
+        if count >= owed:
+            self._ak_head = self._ak_len = 0
+        elif count > 0:
+            self._ak_head += count
+
+    @cython.final
+    cdef int _ak_push(self, uint32_t seq) except -1:
+        """``acks.append(seq)`` (compacting or growing the array)."""
+        cdef Py_ssize_t cap, head = self._ak_head
+        cdef uint32_t *ak
+        if self._ak_len == self._ak_cap:
+            if head and head * 2 >= self._ak_cap:
+                memmove(self._ak, self._ak + head, (self._ak_len - head) * sizeof(uint32_t))
+                self._ak_len -= head
+                self._ak_head = 0
+            else:
+                cap = 2 * self._ak_cap if self._ak_cap else 16
+                ak = <uint32_t *>realloc(self._ak, cap * sizeof(uint32_t))
+                if ak == NULL:
+                    raise MemoryError()
+                self._ak = ak
+                self._ak_cap = cap
+        self._ak[self._ak_len] = seq
+        self._ak_len += 1
+        return 0
+
+    @cython.final
     cdef long long _put(self, int flags, bytes body, bint can_ack, double now) except -1:
         """Put one packet (``body`` = everything after the sequence number) on
         the outgoing queue with the next sequence number and the acks that fit."""
         cdef long long seq = self._seq
-        cdef list acks = self._acks
-        cdef Py_ssize_t count, room
+        cdef Py_ssize_t count, room, owed = self._ak_len - self._ak_head
         cdef Py_ssize_t end = 5 + len(body)
         cdef bytes wire
         self._seq = (seq + 1) & _MASK
-        if acks and can_ack:
-            count = len(acks)
+        if owed and can_ack:
+            count = owed
             count = min(count, self._max_appended_acks)
             room = (self._mtu - 6 - len(body)) >> 2
             count = min(count, room)
             if count > 0:
-                wire = _HEAD.pack(flags | _ACK, seq) + body + _ack_tail(acks, count)
-                if count == len(acks):
-                    acks.clear()
+                wire = (
+                    _HEAD.pack(flags | _ACK, seq) + body + _ack_tail(self._ak + self._ak_head, count)
+                )
+                if count == owed:
+                    self._ak_head = self._ak_len = 0
                     self._ack_deadline = _INF
                     self._wake = self._timer_wake
                 else:
-                    del acks[:count]
+                    self._ak_drop(count)
             else:
                 wire = _HEAD.pack(flags, seq) + body
         else:
@@ -1014,6 +1161,7 @@ cdef class Circuit:
         self.packets_out += 1
         return 0
 
+    @cython.final
     cdef int _schedule_early(self, uint32_t seq, double exp) except -1:
         """Slot ``seq`` into the timeline before later resend times, dropping
         the entries of packets acked meanwhile on the way."""
@@ -1036,6 +1184,7 @@ cdef class Circuit:
         with cython.critical_section(self):
             return self._datagrams(t)
 
+    @cython.final
     cdef list _datagrams(self, double now):
         if not -_MAX_TIME <= now <= _MAX_TIME:
             check_time(now)
@@ -1049,6 +1198,7 @@ cdef class Circuit:
             self._out_at = _INF
         return out
 
+    @cython.final
     cdef int _timers(self, double now) except -1:
         cdef long cap = self._max_resends
         cdef uint32_t seq
@@ -1101,11 +1251,12 @@ cdef class Circuit:
                 self._schedule_early(seq, exp)
         if now >= self._next_ping:
             self._send_ping(now)
-        if self._acks and now >= self._ack_deadline:
+        if self._ak_len > self._ak_head and now >= self._ack_deadline:
             self._flush_acks(now)
         self._compute_wake()
         return 0
 
+    @cython.final
     cdef int _send_ping(self, double now) except -1:
         """``updateWatchDogTimers``: StartPingCheck with the next PingID and the
         oldest unacked sequence (the last one sent when nothing is unacked)."""
@@ -1122,9 +1273,10 @@ cdef class Circuit:
         self._put(0, _START_PING_HEAD + _PING_BODY.pack(ping_id, oldest), True, now)
         return 0
 
+    @cython.final
     cdef int _flush_acks(self, double now) except -1:
         """``LLCircuit::sendAcks``: every owed ack in PacketAck messages."""
-        cdef list acks = self._acks
+        cdef list acks = self._ak_list()
         cdef Py_ssize_t start = 0
         cdef Py_ssize_t n = len(acks)
         cdef list chunk
@@ -1132,10 +1284,11 @@ cdef class Circuit:
             chunk = acks[start : start + MAX_PACKET_ACK_IDS]
             start += len(chunk)
             self._put(0, _packet_ack_body(chunk), False, now)
-        acks.clear()
+        self._ak_head = self._ak_len = 0
         self._ack_deadline = _INF
         return 0
 
+    @cython.final
     cdef int _kill(self, str reason, double now) except -1:
         lost = _event("PeerLost", (reason, now))
         self._lost = lost
@@ -1143,7 +1296,7 @@ cdef class Circuit:
         _pm_clear(&self._pm)
         self._tl_head = 0
         self._tl_len = 0
-        self._acks.clear()
+        self._ak_head = self._ak_len = 0
         self._out = []
         return 0
 
@@ -1156,9 +1309,11 @@ cdef class Circuit:
         with cython.critical_section(self):  # the C containers (free-threaded builds)
             return self._receive(data, t)
 
+    @cython.final
     cdef list _receive(self, object data, double now):
         cdef bytes raw
         cdef const unsigned char *r
+        cdef const unsigned char *lead
         cdef Py_ssize_t size, end, pos, head
         cdef int flags = 0
         cdef bint reliable = False, control
@@ -1180,18 +1335,26 @@ cdef class Circuit:
                     self._queue_ack(seq, now)
                     return []
         try:
-            msg = self._decode(raw, self._template, self.strict, self._max_size)
+            if self._dec_c != NULL:  # the codec's C entry point
+                msg = self._dec_c(raw, self._template, self.strict, self._max_size)
+            else:
+                msg = self._decode(raw, self._template, self.strict, self._max_size)
         except DecodeError as exc:
             self._events.append(_event("BadDatagram", (exc, raw, now)))
             return []
-        # the lead table spares the name lookup for every other message
+        # the lead tables spare the name lookup for every other message
         if size < 7:  # a codec decodes no packet this short
             raise IndexError("index out of range")
-        control = (
-            (<const unsigned char *>PyBytes_AS_STRING(self._control_lead))[r[6]]
-            and msg.name in _CONTROL
-            and msg.body is None
-        )
+        lead = <const unsigned char *>PyBytes_AS_STRING(self._control_lead)
+        control = lead[r[6]]
+        if control and r[6] == 0xFF:
+            # bytes 7 and 8 of the number, when the body (before the acks) has them
+            end = size - 1 - 4 * r[size - 1] if flags & _ACK else size
+            if end >= 8:
+                control = lead[256 + r[7]]
+                if control and r[7] == 0xFF and end >= 9:
+                    control = lead[512 + r[8]]
+        control = control and msg.name in _CONTROL and msg.body is None
         if control and msg.truncated:
             # a cut-short PacketAck or ping, zero-filled: refused like garbage
             try:
@@ -1229,17 +1392,18 @@ cdef class Circuit:
                 return []
         return [msg]
 
+    @cython.final
     cdef int _queue_ack(self, uint32_t seq, double now) except -1:
         """``collectRAck``: owe the peer an ack; the first one starts the clock."""
-        cdef list acks = self._acks
         cdef double deadline
-        if not acks:
+        if self._ak_len == self._ak_head:
             deadline = now + self._ack_collect_time
             self._ack_deadline = deadline
             self._wake = min(self._wake, deadline)
-        acks.append(seq)
+        self._ak_push(seq)
         return 0
 
+    @cython.final
     cdef int _control(self, object msg, double now) except -1:
         cdef dict blocks
         cdef long last
@@ -1268,6 +1432,7 @@ cdef class Circuit:
             self._ping_answered(ping_id, now)
         return 0
 
+    @cython.final
     cdef int _prune(self, long long oldest) except -1:
         """``clearDuplicateList``, one ping late (see the pure twin)."""
         cdef long long prune = self._prune_at
@@ -1278,6 +1443,7 @@ cdef class Circuit:
             _sw_pop(&self._sw)
         return 0
 
+    @cython.final
     cdef int _ping_answered(self, long ping_id, double now) except -1:
         """``pingTimerStop`` + ``setPingDelay`` (see the pure twin)."""
         cdef long behind = (self._ping_id - ping_id) & 0xFF

@@ -10,6 +10,8 @@ so both raise the same EncodeError.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.pycapsule cimport PyCapsule_New
+from cpython.unicode cimport PyUnicode_GET_LENGTH
 from cpython.dict cimport PyDict_GetItemWithError, PyDict_SetItem
 from cpython.float cimport PyFloat_FromDouble
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM, PyList_SetItem
@@ -665,6 +667,21 @@ def decode(data, template, bint strict=False, max_size=8192):
     return _decode(src, template, strict, _cap(max_size))
 
 
+cdef object _decode_c(object raw, object template, bint strict, object max_size):
+    """``decode(raw, template, strict, max_size)`` for the compiled circuit
+    (``raw`` an exact ``bytes``), without the call's argument parsing. Reached
+    through the ``_DECODE_C`` capsule."""
+    return _decode(<bytes>raw, template, strict, _cap(max_size))
+
+
+ctypedef object (*_decode_c_t)(object, object, bint, object)
+
+_DECODE_C = PyCapsule_New(
+    <void *>(<_decode_c_t>_decode_c), b"gamecodec.lludp._codec_c.decode_c.v1", NULL
+)
+"""The C entry point ``_decode_c`` for the compiled circuit (see there)."""
+
+
 def decode_many(datagrams, template, bint strict=False, max_size=8192):
     """Decode each packet; a bad one gives its DecodeError in its place."""
     cdef Py_ssize_t cap = _cap(max_size)
@@ -1014,7 +1031,13 @@ cdef int _body(Buf *b, object message, tuple plan) except -1:
     return 0
 
 
-cdef bytes _encode(object message, object template, bint smaller):
+cdef bytes _encode(
+    object message, object template, bint smaller, Py_ssize_t reserve, Py_ssize_t *plain=NULL
+):
+    """The packet of ``message``, followed by ``reserve`` spare bytes (not
+    counted by the packet: the caller fills them or drops the object).
+    ``*plain``, if given: how many bytes follow the 6 header bytes before
+    zero-coding (what the coded ones expand to), before the appended acks."""
     cdef unsigned long long seq_v
     cdef Buf b
     cdef uint8_t stack[2048]
@@ -1079,6 +1102,8 @@ cdef bytes _encode(object message, object template, bint smaller):
             flags |= ACKF
         src_p = b.p
         coded_n = b.n
+        if plain != NULL:
+            plain[0] = b.n
         if flags & ZC:
             if 2 * b.n + LLUDP_SLACK <= 4096:
                 zbuf = zstack
@@ -1094,7 +1119,9 @@ cdef bytes _encode(object message, object template, bint smaller):
             else:
                 src_p = zbuf
         # one allocation of the exact size: no realloc churn in the allocator
-        result = PyBytes_FromStringAndSize(NULL, 6 + coded_n + ((4 * nacks + 1) if flags & ACKF else 0))
+        result = PyBytes_FromStringAndSize(
+            NULL, 6 + coded_n + ((4 * nacks + 1) if flags & ACKF else 0) + reserve
+        )
         o = <uint8_t *>PyBytes_AS_STRING(result)
         memcpy(o + 6, src_p, coded_n)
         total = 6 + coded_n
@@ -1122,12 +1149,12 @@ cdef bytes _encode(object message, object template, bint smaller):
 def encode(message, template, zero_coding="flag"):
     """The packet bytes of ``message`` (see ``gamecodec.lludp.encode``)."""
     if zero_coding is _FLAG:  # the default (an interned str): no comparison
-        return _encode(message, template, False)
+        return _encode(message, template, False, 0)
     if zero_coding != "flag" and zero_coding != "smaller":
         if not isinstance(message, Message):
             raise TypeError(f"expected a Message, got {type(message).__name__}")
         raise ValueError(f"zero_coding must be 'flag' or 'smaller', not {zero_coding!r}")
-    return _encode(message, template, zero_coding == "smaller")
+    return _encode(message, template, zero_coding == "smaller", 0)
 
 
 cdef inline unsigned long long _u(object value, unsigned long long hi, str where, object name) except? 0xFFFFFFFFFFFFFFFF:
@@ -1138,6 +1165,13 @@ cdef inline unsigned long long _u(object value, unsigned long long hi, str where
     return _py._int(value, 0, hi, where, name)
 
 
+cdef inline bint _is_packet_ack(object name):
+    """``name == "PacketAck"``, without a string comparison for other names."""
+    if type(name) is str and PyUnicode_GET_LENGTH(name) != 9:
+        return False
+    return name == "PacketAck"
+
+
 def encode_packet(message, template, zero_coding, flags, sequence, acks, count, limit):
     """``message`` as a circuit sends it (see the pure twin): encode's packet
     with ``flags``/``sequence`` in the header and up to ``count`` ids of
@@ -1145,23 +1179,36 @@ def encode_packet(message, template, zero_coding, flags, sequence, acks, count, 
     cdef bytes data
     cdef const uint8_t *p
     cdef uint8_t *o
-    cdef Py_ssize_t size, end, n, k, total
+    cdef Py_ssize_t size, end, n, k, total, reserve = 0
     cdef unsigned long long head, seq_v, cnt, lim, v
-    if zero_coding != "flag" and zero_coding != "smaller":
-        if not isinstance(message, Message):
-            raise TypeError(f"expected a Message, got {type(message).__name__}")
-        raise ValueError(f"zero_coding must be 'flag' or 'smaller', not {zero_coding!r}")
-    data = _encode(message, template, zero_coding == "smaller")
+    cdef bint smaller = False
+    if zero_coding is not _FLAG:
+        if zero_coding != "flag" and zero_coding != "smaller":
+            if not isinstance(message, Message):
+                raise TypeError(f"expected a Message, got {type(message).__name__}")
+            raise ValueError(f"zero_coding must be 'flag' or 'smaller', not {zero_coding!r}")
+        smaller = zero_coding == "smaller"
+    # room for the tail the acks will most likely need, so that it is written
+    # in place (a guess that checks nothing and raises nothing: every check
+    # below is made as before, and a wrong guess only costs a copy)
+    if PyList_CheckExact(acks) and PyLong_CheckExact(count):
+        n = PyList_GET_SIZE(acks)
+        if n and lludp_as_u64(count, &v) == 0 and v <= MAX_ACKS_C:
+            if <Py_ssize_t>v < n:
+                n = <Py_ssize_t>v
+            if n:
+                reserve = 4 * n + 1
+    data = _encode(message, template, smaller, reserve)
     name = _item(message, 0)
     p = <const uint8_t *>PyBytes_AS_STRING(data)
-    size = PyBytes_GET_SIZE(data)
+    size = PyBytes_GET_SIZE(data) - reserve
     head = (_u(flags, 0xFF, "flags", name) & ~(<unsigned long long>(ZC | ACKF))) | (p[0] & ZC)
     seq_v = _u(sequence, 0xFFFFFFFF, "sequence", name)
     cnt = _u(count, MAX_ACKS_C, "acks", name)
     lim = _u(limit, 0xFFFFFFFF, "limit", name)
     end = size - 1 - 4 * <Py_ssize_t>p[size - 1] if p[0] & ACKF else size
     n = 0
-    if name != "PacketAck":
+    if not _is_packet_ack(name):
         n = len(acks)
         if <Py_ssize_t>cnt < n:
             n = <Py_ssize_t>cnt
@@ -1171,7 +1218,7 @@ def encode_packet(message, template, zero_coding, flags, sequence, acks, count, 
             n = 0
     if n:
         head |= ACKF
-    if n == 0 and end == size:
+    if end == size and ((4 * n + 1) if n else 0) == reserve:
         o = <uint8_t *>PyBytes_AS_STRING(data)  # ours alone, not hashed yet: rewrite in place
         result = data
     else:
@@ -1192,6 +1239,74 @@ def encode_packet(message, template, zero_coding, flags, sequence, acks, count, 
             total += 4
         o[total] = <uint8_t>n
     return result
+
+
+cdef object _encode_packet_c(
+    object message,
+    object template,
+    bint smaller,
+    unsigned int flags,
+    uint32_t sequence,
+    const uint32_t *acks,
+    Py_ssize_t count,
+    Py_ssize_t limit,
+    Py_ssize_t *plain,
+):
+    """``encode_packet(message, template, zero_coding, flags, sequence, ids,
+    count, limit)`` for a circuit whose owed acks are a C array: ``ids`` =
+    ``acks[:count]`` (``count`` <= 250 of them), ``flags`` < 256, ``limit``
+    within 0..0xFFFFFFFF (what the circuit passes; the same bytes and the same
+    errors as the Python call). ``*plain``: the size of the packet's bytes 6..
+    before zero-coding and before any acks (what a zero-coded body expands
+    to). Reached through the ``_ENCODE_PACKET_C`` capsule."""
+    cdef bytes data
+    cdef const uint8_t *p
+    cdef uint8_t *o
+    cdef Py_ssize_t size, end, n, k, total
+    cdef Py_ssize_t reserve = 4 * count + 1 if count > 0 else 0
+    cdef unsigned int head
+    data = _encode(message, template, smaller, reserve, plain)
+    name = _item(message, 0)
+    p = <const uint8_t *>PyBytes_AS_STRING(data)
+    size = PyBytes_GET_SIZE(data) - reserve
+    head = (flags & ~(<unsigned int>(ZC | ACKF))) | (p[0] & ZC)
+    end = size - 1 - 4 * <Py_ssize_t>p[size - 1] if p[0] & ACKF else size
+    n = 0
+    if count > 0 and not _is_packet_ack(name):
+        n = count
+        if (limit - end - 1) >> 2 < n:
+            n = (limit - end - 1) >> 2
+        if n < 0:
+            n = 0
+    if n:
+        head |= ACKF
+    if end == size and ((4 * n + 1) if n else 0) == reserve:
+        o = <uint8_t *>PyBytes_AS_STRING(data)  # ours alone, not hashed yet
+        result = data
+    else:
+        result = PyBytes_FromStringAndSize(NULL, end + ((4 * n + 1) if n else 0))
+        o = <uint8_t *>PyBytes_AS_STRING(result)
+        memcpy(o, p, end)
+    o[0] = <uint8_t>head
+    _put_be32(o + 1, sequence)
+    if n:
+        total = end
+        for k in range(n):
+            _put_be32(o + total, acks[k])
+            total += 4
+        o[total] = <uint8_t>n
+    return result
+
+
+ctypedef object (*_encode_packet_c_t)(
+    object, object, bint, unsigned int, uint32_t, const uint32_t *, Py_ssize_t, Py_ssize_t,
+    Py_ssize_t *
+)
+
+_ENCODE_PACKET_C = PyCapsule_New(
+    <void *>(<_encode_packet_c_t>_encode_packet_c), b"gamecodec.lludp._codec_c.encode_packet_c.v2", NULL
+)
+"""The C entry point ``_encode_packet_c`` for the compiled circuit (see there)."""
 
 
 def encode_into(message, buf, offset, template, zero_coding="flag"):

@@ -335,7 +335,12 @@ static Py_ssize_t lludp_compress(const unsigned char *src, Py_ssize_t n, unsigne
         {
             Py_ssize_t j = i + 1, run;
             while (j + 8 <= n && lludp_load64(src + j) == 0) j += 8; /* long runs a word at a time */
-            while (j < n && src[j] == 0) j++;
+#ifdef LLUDP_WORDS
+            if (j + 8 <= n) /* the run ends in this word: its first nonzero byte */
+                j += __builtin_ctzll(lludp_load64(src + j)) >> 3;
+            else
+#endif
+                while (j < n && src[j] == 0) j++;
             run = j - i;
             while (run > 255) {
                 dst[o++] = 0;
@@ -439,10 +444,17 @@ static inline int lludp_uint128_bytes(PyObject *v, unsigned char *out)
         for (k = 0; k < size; k++) x[k] = d[k];
         lo = x[0] | (x[1] << 30) | (x[2] << 60);
         hi = (x[2] >> 4) | (x[3] << 26) | (x[4] << 56);
+#ifdef LLUDP_WORDS
+        hi = __builtin_bswap64(hi); /* big-endian halves: one store each */
+        lo = __builtin_bswap64(lo);
+        memcpy(out, &hi, 8);
+        memcpy(out + 8, &lo, 8);
+#else
         for (k = 0; k < 8; k++) {
             out[k] = (unsigned char)(hi >> (56 - 8 * k));
             out[8 + k] = (unsigned char)(lo >> (56 - 8 * k));
         }
+#endif
         return 0;
     }
 #else
@@ -1121,6 +1133,13 @@ static PyObject *lludp_acks_tuple(const unsigned char *p, Py_ssize_t n, Py_ssize
 static inline void lludp_put_le(unsigned char *o, uint64_t v, Py_ssize_t size)
 {
     Py_ssize_t k;
+#ifdef LLUDP_WORDS
+    /* the usual sizes as one store (little-endian host: the bytes in order) */
+    if (size == 1) { o[0] = (unsigned char)v; return; }
+    if (size == 4) { uint32_t w = (uint32_t)v; memcpy(o, &w, 4); return; }
+    if (size == 2) { uint16_t w = (uint16_t)v; memcpy(o, &w, 2); return; }
+    if (size == 8) { memcpy(o, &v, 8); return; }
+#endif
     for (k = 0; k < size; k++) o[k] = (unsigned char)(v >> (8 * k));
 }
 
