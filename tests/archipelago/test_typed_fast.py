@@ -513,3 +513,28 @@ def test_table_parity_on_generated_frames(
     at = data.draw(st.integers(min_value=0, max_value=len(text) - 1))
     edit = data.draw(st.sampled_from(["", "[", "]", "{", "}", '"', ",", ":", "\\", "x", "1", "."]))
     _agree(py_codec, c_codec, text[:at] + edit + text[at + 1 :])
+
+
+class _Node(msgspec.Struct):
+    """A recursive Struct (the reader's setup must refuse it, not recurse)."""
+
+    name: str
+    children: list[_Node] = msgspec.field(default_factory=list)
+
+
+def test_setup_refuses_a_recursive_struct(c_codec: ModuleType) -> None:
+    import msgspec.inspect as mi
+
+    assert c_codec._kind_of(mi.type_info(_Node), {}) == (None, 0)
+
+
+def test_setup_turns_the_table_off_on_any_error(
+    c_codec: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import msgspec.inspect as mi
+
+    def broken(_: Any) -> Any:
+        raise RuntimeError("a msgspec that changed")
+
+    monkeypatch.setattr(mi, "type_info", broken)
+    assert c_codec._specs_setup() is False
