@@ -63,6 +63,8 @@ def _shape(value: Any) -> Any:
         return (list, [_shape(v) for v in value])
     if isinstance(value, dict):
         return (dict, gc.is_tracked(value), [(_shape(k), _shape(v)) for k, v in value.items()])
+    if type(value) is float:
+        return (float, repr(value))  # -0.0 == 0.0: the sign is compared too
     return type(value)
 
 
@@ -285,6 +287,15 @@ TABLE_SAMPLES = [
     '[{"cmd":"SetReply","key":"k","value":1e400}]',
     '[{"cmd":"SetReply","key":"k","value":1e-400}]',
     '[{"cmd":"SetReply","key":"k","value":0e5}]',
+    '[{"cmd":"SetReply","key":"k","value":-0e5,"default":-0.0e-400}]',
+    '[{"cmd":"SetReply","key":"k","value":2.4703282292062328e-324}]',  # rounds up to 5e-324
+    '[{"cmd":"SetReply","key":"k","value":9007199254740993.000000000000001}]',
+    '[{"cmd":"RoomInfo","password":false,"games":[],"tags":[],'
+    '"version":{"major":0,"minor":1,"build":2},"time":-0.0}]',
+    '[{"cmd":"RoomInfo","password":false,"games":[],"tags":[],'
+    '"version":{"major":0,"minor":1,"build":2},"time":9007199254740993}]',
+    '[{"cmd":"RoomInfo","password":false,"games":[],"tags":[],'
+    '"version":{"major":0,"minor":1,"build":2},"time":-9007199254740992}]',
     '[{"cmd":"SetReply","key":"k","value":4.9e-324}]',
     '[{"cmd":"SetReply","key":"k","value":0.1,"default":12345678901234567890}]',
     '[{"cmd":"SetReply","key":"k","value":-0}]',
@@ -513,3 +524,28 @@ def test_table_parity_on_generated_frames(
     at = data.draw(st.integers(min_value=0, max_value=len(text) - 1))
     edit = data.draw(st.sampled_from(["", "[", "]", "{", "}", '"', ",", ":", "\\", "x", "1", "."]))
     _agree(py_codec, c_codec, text[:at] + edit + text[at + 1 :])
+
+
+class _Node(msgspec.Struct):
+    """A recursive Struct (the reader's setup must refuse it, not recurse)."""
+
+    name: str
+    children: list[_Node] = msgspec.field(default_factory=list)
+
+
+def test_setup_refuses_a_recursive_struct(c_codec: ModuleType) -> None:
+    import msgspec.inspect as mi
+
+    assert c_codec._kind_of(mi.type_info(_Node), {}) == (None, 0)
+
+
+def test_setup_turns_the_table_off_on_any_error(
+    c_codec: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import msgspec.inspect as mi
+
+    def broken(_: Any) -> Any:
+        raise RuntimeError("a msgspec that changed")
+
+    monkeypatch.setattr(mi, "type_info", broken)
+    assert c_codec._specs_setup() is False

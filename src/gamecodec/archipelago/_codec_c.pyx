@@ -2434,7 +2434,7 @@ def _reader_setup():
                     for x, y in zip(a.data, b.data):
                         if gc.is_tracked(x) != gc.is_tracked(y):
                             gcj_on = 0
-    except (AttributeError, TypeError, ValueError):
+    except Exception:  # a msgspec unlike the one it knows: the reader stays off
         gcj_on = 0
     return bool(gcj_on)
 
@@ -2559,6 +2559,7 @@ def _nested_spec(info, subs):
         return subs[info.cls]
     if info.tag_field is not None:
         return None
+    subs[info.cls] = None  # while its fields are read: a recursive Struct is not read
     fields = _spec_fields(info.cls, info, subs)
     if fields is None:
         return None
@@ -2595,7 +2596,7 @@ def _specs_setup():
             theirs = reference(probe)
             if mine is None or mine != theirs or _tracking(mine) != _tracking(theirs):
                 return False
-    except (AttributeError, TypeError, ValueError, KeyError):
+    except Exception:  # a msgspec unlike the one it knows: the table stays off
         return False
     return gcj_nspecs > 0
 
