@@ -206,6 +206,24 @@ def test_next_deadline_is_now_while_datagrams_wait(twin: ModuleType, codec: Modu
     assert c.next_deadline() == 1000.0
 
 
+def test_an_empty_result_is_the_callers_own(twin: ModuleType, codec: ModuleType) -> None:
+    """Nothing due: the empty list returned is a new one each time, never the
+    queue that later packets go to (a caller may keep or fill it)."""
+    c = make(twin, codec, **QUIET)
+    first = c.datagrams_to_send(0.0)
+    second = c.datagrams_to_send(0.0)
+    assert first == [] and second == [] and first is not second
+    c.send(chat(b"x"), now=0.0)
+    assert first == [] and second == []
+    first.append(b"mine")
+    (dg,) = c.datagrams_to_send(0.0)
+    assert dg[5:] == body_of(codec, chat(b"x"))
+    assert first == [b"mine"]
+    c.datagrams_to_send(0.0).append(b"mine too")  # nothing due: ours to keep
+    c.send(chat(b"y"), now=0.0)
+    assert len(c.datagrams_to_send(0.0)) == 1
+
+
 # -- acks owed ------------------------------------------------------------------------
 
 
