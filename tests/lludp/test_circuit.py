@@ -962,6 +962,29 @@ def test_the_compiled_circuit_agrees_on_any_codec(
     assert _long_run(c_twin, codec, seed, kw) == _long_run(py_twin, py_codec, seed, kw)
 
 
+class _ForeignCapsules(_NoCapsule):
+    """The compiled codec's functions with capsules that are not the ones the
+    circuit takes: each other's (the wrong name, as a capsule of another
+    version would have) or not capsules at all."""
+
+    def __init__(self, codec: ModuleType, swap: bool) -> None:
+        super().__init__(codec)
+        self._ENCODE_PACKET_C = codec._DECODE_C if swap else 1
+        self._DECODE_C = codec._ENCODE_PACKET_C if swap else "capsule"
+
+
+@pytest.mark.parametrize("swap", [True, False])
+def test_capsules_by_another_name_are_not_used(
+    pair_of_twins: tuple[ModuleType, ModuleType, ModuleType, ModuleType], swap: bool
+) -> None:
+    """A capsule under another name (another version, another entry point) or
+    another object is ignored: the circuit calls the codec's functions."""
+    py_twin, py_codec, c_twin, c_codec = pair_of_twins
+    codec = _ForeignCapsules(c_codec, swap)
+    kw = {"max_appended_acks": 2, "mtu": 140, "ping_interval": 2.0, "max_resends": 1}
+    assert _long_run(c_twin, codec, 4, kw) == _long_run(py_twin, py_codec, 4, kw)
+
+
 # a template whose control messages have numbers of every form: Medium, Low with a
 # zero byte, Fixed; the compiled twin's lead tables must not miss any of them
 ODD_CONTROL_TEMPLATE = """
