@@ -344,6 +344,38 @@ def test_owed_acks_taken_a_few_at_a_time_keep_their_order(
     assert seq > 150
 
 
+class _Reentrant:
+    """A field value whose conversion (during send's encode) hands the same
+    circuit more reliable packets, so that it owes more acks meanwhile."""
+
+    def __init__(self, circuit: Any, codec: ModuleType, seqs: range) -> None:
+        self.circuit, self.codec, self.seqs = circuit, codec, seqs
+
+    def __index__(self) -> int:
+        for seq in self.seqs:
+            self.circuit.receive_datagram(reliable_from_peer(self.codec, seq, seq), 0.0)
+        self.seqs = range(0)
+        return 1
+
+
+def test_acks_owed_during_the_send_that_carries_acks(twin: ModuleType, codec: ModuleType) -> None:
+    """Acks the circuit comes to owe while a send encodes (a value's conversion
+    running the circuit) neither corrupt the acks that send carries (the
+    compiled twin read them from an array that grew and moved) nor get lost."""
+    c = make(twin, codec, **QUIET)
+    for seq in range(1, 17):
+        c.receive_datagram(reliable_from_peer(codec, seq, seq), 0.0)
+    message = build(
+        "ChatFromViewer",
+        AgentData={"AgentID": bytes(16), "SessionID": bytes(16)},
+        ChatData={"Message": b"x", "Type": _Reentrant(c, codec, range(17, 60)), "Channel": 0},
+    )
+    c.send(message, now=0.0)
+    (dg,) = c.datagrams_to_send(0.0)
+    assert dg[0] & ACK and dg[-1] == 16 and dg[-65:] == tail(list(range(1, 17)))
+    assert c.acks_pending == list(range(17, 60))
+
+
 def test_acks_retire_pending_packets(twin: ModuleType, codec: ModuleType) -> None:
     c = make(twin, codec, **QUIET)
     for i in range(6):
