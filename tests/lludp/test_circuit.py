@@ -206,6 +206,24 @@ def test_next_deadline_is_now_while_datagrams_wait(twin: ModuleType, codec: Modu
     assert c.next_deadline() == 1000.0
 
 
+def test_an_empty_result_is_the_callers_own(twin: ModuleType, codec: ModuleType) -> None:
+    """Nothing due: the empty list returned is a new one each time, never the
+    queue that later packets go to (a caller may keep or fill it)."""
+    c = make(twin, codec, **QUIET)
+    first = c.datagrams_to_send(0.0)
+    second = c.datagrams_to_send(0.0)
+    assert first == [] and second == [] and first is not second
+    c.send(chat(b"x"), now=0.0)
+    assert first == [] and second == []
+    first.append(b"mine")
+    (dg,) = c.datagrams_to_send(0.0)
+    assert dg[5:] == body_of(codec, chat(b"x"))
+    assert first == [b"mine"]
+    c.datagrams_to_send(0.0).append(b"mine too")  # nothing due: ours to keep
+    c.send(chat(b"y"), now=0.0)
+    assert len(c.datagrams_to_send(0.0)) == 1
+
+
 # -- acks owed ------------------------------------------------------------------------
 
 
@@ -324,6 +342,38 @@ def test_owed_acks_taken_a_few_at_a_time_keep_their_order(
         del expect[:n]
         assert c.acks_pending == expect
     assert seq > 150
+
+
+class _Reentrant:
+    """A field value whose conversion (during send's encode) hands the same
+    circuit more reliable packets, so that it owes more acks meanwhile."""
+
+    def __init__(self, circuit: Any, codec: ModuleType, seqs: range) -> None:
+        self.circuit, self.codec, self.seqs = circuit, codec, seqs
+
+    def __index__(self) -> int:
+        for seq in self.seqs:
+            self.circuit.receive_datagram(reliable_from_peer(self.codec, seq, seq), 0.0)
+        self.seqs = range(0)
+        return 1
+
+
+def test_acks_owed_during_the_send_that_carries_acks(twin: ModuleType, codec: ModuleType) -> None:
+    """Acks the circuit comes to owe while a send encodes (a value's conversion
+    running the circuit) neither corrupt the acks that send carries (the
+    compiled twin read them from an array that grew and moved) nor get lost."""
+    c = make(twin, codec, **QUIET)
+    for seq in range(1, 17):
+        c.receive_datagram(reliable_from_peer(codec, seq, seq), 0.0)
+    message = build(
+        "ChatFromViewer",
+        AgentData={"AgentID": bytes(16), "SessionID": bytes(16)},
+        ChatData={"Message": b"x", "Type": _Reentrant(c, codec, range(17, 60)), "Channel": 0},
+    )
+    c.send(message, now=0.0)
+    (dg,) = c.datagrams_to_send(0.0)
+    assert dg[0] & ACK and dg[-1] == 16 and dg[-65:] == tail(list(range(1, 17)))
+    assert c.acks_pending == list(range(17, 60))
 
 
 def test_acks_retire_pending_packets(twin: ModuleType, codec: ModuleType) -> None:
@@ -942,6 +992,29 @@ def test_the_compiled_circuit_agrees_on_any_codec(
     assert hasattr(c_codec, "_ENCODE_PACKET_C")
     codec: Any = py_codec if variant == "py codec" else _NoCapsule(c_codec)
     assert _long_run(c_twin, codec, seed, kw) == _long_run(py_twin, py_codec, seed, kw)
+
+
+class _ForeignCapsules(_NoCapsule):
+    """The compiled codec's functions with capsules that are not the ones the
+    circuit takes: each other's (the wrong name, as a capsule of another
+    version would have) or not capsules at all."""
+
+    def __init__(self, codec: ModuleType, swap: bool) -> None:
+        super().__init__(codec)
+        self._ENCODE_PACKET_C = codec._DECODE_C if swap else 1
+        self._DECODE_C = codec._ENCODE_PACKET_C if swap else "capsule"
+
+
+@pytest.mark.parametrize("swap", [True, False])
+def test_capsules_by_another_name_are_not_used(
+    pair_of_twins: tuple[ModuleType, ModuleType, ModuleType, ModuleType], swap: bool
+) -> None:
+    """A capsule under another name (another version, another entry point) or
+    another object is ignored: the circuit calls the codec's functions."""
+    py_twin, py_codec, c_twin, c_codec = pair_of_twins
+    codec = _ForeignCapsules(c_codec, swap)
+    kw = {"max_appended_acks": 2, "mtu": 140, "ping_interval": 2.0, "max_resends": 1}
+    assert _long_run(c_twin, codec, 4, kw) == _long_run(py_twin, py_codec, 4, kw)
 
 
 # a template whose control messages have numbers of every form: Medium, Low with a

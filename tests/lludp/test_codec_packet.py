@@ -179,3 +179,42 @@ def test_twins_agree_on_errors(
     msg, template = case
     args = (msg, template, zero_coding, flags, sequence, acks, count, limit)
     assert outcome(py_codec.encode_packet, *args) == outcome(c_codec.encode_packet, *args)
+
+
+class _Shrinking:
+    """An int-like value whose conversion empties the list it sits in (or another)."""
+
+    def __init__(self, victim: list[Any], value: int) -> None:
+        self.victim = victim
+        self.value = value
+
+    def __index__(self) -> int:
+        self.victim.clear()
+        return self.value
+
+
+def test_acks_emptied_while_written_raise_as_the_pure_twin(codec: ModuleType) -> None:
+    """An ack whose conversion empties the acks list: the next one is missing,
+    an IndexError on both twins (the compiled one read past the list)."""
+    acks: list[Any] = []
+    acks.extend([_Shrinking(acks, 5), 6, 7])
+    with pytest.raises(IndexError):
+        codec.encode_packet(chat(b"hi"), TEMPLATE, "flag", 0, 1, acks, 3, 1200)
+
+
+def test_blocks_emptied_while_written_end_the_block_as_the_pure_twin(
+    codec: ModuleType, py_codec: ModuleType
+) -> None:
+    """A field whose conversion empties its message's block list: the blocks
+    after it are not written (as a list iterator stops), on both twins."""
+
+    def message() -> Message:
+        msg = build("PacketAck", Packets=[{"ID": 1}, {"ID": 2}, {"ID": 3}])
+        items = msg.blocks["Packets"]
+        assert isinstance(items, list)
+        items[0] = items[0]._replace(ID=_Shrinking(items, 9))
+        return msg
+
+    got = codec.encode(message(), TEMPLATE, "flag")
+    assert got == py_codec.encode(message(), TEMPLATE, "flag")
+    assert got.endswith(b"\x03" + struct.pack("<I", 9))

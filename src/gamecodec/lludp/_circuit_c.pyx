@@ -102,6 +102,8 @@ cdef int _ZEROCODED = 0x80
 cdef double _INF = math.inf
 cdef long long _MAX_LIMIT = 0xFFFFFFFF
 cdef long _MAX_ACKS = MAX_APPENDED_ACKS
+if not 0 <= _MAX_ACKS <= 256:  # the room _send copies them to
+    raise ImportError(f"MAX_APPENDED_ACKS {_MAX_ACKS} does not fit 256")
 cdef Py_ssize_t _MAX_DATAGRAM = MAX_DATAGRAM
 cdef double _MAX_TIME = MAX_TIME
 
@@ -1005,6 +1007,7 @@ cdef class Circuit:
     cdef object _send(self, object message, bint reliable, double now):
         cdef long long seq
         cdef Py_ssize_t count, owed, end, plain = -1
+        cdef uint32_t ids[256]  # count <= _MAX_ACKS (checked at import)
         cdef bytes wire
         cdef const unsigned char *p
         if not -_MAX_TIME <= now <= _MAX_TIME:
@@ -1017,14 +1020,17 @@ cdef class Circuit:
         if count:
             count = max(0, min(count, self._max_appended_acks, _MAX_ACKS))
         if self._enc_c != NULL:
-            # the codec's C entry point: the acks straight from the array
+            # the codec's C entry point, with a copy of the acks: encoding may
+            # run code (a value's conversion) that feeds this circuit, which
+            # may move the array
+            memcpy(ids, self._ak + self._ak_head, count * sizeof(uint32_t))
             wire = self._enc_c(
                 message,
                 self._template,
                 self._smaller,
                 _RELIABLE if reliable else 0,
                 <uint32_t>seq,
-                self._ak + self._ak_head,
+                ids,
                 count,
                 self._limit_c,
                 &plain,
@@ -1062,7 +1068,7 @@ cdef class Circuit:
         if p[0] & _ACK:
             count = p[end - 1]
             end -= 4 * count + 1
-            if count == owed:
+            if count == self._ak_len - self._ak_head:  # (owed now: see above)
                 self._ak_head = self._ak_len = 0
                 self._ack_deadline = _INF
                 self._wake = self._timer_wake
@@ -1193,9 +1199,10 @@ cdef class Circuit:
         if now >= self._wake:
             self._timers(now)
         out = self._out
-        if out:
-            self._out = []
-            self._out_at = _INF
+        if not out:
+            return []  # the caller's own: later packets go to self._out
+        self._out = []
+        self._out_at = _INF
         return out
 
     @cython.final

@@ -637,9 +637,10 @@ class Circuit:
         if now >= self._wake:
             self._timers(now)
         out = self._out
-        if out:
-            self._out = []
-            self._out_at = _INF
+        if not out:
+            return []  # the caller's own: later packets go to self._out
+        self._out = []
+        self._out_at = _INF
         return out
 
     def _timers(self, now: float) -> None:

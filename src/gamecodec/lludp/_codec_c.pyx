@@ -16,7 +16,7 @@ from cpython.dict cimport PyDict_GetItemWithError, PyDict_SetItem
 from cpython.float cimport PyFloat_FromDouble
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM, PyList_SetItem
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
-from cpython.object cimport PyObject, PyTypeObject
+from cpython.object cimport PyObject, PyObject_GetItem, PyTypeObject
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 from libc.math cimport isfinite, isinf, signbit, sqrt
@@ -1006,8 +1006,12 @@ cdef int _body(Buf *b, object message, tuple plan) except -1:
             _put(b, &one, 1)
         elif nitems != count:
             raise M.encode_error(name, bname, f"expected {count} block(s), got {nitems}")
-        for k in range(nitems):
+        k = 0
+        # the size each time, as the pure twin's list iterator: writing a field
+        # may run code that shrinks the list
+        while k < _seq_len(items):
             item = _seq_item(items, k)
+            k += 1
             if not PyTuple_Check(item):
                 raise M.encode_error(name, bname, f"expected a Block, got {type(item).__name__}")
             if PyTuple_GET_SIZE(item) != nfields:
@@ -1229,14 +1233,25 @@ def encode_packet(message, template, zero_coding, flags, sequence, acks, count, 
     _put_be32(o + 1, <uint32_t>seq_v)
     if n:
         total = end
-        for k in range(n):
-            if PyList_CheckExact(acks):
-                ack = <object>PyList_GET_ITEM(acks, k)
-            else:
-                ack = acks[k]
+        k = 0
+        if PyList_CheckExact(acks) or PyTuple_CheckExact(acks):
+            # exact ints in range: no code of the caller's runs, so the n
+            # items stay there (len(acks) >= n was taken after the last call)
+            while k < n:
+                ack = _seq_item(acks, k)
+                if not (PyLong_CheckExact(ack) and lludp_as_u64(ack, &v) == 0 and (v >> 32) == 0):
+                    break
+                _put_be32(o + total, <uint32_t>v)
+                total += 4
+                k += 1
+        while k < n:
+            # anything else, as the pure twin's acks[k]: converting an ack may
+            # run code that changes the list (acks[k] then raises IndexError)
+            ack = PyObject_GetItem(acks, k)
             v = _u(ack, 0xFFFFFFFF, "acks", name)
             _put_be32(o + total, <uint32_t>v)
             total += 4
+            k += 1
         o[total] = <uint8_t>n
     return result
 
