@@ -179,7 +179,10 @@ def test_set_extra() -> None:
         ("[NaN]", 1, "malformed"),
         (b'[{"cmd":"Say","text":"\xff"}]', 22, "UTF-8"),
         ('["\ud800"]', 2, "surrogate"),
-        ("[" * 100_000 + "]" * 100_000, 0, "nested"),  # past any C recursion limit
+        # past any C recursion limit: the first bracket at the deepest level
+        ("[" * 100_000 + "]" * 100_000, 99_999, r"nested \(100000 levels\)"),
+        # brackets inside strings do not count
+        ('["' + "[{" * 5 + '\\"",' + "[" * 100_000 + "]" * 100_001, 100_015, "100001 levels"),
         ('[{"cmd":"Say","text":"a"}', 25, "truncated"),
     ],
 )

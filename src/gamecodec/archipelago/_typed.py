@@ -65,6 +65,25 @@ def _utf8(data: str | bytes) -> bytes:
     return data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
 
 
+_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _deepest(raw: bytes) -> tuple[int, int]:
+    """How deep the arrays and objects of ``raw`` nest (outside strings), and
+    where the first bracket at that depth is: the offset of a too-deep frame
+    (msgspec's own limit depends on the caller's stack, so it names none)."""
+    depth = deepest = where = 0
+    for token in _TOKENS.finditer(raw):
+        bracket = token.group()
+        if bracket in (b"[", b"{"):
+            depth += 1
+            if depth > deepest:
+                deepest, where = depth, token.start()
+        elif bracket in (b"]", b"}"):
+            depth -= 1
+    return deepest, where
+
+
 def _frame_error(data: str | bytes, exc: Exception) -> DecodeError:
     """A DecodeError with the byte offset of a frame msgspec could not read."""
     if isinstance(data, str):
@@ -80,7 +99,8 @@ def _frame_error(data: str | bytes, exc: Exception) -> DecodeError:
         except UnicodeDecodeError as bad:
             return DecodeError(f"invalid UTF-8: {bad.reason}", bad.start, PROTOCOL)
     if isinstance(exc, RecursionError):
-        return DecodeError("JSON document too deeply nested", 0, PROTOCOL)
+        depth, offset = _deepest(raw)
+        return DecodeError(f"JSON document too deeply nested ({depth} levels)", offset, PROTOCOL)
     message = str(exc)
     if isinstance(exc, msgspec.ValidationError):
         return DecodeError(f"a frame must be a JSON array of commands: {message}", 0, PROTOCOL)
