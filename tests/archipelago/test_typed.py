@@ -184,6 +184,10 @@ def test_set_extra() -> None:
         # brackets inside strings do not count
         ('["' + "[{" * 5 + '\\"",' + "[" * 100_000 + "]" * 100_001, 100_015, "100001 levels"),
         ('[{"cmd":"Say","text":"a"}', 25, "truncated"),
+        # past the limit, then an unterminated string of escaped quotes: one linear scan
+        # (a scan that retried from every quote took minutes here)
+        ("[" * 100_000 + '"' + '\\"' * 200_000, 99_999, "100000 levels"),
+        ("[" * 100_000 + '"' + '\\"' * 200_000 + "\\", 99_999, "100000 levels"),
     ],
 )
 def test_typed_decode_errors(data: str | bytes, offset: int, message: str) -> None:

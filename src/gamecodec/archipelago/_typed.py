@@ -65,7 +65,8 @@ def _utf8(data: str | bytes) -> bytes:
     return data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
 
 
-_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+# strings (an unterminated one runs to the end: one pass, however the text ends) and brackets
+_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\\?\Z)|[\[\]{}]', re.DOTALL)
 
 
 def _deepest(raw: bytes) -> tuple[int, int]:
