@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import gc
 import math
+import random
 import struct
 import sys
+import sysconfig
 import uuid
 from types import ModuleType
 from typing import Any
@@ -1151,6 +1153,70 @@ def test_uuid_cache_switch(codec: ModuleType) -> None:
     finally:
         switch(True)
     assert decode(codec, tpl, data) == decode(codec, tpl, data) == msg
+
+
+def _ints_packet(ids: list[int], sequence: int, acks: list[int]) -> bytes:
+    """A PacketAck of ``ids`` with the header ``sequence`` and appended ``acks``."""
+    body = b"\xff\xff\xff\xfb" + bytes((len(ids),)) + b"".join(i.to_bytes(4, "little") for i in ids)
+    tail = b"".join(a.to_bytes(4, "big") for a in reversed(acks)) + bytes((len(acks),))
+    return header(0x10 if acks else 0, sequence) + body + (tail if acks else b"")
+
+
+def test_held_ints_keep_their_values(codec: ModuleType) -> None:
+    """The compiled twin reuses an int only when nothing else holds it: decoded
+    values that are kept (messages, tuples, single ints) never change while
+    thousands more are decoded, across the one/two-digit boundary."""
+    tpl = lludp.default_template()
+    rng = random.Random(5)
+    spots = [257, 1000, (1 << 30) - 1, 1 << 30, (1 << 32) - 1]
+    kept: list[tuple[Message, list[int], int, list[int]]] = []
+    singles: list[tuple[int, int]] = []
+    for k in range(400):
+        ids = [
+            min(rng.choice(spots) + rng.randrange(3), (1 << 32) - 1)
+            if k % 3
+            else rng.randrange(257, 1 << 32)
+            for _ in range(rng.randrange(1, 40))
+        ]
+        acks = [rng.randrange(257, 1 << 32) for _ in range(rng.randrange(0, 5))]
+        sequence = rng.randrange(257, 1 << 24)
+        msg = decode(codec, tpl, _ints_packet(ids, sequence, acks))
+        assert [b.ID for b in msg.Packets] == ids and list(msg.acks) == acks
+        if k % 7 == 0:
+            kept.append((msg, ids, sequence, acks))
+        elif k % 5 == 0:
+            singles.append((msg.Packets[-1].ID, ids[-1]))
+            if acks:
+                singles.append((msg.acks[0], acks[0]))
+        del msg
+    for msg, ids, sequence, acks in kept:
+        assert [b.ID for b in msg.Packets] == ids
+        assert msg.sequence == sequence and list(msg.acks) == acks
+    for value, want in singles:
+        assert value == want and hash(value) == hash(want) and str(value) == str(want)
+
+
+def test_int_ring_switch(codec: ModuleType) -> None:
+    """Decoding gives equal results with the compiled twin's int reuse on or off;
+    it is on where the int layout is known (CPython 3.9-3.13, not free-threaded)."""
+    switch = getattr(codec, "_set_int_ring", None)
+    tpl = lludp.default_template()
+    data = _ints_packet([300, 1 << 31, 70000], 9999, [123456, 1 << 30])
+    want = decode(codec, tpl, data)
+    assert [b.ID for b in want.Packets] == [300, 1 << 31, 70000]
+    if switch is None:
+        return
+    known = (
+        sys.implementation.name == "cpython"
+        and sys.version_info[:2] < (3, 14)
+        and not sysconfig.get_config_var("Py_GIL_DISABLED")
+    )
+    try:
+        assert switch(False) is known
+        assert decode(codec, tpl, data) == want
+    finally:
+        switch(True)
+    assert decode(codec, tpl, data) == decode(codec, tpl, data) == want
 
 
 def test_shared_float_values(codec: ModuleType) -> None:

@@ -59,6 +59,7 @@ cdef extern from "_lludp.h":
                          PyObject *safe_unknown)
     object lludp_make_uuid(const uint8_t *p)
     object lludp_uint_obj(uint32_t v)
+    int lludp_int_ring_use(int on)
     Py_ssize_t lludp_fields(object blk, const uint8_t *layout, Py_ssize_t f, Py_ssize_t nfields,
                             const uint8_t *r, Py_ssize_t end, Py_ssize_t *ppos) except -1
     Py_ssize_t lludp_fields_put(object item, const uint8_t *layout, Py_ssize_t f,
@@ -1413,12 +1414,42 @@ _check_fast_objects()
 lludp_uuid_cache(1)
 
 
+def _check_int_ring():
+    """Reuse the ints of the ring only where they come out as CPython makes them."""
+    cdef uint32_t v
+    lludp_int_ring_use(1)
+    try:
+        for _ in range(80):  # past the ring's size twice: reused ints, with other values
+            for v in (257, 1000, 0x3FFFFFFF, 0x40000000, 0x7FFFFFFF, 0xFFFFFFFF, 4097):
+                made = _u32(v)
+                ok = (type(made) is int and made == int(v) and hash(made) == hash(int(v))
+                      and str(made) == str(int(v)) and made.bit_length() == int(v).bit_length()
+                      and made + 0 == int(v) and -made == -int(v))
+                if not ok:
+                    lludp_int_ring_use(0)
+                    return
+                del made
+    except Exception:
+        lludp_int_ring_use(0)
+
+
+_check_int_ring()
+
+
 def _set_uuid_cache(bint on):
     """Turn the decoded-UUID cache on or off (off also empties it); returns the old state.
 
     For tests and for measuring decode without cache hits; it is on by default.
     """
     return bool(lludp_uuid_cache(on))
+
+
+def _set_int_ring(bint on):
+    """Turn the ring of reused ints on or off (off also empties it); returns the old state.
+
+    For tests and for measuring decode without reuse; it is on by default.
+    """
+    return bool(lludp_int_ring_use(on))
 
 
 def _parked():

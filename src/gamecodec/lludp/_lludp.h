@@ -890,39 +890,90 @@ static PyObject *lludp_make_uuid(const unsigned char *p)
 #endif
 
 /* An int of a non-negative value below 2**32. Where the int layout is known
-   (LLUDP_INT_DIGITS) one built as CPython's PyLong_FromLongLong builds it
-   (PyObject_Malloc of the same size, the type, a new reference, the digits),
-   without the call and its generic digit loop; small ints come from
-   CPython's cache as always. */
+   (LLUDP_INT_DIGITS), ints above 256 come from a ring of the ones made
+   before: an int whose only reference left is the ring's cannot be seen by
+   anything else, so it takes the new value in place (as a free list would
+   hand its memory out again, without the free and the allocation). The
+   others are built as CPython's PyLong_FromLongLong builds them (PyObject_Malloc,
+   the type, a new reference, the digits), with room for two digits so that
+   any value fits when the ring reuses them. Small ints come from CPython's
+   cache as always. */
+#ifdef LLUDP_INT_DIGITS
+#define LLUDP_INT_RING 256 /* a power of 2 */
+static PyObject *lludp_int_ring[LLUDP_INT_RING];
+static unsigned int lludp_int_at = 0;
+static int lludp_int_ring_on = 0;
+
+static inline void lludp_int_set(PyLongObject *o, uint32_t v)
+{
+    uintptr_t nd = (v >> PyLong_SHIFT) ? 2 : 1;
+    digit *d;
+#if PY_VERSION_HEX >= 0x030C0000
+    o->long_value.lv_tag = nd << _PyLong_NON_SIZE_BITS; /* positive */
+    d = o->long_value.ob_digit;
+#else
+    Py_SET_SIZE(o, (Py_ssize_t)nd);
+    d = o->ob_digit;
+#endif
+    d[0] = (digit)(v & PyLong_MASK);
+    d[1] = (digit)(v >> PyLong_SHIFT); /* room for it: see lludp_int_new */
+}
+
+/* A new int of v (> 256), put in ring slot k in place of the one there. */
+static PyObject *lludp_int_new(unsigned int k, uint32_t v)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *o = (PyObject *)PyObject_Malloc(offsetof(PyLongObject, long_value.ob_digit) +
+                                              2 * sizeof(digit));
+#else
+    PyObject *o = (PyObject *)PyObject_Malloc(offsetof(PyLongObject, ob_digit) + 2 * sizeof(digit));
+#endif
+    PyObject *old;
+    if (o == NULL) return PyErr_NoMemory();
+    lludp_int_set((PyLongObject *)o, v);
+    Py_SET_TYPE(o, &PyLong_Type); /* a static type: no reference to take */
+    LLUDP_NEW_REFERENCE(o);
+    if (lludp_int_ring_on) {
+        old = lludp_int_ring[k];
+        Py_INCREF(o);
+        lludp_int_ring[k] = o;
+        Py_XDECREF(old); /* still referenced elsewhere (or it would have been reused) */
+    }
+    return o;
+}
+
 static inline PyObject *lludp_uint_obj(uint32_t v)
 {
-#ifdef LLUDP_INT_DIGITS
     if (v > 256) {
-        Py_ssize_t nd = (v >> PyLong_SHIFT) ? 2 : 1;
-        PyLongObject *o;
-        digit *d;
-#if PY_VERSION_HEX >= 0x030C0000
-        o = (PyLongObject *)PyObject_Malloc(
-            nd == 1 ? sizeof(PyLongObject) : offsetof(PyLongObject, long_value.ob_digit) + 2 * sizeof(digit));
-        if (o == NULL) return PyErr_NoMemory();
-        o->long_value.lv_tag = (uintptr_t)nd << _PyLong_NON_SIZE_BITS; /* positive */
-        d = o->long_value.ob_digit;
-#else
-        o = (PyLongObject *)PyObject_Malloc(
-            nd == 1 ? sizeof(PyLongObject) : offsetof(PyLongObject, ob_digit) + 2 * sizeof(digit));
-        if (o == NULL) return PyErr_NoMemory();
-        Py_SET_SIZE(o, nd);
-        d = o->ob_digit;
-#endif
-        d[0] = (digit)(v & PyLong_MASK);
-        if (nd == 2) d[1] = (digit)(v >> PyLong_SHIFT);
-        Py_SET_TYPE(o, &PyLong_Type); /* a static type: no reference to take */
-        LLUDP_NEW_REFERENCE((PyObject *)o);
-        return (PyObject *)o;
+        unsigned int k = lludp_int_at++ & (LLUDP_INT_RING - 1);
+        PyObject *o = lludp_int_ring[k];
+        if (o != NULL && Py_REFCNT(o) == 1) {
+            lludp_int_set((PyLongObject *)o, v);
+            Py_INCREF(o);
+            return o;
+        }
+        return lludp_int_new(k, v);
     }
-#endif
-    return PyLong_FromLongLong((long long)v);
+    return PyLong_FromLong((long)v);
 }
+
+/* Turn the ring on or off (off empties it); returns the previous state. */
+static int lludp_int_ring_use(int on)
+{
+    int was = lludp_int_ring_on, k;
+    lludp_int_ring_on = 0;
+    for (k = 0; k < LLUDP_INT_RING; k++) Py_CLEAR(lludp_int_ring[k]);
+    lludp_int_ring_on = on;
+    return was;
+}
+#else
+static inline PyObject *lludp_uint_obj(uint32_t v) { return PyLong_FromLongLong((long long)v); }
+static int lludp_int_ring_use(int on)
+{
+    (void)on;
+    return 0;
+}
+#endif
 
 static inline uint32_t lludp_le32(const unsigned char *q)
 {
