@@ -1177,6 +1177,30 @@ cdef inline bint _is_packet_ack(object name):
     return name == "PacketAck"
 
 
+cdef inline bytes _headed(
+    bytes data, Py_ssize_t size, Py_ssize_t end, Py_ssize_t n, Py_ssize_t reserve,
+    unsigned int head, uint32_t sequence
+):
+    """``data`` (an encoded packet: ``size`` bytes, its acks from ``end`` on,
+    then ``reserve`` spare bytes) with ``head`` as its flags (ACK added when
+    ``n`` acks follow), ``sequence`` in its header and room after ``end`` for
+    ``n`` acks and their count, which the caller writes: ``data`` itself when
+    the spare bytes are exactly that room (ours alone, not hashed yet: it is
+    rewritten in place), else a copy of its first ``end`` bytes."""
+    cdef Py_ssize_t tail = 4 * n + 1 if n else 0
+    cdef bytes result
+    cdef uint8_t *o
+    if end == size and tail == reserve:
+        result = data
+    else:
+        result = PyBytes_FromStringAndSize(NULL, end + tail)
+        memcpy(PyBytes_AS_STRING(result), PyBytes_AS_STRING(data), end)
+    o = <uint8_t *>PyBytes_AS_STRING(result)
+    o[0] = <uint8_t>(head | ACKF if n else head)
+    _put_be32(o + 1, sequence)
+    return result
+
+
 def encode_packet(message, template, zero_coding, flags, sequence, acks, count, limit):
     """``message`` as a circuit sends it (see the pure twin): encode's packet
     with ``flags``/``sequence`` in the header and up to ``count`` ids of
@@ -1221,17 +1245,8 @@ def encode_packet(message, template, zero_coding, flags, sequence, acks, count, 
             n = (<Py_ssize_t>lim - end - 1) >> 2
         if n < 0:
             n = 0
-    if n:
-        head |= ACKF
-    if end == size and ((4 * n + 1) if n else 0) == reserve:
-        o = <uint8_t *>PyBytes_AS_STRING(data)  # ours alone, not hashed yet: rewrite in place
-        result = data
-    else:
-        result = PyBytes_FromStringAndSize(NULL, end + ((4 * n + 1) if n else 0))
-        o = <uint8_t *>PyBytes_AS_STRING(result)
-        memcpy(o, p, end)
-    o[0] = <uint8_t>head
-    _put_be32(o + 1, <uint32_t>seq_v)
+    result = _headed(data, size, end, n, reserve, <unsigned int>head, <uint32_t>seq_v)
+    o = <uint8_t *>PyBytes_AS_STRING(result)
     if n:
         total = end
         k = 0
@@ -1294,17 +1309,8 @@ cdef object _encode_packet_c(
             n = (limit - end - 1) >> 2
         if n < 0:
             n = 0
-    if n:
-        head |= ACKF
-    if end == size and ((4 * n + 1) if n else 0) == reserve:
-        o = <uint8_t *>PyBytes_AS_STRING(data)  # ours alone, not hashed yet
-        result = data
-    else:
-        result = PyBytes_FromStringAndSize(NULL, end + ((4 * n + 1) if n else 0))
-        o = <uint8_t *>PyBytes_AS_STRING(result)
-        memcpy(o, p, end)
-    o[0] = <uint8_t>head
-    _put_be32(o + 1, sequence)
+    result = _headed(data, size, end, n, reserve, head, sequence)
+    o = <uint8_t *>PyBytes_AS_STRING(result)
     if n:
         total = end
         for k in range(n):
