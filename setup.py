@@ -209,7 +209,7 @@ def extensions() -> list[Extension]:
         Extension(
             name,
             [source],
-            include_dirs=[os.path.join("src", "gamecodec")],  # _tuples.h
+            include_dirs=[os.path.join("src", "gamecodec")],  # _capi.h
             optional=not REQUIRE_EXTENSIONS,
             # the same float results as the pure twins (no fused multiply-add)
             extra_compile_args=[] if sys.platform == "win32" else ["-ffp-contract=off"],

@@ -12,6 +12,7 @@ import importlib
 import os
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -42,3 +43,30 @@ def shared_path(*parts: str) -> Path:
 def impl(request: pytest.FixtureRequest) -> str:
     """``"py"`` or ``"c"``: which twin the test exercises."""
     return str(request.param)
+
+
+def twin_fixtures(package: str, module: str = "_codec") -> tuple[Any, Any, Any]:
+    """``(codec, py_codec, c_codec)`` fixtures for ``package.module_{py,c}``.
+
+    ``codec`` is the twin under test (both, through ``impl``); ``py_codec``
+    and ``c_codec`` are both twins at once, for the parity tests (a missing
+    compiled twin fails them). A protocol's conftest binds them::
+
+        codec, py_codec, c_codec = twin_fixtures("gamecodec.avara")
+    """
+
+    @pytest.fixture(scope="session", name="codec")
+    def codec(impl: str) -> ModuleType:
+        return load_twin(package, module, impl)
+
+    @pytest.fixture(scope="session", name="py_codec")
+    def py_codec() -> ModuleType:
+        return load_twin(package, module, "py")
+
+    @pytest.fixture(scope="session", name="c_codec")
+    def c_codec() -> ModuleType:
+        if "c" not in IMPLS:
+            pytest.skip("GAMECODEC_TEST_IMPLS excludes the compiled twin")
+        return load_twin(package, module, "c")
+
+    return codec, py_codec, c_codec

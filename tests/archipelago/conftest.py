@@ -4,32 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
-from tests.conftest import IMPLS, load_twin, shared_path
+from tests.conftest import shared_path, twin_fixtures
 
 SESSIONS = ("small", "js/ws", "js/native")
 
 
-@pytest.fixture(scope="session")
-def codec(impl: str) -> ModuleType:
-    """The compat codec twin under test."""
-    return load_twin("gamecodec.archipelago", "_codec", impl)
-
-
-@pytest.fixture(scope="session")
-def py_codec() -> ModuleType:
-    return load_twin("gamecodec.archipelago", "_codec", "py")
-
-
-@pytest.fixture(scope="session")
-def c_codec() -> ModuleType:
-    if "c" not in IMPLS:
-        pytest.skip("GAMECODEC_TEST_IMPLS excludes the compiled twin")
-    return load_twin("gamecodec.archipelago", "_codec", "c")
+codec, py_codec, c_codec = twin_fixtures("gamecodec.archipelago")
 
 
 def load_session(name: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:

@@ -1,30 +1,11 @@
 from __future__ import annotations
 
 import json
-from types import ModuleType
 from typing import Any
 
-import pytest
+from tests.conftest import shared_path, twin_fixtures
 
-from tests.conftest import IMPLS, load_twin, shared_path
-
-
-@pytest.fixture(scope="session")
-def codec(impl: str) -> ModuleType:
-    """The BZRC codec twin under test."""
-    return load_twin("gamecodec.bzrc", "_codec", impl)
-
-
-@pytest.fixture(scope="session")
-def py_codec() -> ModuleType:
-    return load_twin("gamecodec.bzrc", "_codec", "py")
-
-
-@pytest.fixture(scope="session")
-def c_codec() -> ModuleType:
-    if "c" not in IMPLS:
-        pytest.skip("GAMECODEC_TEST_IMPLS excludes the compiled twin")
-    return load_twin("gamecodec.bzrc", "_codec", "c")
+codec, py_codec, c_codec = twin_fixtures("gamecodec.bzrc")
 
 
 def load_transcript(name: str) -> dict[str, Any]:

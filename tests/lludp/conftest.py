@@ -19,7 +19,7 @@ import pytest
 
 from gamecodec.errors import DecodeError, EncodeError
 from gamecodec.lludp import Message, Template, build, default_template, parse_template
-from tests.conftest import IMPLS, load_twin
+from tests.conftest import load_twin, twin_fixtures
 
 ALL_TYPES_TEMPLATE = """
 version 2.0
@@ -86,22 +86,7 @@ def numbered(i: int) -> Message:
     )
 
 
-@pytest.fixture(scope="session")
-def codec(impl: str) -> ModuleType:
-    """The LLUDP codec twin under test."""
-    return load_twin("gamecodec.lludp", "_codec", impl)
-
-
-@pytest.fixture(scope="session")
-def py_codec() -> ModuleType:
-    return load_twin("gamecodec.lludp", "_codec", "py")
-
-
-@pytest.fixture(scope="session")
-def c_codec() -> ModuleType:
-    if "c" not in IMPLS:
-        pytest.skip("GAMECODEC_TEST_IMPLS excludes the compiled twin")
-    return load_twin("gamecodec.lludp", "_codec", "c")
+codec, py_codec, c_codec = twin_fixtures("gamecodec.lludp")
 
 
 @pytest.fixture(scope="session")

@@ -152,7 +152,7 @@ cdef extern from *:
     void gamecodec_set_slot(object obj, Py_ssize_t offset, object value)
     PyObject *gamecodec_get_slot(object obj, Py_ssize_t offset)
 
-cdef extern from "_tuples.h":
+cdef extern from "_capi.h":
     object gamecodec_alloc_subtuple(object cls, Py_ssize_t n)
 
 

@@ -54,7 +54,7 @@ __all__ = [
 cdef extern from "Python.h":
     long long PyLong_AsLongLongAndOverflow(object obj, int *overflow) except? -1
 
-cdef extern from "_tuples.h":
+cdef extern from "_capi.h":
     object gamecodec_alloc_subtuple(object cls, Py_ssize_t n)
 
 

@@ -16,7 +16,7 @@ from libc.stdint cimport SIZE_MAX
 from libc.string cimport memcpy
 
 
-cdef extern from "_tuples.h":
+cdef extern from "_capi.h":
     object gamecodec_alloc_subtuple(object cls, Py_ssize_t n)
 
 
@@ -109,7 +109,7 @@ cdef inline void _put(object t, Py_ssize_t i, object value) noexcept:
 cdef inline object _command(object cls, int serial, int send_count, int flags, int command,
                             object distribution, int p3, int p2, int p1, object sender,
                             object data):
-    """cls(serial, ...) for the Command NamedTuple, allocated directly (_tuples.h)."""
+    """cls(serial, ...) for the Command NamedTuple, allocated directly (_capi.h)."""
     obj = gamecodec_alloc_subtuple(cls, 10)
     _put(obj, 0, serial)
     _put(obj, 1, _small(send_count))

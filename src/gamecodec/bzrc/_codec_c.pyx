@@ -52,7 +52,7 @@ PROTOCOL = "bzrc"
 MAX_INT_DIGITS = 18
 
 
-cdef extern from "_tuples.h":
+cdef extern from "_capi.h":
     object gamecodec_alloc_subtuple(object cls, Py_ssize_t n)
 
 

@@ -29,7 +29,7 @@ cdef extern from "Python.h":
     Py_ssize_t PyUnicode_GET_LENGTH(object o)
     void PyUnicode_WRITE(int kind, void *data, Py_ssize_t index, Py_UCS4 value)
 
-cdef extern from "_tuples.h":
+cdef extern from "_capi.h":
     object gamecodec_alloc_subtuple(object cls, Py_ssize_t n)
 
 cdef enum:

@@ -1,7 +1,8 @@
-/* Direct construction of NamedTuple (tuple subclass) instances, shared by the
-   compiled twins. */
-#ifndef GAMECODEC_TUPLES_H
-#define GAMECODEC_TUPLES_H
+/* The CPython helpers shared by the compiled twins: the one place that knows
+   more than the public C API says. Each helper that relies on CPython's
+   layout is fenced and commented here, with a version gate or a self-check. */
+#ifndef GAMECODEC_CAPI_H
+#define GAMECODEC_CAPI_H
 
 #include <Python.h>
 
