@@ -13,7 +13,7 @@ from tests.conftest import shared_path, twin_fixtures
 SESSIONS = ("small", "js/ws", "js/native")
 
 
-codec, py_codec, c_codec = twin_fixtures("gamecodec.archipelago")
+codec, py_codec, c_codec = twin_fixtures("gamecodec.archipelago", "_compat")
 
 
 def load_session(name: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:

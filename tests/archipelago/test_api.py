@@ -19,8 +19,8 @@ def test_all_is_complete() -> None:
 
 def test_compat_uses_the_active_twin() -> None:
     active = gamecodec._accel.active()["archipelago"]
-    assert compat.decode.__module__.endswith(f"_codec_{active}")
-    assert compat.encode.__module__.endswith(f"_codec_{active}")
+    assert compat.decode.__module__.endswith(f"_compat_{active}")
+    assert compat.encode.__module__.endswith(f"_compat_{active}")
 
 
 @pytest.mark.parametrize("module", [archipelago, compat, testing])

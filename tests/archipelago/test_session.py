@@ -9,7 +9,7 @@ import pytest
 
 from gamecodec.archipelago import commands as C
 from gamecodec.archipelago import session as S
-from gamecodec.archipelago._typed import decode_frame, encode_frame
+from gamecodec.archipelago.frames import decode_frame, encode_frame
 from gamecodec.errors import LocalProtocolError, RemoteProtocolError
 
 V = C.VersionInfo(0, 6, 8)

@@ -6,9 +6,10 @@ Two APIs over one wire format:
 
 * :mod:`gamecodec.archipelago.compat`: a byte-exact drop-in for the reference
   ``NetUtils.encode`` / ``NetUtils.decode`` (NamedTuples, plain dicts).
-* The typed codec: :func:`decode_frame` gives msgspec Structs tagged by ``cmd``
-  (unknown commands stay dicts, extra keys are kept), :func:`encode_frame`
-  writes them back (a decoded, unchanged frame byte for byte).
+* The typed codec (:mod:`.frames`, on msgspec): :func:`decode_frame` gives
+  msgspec Structs tagged by ``cmd`` (unknown commands stay dicts, extra keys are
+  kept), :func:`encode_frame` writes them back (a decoded, unchanged frame byte
+  for byte).
 * :class:`ClientSession` (Sans-IO client), :mod:`.aio` (``aio.connect``, on
   websockets) and :mod:`.testing` (``testing.Room``, a room server for tests).
 
@@ -23,7 +24,7 @@ Two APIs over one wire format:
 
 from __future__ import annotations
 
-from gamecodec.archipelago import compat, session
+from gamecodec.archipelago import compat, frames, session
 from gamecodec.archipelago._models import (
     DEFAULT_MAX_DEPTH,
     ClientStatus,
@@ -38,7 +39,7 @@ from gamecodec.archipelago._models import (
     SlotType,
     Version,
 )
-from gamecodec.archipelago._typed import Frame, decode_frame, encode_frame, encode_frame_bytes
+from gamecodec.archipelago.frames import Frame, decode_frame, encode_frame, encode_frame_bytes
 from gamecodec.archipelago.commands import (
     CLIENT_COMMANDS,
     COMMANDS,
@@ -142,5 +143,6 @@ __all__ = [
     "decode_frame",
     "encode_frame",
     "encode_frame_bytes",
+    "frames",
     "session",
 ]

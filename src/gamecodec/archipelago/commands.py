@@ -16,7 +16,7 @@ the declared ones (encode).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from msgspec import UNSET, Struct, UnsetType, field
 
@@ -451,13 +451,3 @@ AnyCommand = (
     | SetNotify
 )
 """The tagged union msgspec decodes one command into."""
-
-
-class _StrictVersion(Struct):
-    cls: Literal["Version"] = field(name="class")
-
-
-class ConnectVersionCheck(Struct):
-    """Internal: a Connect's version must carry ``"class": "Version"``."""
-
-    version: _StrictVersion

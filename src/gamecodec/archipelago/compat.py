@@ -8,6 +8,9 @@
 
 ``decode(data, *, max_depth=16)`` accepts ``str`` or UTF-8 ``bytes``; ``max_depth``
 is the reference's bracket count limit (at most ``max_depth - 1`` nested containers).
+``encode(obj, *, default=None)`` and ``encode_bytes`` take an optional ``default``
+(as in ``json``): called for a value the encoder does not know, its result is
+written instead by the same rules.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from gamecodec.archipelago._models import DEFAULT_MAX_DEPTH
 
 __all__ = ["DEFAULT_MAX_DEPTH", "decode", "encode", "encode_bytes"]
 
-_codec = _accel.load("gamecodec.archipelago", "_codec", "archipelago")
+_codec = _accel.load("gamecodec.archipelago", "_compat", "archipelago")
 
 encode = _codec.encode
 encode_bytes = _codec.encode_bytes

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gamecodec.archipelago import commands as C
-from gamecodec.archipelago._typed import decode_frame, encode_frame
+from gamecodec.archipelago.frames import decode_frame, encode_frame
 from gamecodec.errors import DecodeError, LocalProtocolError, RemoteProtocolError
 
 __all__ = [

@@ -47,7 +47,7 @@ from websockets.extensions.permessage_deflate import ServerPerMessageDeflateFact
 
 from gamecodec.archipelago import commands as C
 from gamecodec.archipelago._models import ClientStatus
-from gamecodec.archipelago._typed import decode_frame, encode_frame
+from gamecodec.archipelago.frames import decode_frame, encode_frame
 from gamecodec.errors import DecodeError
 
 __all__ = ["OPERATIONS", "Game", "Room", "RoomSlot"]

@@ -1,7 +1,7 @@
 """The compat codec, pure twin: ``NetUtils.encode`` / ``NetUtils.decode`` semantics.
 
 This is the straightforward stdlib-``json`` implementation of spec §1, and the
-reference semantics the compiled twin (``_codec_c.pyx``) is held to:
+reference semantics the compiled twin (``_compat_c.pyx``) is held to:
 
 * :func:`encode` runs the reference pre-pass (every NamedTuple becomes a dict
   of its fields plus a trailing ``"class"``; tuples, lists, sets and
@@ -26,26 +26,13 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Callable
 from typing import Any
-
-from msgspec import UNSET, Struct
 
 from gamecodec.archipelago._models import ALLOWLIST, DEFAULT_MAX_DEPTH, Version
 from gamecodec.errors import DecodeError
 
-__all__ = [
-    "bind_typed",
-    "decode",
-    "decode_frame",
-    "encode",
-    "encode_bytes",
-    "encode_frame",
-    "encode_frame_bytes",
-    "encode_typed",
-    "encode_typed_bytes",
-    "object_hook",
-    "tag",
-]
+__all__ = ["decode", "encode", "encode_bytes", "object_hook", "tag", "version_of"]
 
 PROTOCOL = "archipelago"
 
@@ -72,14 +59,27 @@ _encode = json.JSONEncoder(
 ).encode
 
 
-def encode(obj: Any) -> str:
-    """``NetUtils.encode``: the wire text of ``obj``."""
-    return _encode(tag(obj))
+def _encoder(default: Callable[[Any], Any] | None) -> Callable[[Any], str]:
+    if default is None:
+        return _encode
+    return json.JSONEncoder(
+        ensure_ascii=False,
+        check_circular=False,
+        separators=(",", ":"),
+        default=lambda value: tag(default(value)),
+    ).encode
 
 
-def encode_bytes(obj: Any) -> bytes:
+def encode(obj: Any, *, default: Callable[[Any], Any] | None = None) -> str:
+    """``NetUtils.encode``: the wire text of ``obj``. ``default(value)`` replaces a
+    value the encoder does not know (as in ``json``); without it such a value
+    raises ``TypeError``, as in the reference."""
+    return _encoder(default)(tag(obj))
+
+
+def encode_bytes(obj: Any, *, default: Callable[[Any], Any] | None = None) -> bytes:
     """:func:`encode` as UTF-8 bytes (a lone surrogate raises ``UnicodeEncodeError``)."""
-    return _encode(tag(obj)).encode("utf-8")
+    return _encoder(default)(tag(obj)).encode("utf-8")
 
 
 class _BuildError(Exception):
@@ -197,91 +197,3 @@ def _long_int(text: str) -> tuple[int, int]:
         if digits and fraction is None and exponent is None and len(digits) > limit > 0:
             return token.start(), len(digits)
     return 0, 0
-
-
-# ------------------------------------------------------------ typed encode
-
-
-def wire(obj: Any) -> Any:
-    """Typed values to the compat encoder's input: msgspec Structs become dicts
-    (tag first, declared keys in order without ``UNSET`` ones, then a command's
-    extra keys); containers are rebuilt, NamedTuples left to the pre-pass."""
-    cls = type(obj)
-    if cls is dict:
-        return {key: wire(value) for key, value in obj.items()}
-    if cls is list:
-        return [wire(value) for value in obj]
-    if cls is tuple or cls is set or cls is frozenset:
-        return tuple([wire(value) for value in obj])
-    if isinstance(obj, Struct):
-        return _struct_dict(obj)
-    return obj
-
-
-def _struct_dict(obj: Struct) -> dict[str, Any]:
-    config = obj.__struct_config__
-    if config.array_like or config.omit_defaults:
-        raise TypeError(
-            f"{type(obj).__name__}: array_like / omit_defaults Structs are not supported"
-        )
-    out: dict[str, Any] = {}
-    if isinstance(config.tag_field, str):
-        out[config.tag_field] = config.tag
-    for name, key in zip(obj.__struct_fields__, obj.__struct_encode_fields__, strict=True):
-        value = getattr(obj, name)
-        if value is not UNSET:
-            out[key] = wire(value)
-    extra = getattr(obj, "_extra", None)
-    if extra:
-        for key, value in extra.items():
-            out[key] = wire(value)
-    return out
-
-
-def encode_typed(obj: Any) -> str:
-    """The wire text of typed commands (Structs) and plain values, compat rules elsewhere."""
-    return encode(wire(obj))
-
-
-def encode_typed_bytes(obj: Any) -> bytes:
-    """:func:`encode_typed` as UTF-8 bytes."""
-    return encode_bytes(wire(obj))
-
-
-# ------------------------------------------------------------ typed frames
-
-_TYPED: dict[str, Any] = {}
-
-
-def bind_typed(**hooks: Any) -> None:
-    """Receive the typed codec's Python pieces from ``_typed.FrameCodec`` (this module
-    cannot import them: ``_typed`` imports it). The compiled twin takes a fast path
-    first; here every call is the Python algorithm itself."""
-    _TYPED.update(hooks)
-
-
-def _bound(name: str) -> Any:
-    if not _TYPED:  # used before _typed bound this module
-        import sys
-
-        from gamecodec.archipelago import _typed
-
-        _typed.FrameCodec(sys.modules[__name__])
-    return _TYPED[name]
-
-
-def decode_frame(data: str | bytes | bytearray | memoryview) -> Any:
-    """``_typed.decode_frame`` (the Python algorithm, bound by :func:`bind_typed`)."""
-    return _bound("general")(data)
-
-
-def encode_frame(commands: Any) -> str:
-    """``_typed.encode_frame`` (the Python algorithm, bound by :func:`bind_typed`)."""
-    text: str = _bound("encode_text")(commands)
-    return text
-
-
-def encode_frame_bytes(commands: Any) -> bytes:
-    """``_typed.encode_frame_bytes`` (the Python algorithm, bound by :func:`bind_typed`)."""
-    data: bytes = _bound("encode_bytes")(commands)
-    return data

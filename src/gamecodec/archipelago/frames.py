@@ -1,0 +1,463 @@
+"""The typed frame codec: one websocket text frame <-> a list of typed commands.
+
+Decode is msgspec: the whole frame into :mod:`commands` Structs in one pass
+(``list[AnyCommand]``). A frame that pass refuses for its content (keys a
+command does not declare, such as archipelago.js's ``uuid``; an unknown
+``cmd``; a command that does not validate) is read command by command from its
+untyped JSON: extra keys are kept in :attr:`Command.extra`, an unknown command
+stays a plain dict, an error carries the offset of its command. The returned
+:class:`Frame` remembers the frame's text.
+
+Encode is msgspec for every typed field whose declared type msgspec writes as
+the reference does (ints, strings, bools, lists, string-keyed dicts, nested
+Structs of those). Fields typed ``Any`` or ``float``, extra keys and plain
+dicts go through the compat writer (NamedTuples with their trailing
+``"class"``, sets as arrays, floats as ``float.__repr__``, bare ``NaN``). A
+value of another type in a typed field is written as msgspec writes it. A
+decoded :class:`Frame` whose commands are unchanged re-encodes to exactly its
+text, even where the sender's key order, spacing or number format differ from
+ours.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any, Literal
+
+import msgspec
+import msgspec.inspect as mi
+
+from gamecodec.archipelago import compat
+from gamecodec.archipelago._compat_py import version_of
+from gamecodec.archipelago.commands import COMMANDS, AnyCommand, Command, Connect
+from gamecodec.errors import DecodeError
+
+__all__ = ["Frame", "decode_frame", "encode_frame", "encode_frame_bytes"]
+
+PROTOCOL = "archipelago"
+
+
+class Frame(list):  # type: ignore[type-arg]
+    """The commands of one decoded frame (a list). It remembers the frame's text
+    in :attr:`raw`, so encoding it again while its commands are unchanged gives
+    back exactly the bytes that came in (key order, spacing, number forms)."""
+
+    __slots__ = ("raw",)
+
+    raw: str | bytes | None
+
+
+class _StrictVersion(msgspec.Struct):
+    cls: Literal["Version"] = msgspec.field(name="class")
+
+
+class _ConnectVersionCheck(msgspec.Struct):
+    version: _StrictVersion
+
+
+_decode_all = msgspec.json.Decoder(list[AnyCommand]).decode
+_split = msgspec.json.Decoder(list[msgspec.Raw]).decode
+_plain = msgspec.json.Decoder().decode
+_connect_check = msgspec.json.Decoder(_ConnectVersionCheck).decode
+_encode = msgspec.json.Encoder().encode
+
+# ------------------------------------------------------------------ decode
+
+_BYTE = re.compile(r"\(byte (\d+)\)")
+# strings (an unterminated one runs to the end: one pass, however the text ends) and brackets
+_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\\?\Z)|[\[\]{}]', re.DOTALL)
+
+
+def _utf8(data: str | bytes) -> bytes:
+    return data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
+
+
+def _deepest(raw: bytes) -> tuple[int, int]:
+    """How deep the arrays and objects of ``raw`` nest (outside strings), and
+    where the first bracket at that depth is: the offset of a too-deep frame
+    (msgspec's own limit depends on the caller's stack, so it names none)."""
+    depth = deepest = where = 0
+    for token in _TOKENS.finditer(raw):
+        bracket = token.group()
+        if bracket in (b"[", b"{"):
+            depth += 1
+            if depth > deepest:
+                deepest, where = depth, token.start()
+        elif bracket in (b"]", b"}"):
+            depth -= 1
+    return deepest, where
+
+
+def _frame_error(data: str | bytes, exc: Exception) -> DecodeError:
+    """A DecodeError with the byte offset of a frame msgspec could not read."""
+    if isinstance(data, str):
+        for index, char in enumerate(data):
+            if 0xD800 <= ord(char) <= 0xDFFF:
+                offset = len(data[:index].encode("utf-8", "surrogatepass"))
+                return DecodeError("lone surrogate in the text", offset, PROTOCOL)
+        raw = data.encode("utf-8")
+    else:
+        raw = data
+    if isinstance(exc, RecursionError):
+        depth, offset = _deepest(raw)
+        return DecodeError(f"JSON document too deeply nested ({depth} levels)", offset, PROTOCOL)
+    message = str(exc)
+    if isinstance(exc, msgspec.ValidationError):
+        return DecodeError(f"a frame must be a JSON array of commands: {message}", 0, PROTOCOL)
+    found = _BYTE.search(message)
+    offset = int(found.group(1)) if found else len(raw)
+    return DecodeError(_BYTE.sub("", message).strip(), offset, PROTOCOL)
+
+
+def _offset_of(data: str | bytes, raws: list[msgspec.Raw], index: int) -> int:
+    """Where command ``index`` starts in the frame (error path only)."""
+    raw = _utf8(data)
+    position = 0
+    for i in range(index + 1):
+        piece = bytes(raws[i])
+        position = raw.find(piece, position)
+        if i < index:
+            position += len(piece)
+    return max(position, 0)
+
+
+_DECLARED = {
+    name: frozenset({"cmd", *cls.__struct_encode_fields__}) for name, cls in COMMANDS.items()
+}
+
+
+def _version_fields(value: Any) -> dict[str, int] | None:
+    """A class-tagged Version as the reference's hook reads it (keys in any case, so
+    .NET's ``Major``/``Minor``/``Build`` work, values through ``int()``); None when
+    it is not one or cannot be built (the Struct conversion then reports it)."""
+    if type(value) is not dict or value.get("class") != "Version":
+        return None
+    try:
+        built = version_of(value)
+    except (KeyError, TypeError, ValueError, OverflowError, AttributeError):
+        return None
+    return {"major": built.major, "minor": built.minor, "build": built.build}
+
+
+def _from_plain(obj: Any) -> Command | dict[str, Any]:
+    """One command from its untyped JSON value: extra keys kept, unknown ``cmd`` as a dict."""
+    if type(obj) is not dict:
+        raise ValueError("a command must be a JSON object")
+    name = obj.get("cmd")
+    if type(name) is not str:
+        raise ValueError("a command needs a string 'cmd'")
+    cls = COMMANDS.get(name)
+    if cls is None:
+        return obj
+    declared = _DECLARED[name]
+    extra = {key: value for key, value in obj.items() if key not in declared}
+    known = {key: value for key, value in obj.items() if key in declared} if extra else obj
+    if cls is Connect:
+        fields = _version_fields(obj.get("version"))
+        if fields is not None:
+            known = {**known, "version": fields}
+    try:
+        command = msgspec.convert(known, cls)
+    except msgspec.ValidationError as bad:
+        raise ValueError(f"invalid {name}: {bad}") from None
+    if cls is Connect:
+        version = obj.get("version")
+        if type(version) is not dict or version.get("class") != "Version":
+            raise ValueError('a Connect\'s version must carry "class": "Version"')
+    if extra:
+        command.__dict__["_extra"] = extra
+    return command
+
+
+def _decode_each(data: str | bytes) -> list[Command | dict[str, Any]]:
+    """Command by command (one untyped parse): extra keys, unknown commands, errors."""
+    try:
+        values = _plain(data)
+    except (msgspec.DecodeError, UnicodeError, RecursionError) as exc:
+        raise _frame_error(data, exc) from None
+    if type(values) is not list:
+        raise DecodeError("a frame must be a JSON array of commands", 0, PROTOCOL)
+    out: list[Command | dict[str, Any]] = []
+    for index, value in enumerate(values):
+        try:
+            out.append(_from_plain(value))
+        except (ValueError, RecursionError) as exc:
+            raise DecodeError(
+                str(exc), _offset_of(data, _split(data), index), PROTOCOL, partial=out
+            ) from None
+    return out
+
+
+def _check_connects(data: str | bytes, frame: Frame) -> None:
+    """A Connect the one-pass decode took must have had ``"class": "Version"``."""
+    raws = None
+    for index, command in enumerate(frame):
+        if type(command) is Connect:
+            raws = raws or _split(data)
+            try:
+                _connect_check(raws[index])
+            except msgspec.ValidationError:
+                raise DecodeError(
+                    'a Connect\'s version must carry "class": "Version"',
+                    _offset_of(data, raws, index),
+                    PROTOCOL,
+                    partial=frame[:index],
+                ) from None
+
+
+def _checked(data: Any) -> str | bytes:
+    """``data`` as str or bytes, its UTF-8 checked (msgspec skips the bytes of keys
+    a Struct does not declare unchecked, and the text must encode again)."""
+    if type(data) is not str and type(data) is not bytes:
+        if isinstance(data, str):
+            data = str(data)
+        elif isinstance(data, (bytes, bytearray, memoryview)):
+            data = bytes(data)
+        else:
+            raise TypeError(f"expected str or bytes, not {type(data).__name__}")
+    if type(data) is bytes and not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DecodeError(f"invalid UTF-8: {exc.reason}", exc.start, PROTOCOL) from None
+    return data
+
+
+def decode_frame(data: str | bytes | bytearray | memoryview) -> Frame:
+    """The commands of one text frame: typed :class:`Command` objects, plain dicts
+    for unknown commands, in a :class:`Frame` (a list). Raises :class:`DecodeError`
+    for malformed JSON, a frame that is not an array, a command that is not an
+    object or lacks a string ``cmd``, a known command with missing or mistyped
+    keys, and a Connect whose version lacks its class."""
+    if type(data) is not str:
+        data = _checked(data)
+    try:
+        frame = Frame(_decode_all(data))
+    except msgspec.ValidationError:
+        frame = Frame(_decode_each(data))
+    except (msgspec.DecodeError, UnicodeError, RecursionError) as exc:
+        raise _frame_error(data, exc) from None
+    else:
+        for command in frame:
+            if type(command) is Connect:
+                _check_connects(data, frame)
+                break
+    frame.raw = data
+    return frame
+
+
+# ------------------------------------------------------------------ encode
+
+
+def _struct_dict(obj: Any) -> dict[str, Any]:
+    """A Struct as the dict the compat writer writes: tag first, declared keys in
+    order without ``UNSET`` ones, then a command's extra keys (``default`` hook)."""
+    if not isinstance(obj, msgspec.Struct):
+        raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+    config = obj.__struct_config__
+    if config.array_like or config.omit_defaults:
+        raise TypeError(
+            f"{type(obj).__name__}: array_like / omit_defaults Structs are not supported"
+        )
+    out: dict[str, Any] = {}
+    if isinstance(config.tag_field, str):
+        out[config.tag_field] = config.tag
+    for name, key in zip(obj.__struct_fields__, obj.__struct_encode_fields__, strict=True):
+        value = getattr(obj, name)
+        if value is not msgspec.UNSET:
+            out[key] = value
+    extra = getattr(obj, "_extra", None)
+    if extra:
+        out.update(extra)
+    return out
+
+
+def _plain_struct(info: mi.StructType) -> bool:
+    """Whether msgspec writes the Struct as an object of all its set fields."""
+    return not info.array_like and not info.cls.__struct_config__.omit_defaults
+
+
+def _written_alike(t: mi.Type, busy: set[int]) -> bool:
+    """Whether msgspec writes every value of type ``t`` as the compat writer does."""
+    if isinstance(t, (mi.IntType, mi.StrType, mi.BoolType, mi.NoneType, mi.LiteralType)):
+        return True
+    if isinstance(t, (mi.ListType, mi.SetType, mi.FrozenSetType, mi.VarTupleType)):
+        return _written_alike(t.item_type, busy)
+    if isinstance(t, mi.DictType):
+        return isinstance(t.key_type, mi.StrType) and _written_alike(t.value_type, busy)
+    if isinstance(t, mi.UnionType):
+        return all(_written_alike(member, busy) for member in t.types)
+    if isinstance(t, mi.StructType):
+        if not _plain_struct(t) or issubclass(t.cls, Command):
+            return False
+        if id(t.cls) in busy:  # a recursive Struct: its other fields decide
+            return True
+        busy.add(id(t.cls))
+        return all(_written_alike(f.type, busy) for f in t.fields)
+    return False  # float (exponent form, NaN), Any and everything else
+
+
+class _Plan:
+    """How to write one Struct type: whole by msgspec, or field by field."""
+
+    __slots__ = ("fields", "opening", "whole")
+
+    def __init__(self, cls: type[msgspec.Struct]) -> None:
+        info = mi.type_info(cls)
+        assert isinstance(info, mi.StructType)
+        busy = {id(cls)}
+        alike = [_written_alike(f.type, busy) for f in info.fields]
+        self.whole = _plain_struct(info) and all(alike)
+        tag = b""
+        if isinstance(info.tag_field, str):
+            tag = _encode(info.tag_field) + b":" + _encode(info.tag)
+        self.opening = b"{" + tag
+        self.fields = [
+            (f.name, b"," + _encode(f.encode_name) + b":", same)
+            for f, same in zip(info.fields, alike, strict=True)
+        ]
+
+    def write(self, obj: Any) -> bytes:
+        """The Struct's JSON object, field by field (extra keys not included)."""
+        parts = [self.opening]
+        first = self.opening == b"{"
+        for name, key, same in self.fields:
+            value = getattr(obj, name)
+            if value is msgspec.UNSET:
+                continue
+            parts.append(key[1:] if first else key)
+            first = False
+            parts.append(_encode(value) if same else _compat_bytes(value))
+        parts.append(b"}")
+        return b"".join(parts)
+
+
+_PLANS: dict[type, _Plan | None] = {}
+
+
+def _plan(cls: type) -> _Plan | None:
+    try:
+        return _PLANS[cls]
+    except KeyError:
+        pass
+    plan = None
+    if isinstance(cls, type) and issubclass(cls, msgspec.Struct):
+        info = mi.type_info(cls)
+        if isinstance(info, mi.StructType) and _plain_struct(info):
+            plan = _Plan(cls)
+    if len(_PLANS) >= 512:
+        _PLANS.clear()
+    _PLANS[cls] = plan
+    return plan
+
+
+_WHOLE: frozenset[type] = frozenset(cls for cls in COMMANDS.values() if _Plan(cls).whole)
+"""The commands msgspec writes whole (no ``Any`` or ``float`` anywhere in them)."""
+
+
+def _compat_bytes(value: Any) -> bytes:
+    return compat.encode_bytes(value, default=_struct_dict)
+
+
+def _command_bytes(command: Any) -> bytes:
+    """One command as the reference writes it (a Struct, or a plain value)."""
+    plan = _plan(type(command))
+    if plan is None or plan.opening == b"{":
+        return _compat_bytes(command)
+    try:
+        out = _encode(command) if plan.whole else plan.write(command)
+    except (TypeError, ValueError, OverflowError, UnicodeError):  # not ours: the exact writer
+        return _compat_bytes(command)
+    extra = getattr(command, "_extra", None)
+    if extra:
+        return out[:-1] + b"," + _compat_bytes(extra)[1:]
+    return out
+
+
+def _items_bytes(items: list[Any]) -> bytes:
+    for command in items:
+        if type(command) not in _WHOLE or command._extra:
+            break
+    else:
+        try:
+            return _encode(items)
+        except (TypeError, ValueError, OverflowError, UnicodeError):
+            pass
+    return b"[" + b",".join([_command_bytes(command) for command in items]) + b"]"
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal and of the same types all the way down (``1``, ``1.0`` and ``True``
+    differ, as do ``0.0`` and ``-0.0``): plain JSON values that encode alike."""
+    if type(a) is not type(b):
+        return False
+    if type(a) is dict:
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if type(a) is list:
+        return len(a) == len(b) and all(map(_same, a, b))
+    if type(a) is float:
+        return repr(a) == repr(b)
+    return bool(a == b)
+
+
+def _unchanged(command: Any, raw: msgspec.Raw) -> bool:
+    """Whether ``command`` is what ``raw`` (its original JSON) decodes to."""
+    if type(command) is dict:  # an unknown command: its plain JSON value
+        try:
+            return _same(_plain(raw), command)
+        except (msgspec.DecodeError, RecursionError):
+            return False
+    if not isinstance(command, Command):
+        return False
+    try:
+        again = _from_plain(_plain(raw))
+    except (ValueError, msgspec.DecodeError, RecursionError):
+        return False
+    return bool(again == command) and isinstance(again, Command) and again.extra == command.extra
+
+
+def _resolve(items: list[Any], raw: bytes) -> bytes:
+    """A frame whose fresh encoding differs from its text: keep each command's
+    original bytes where the command is unchanged."""
+    raws = _split(raw)
+    if len(raws) != len(items):
+        return _items_bytes(items)
+    pieces = []
+    kept = 0
+    for command, original in zip(items, raws, strict=True):
+        piece = _command_bytes(command)
+        original_bytes = bytes(original)
+        if piece == original_bytes or _unchanged(command, original):
+            piece = original_bytes
+            kept += 1
+        pieces.append(piece)
+    if kept == len(items):  # nothing changed: the frame's own bytes, spacing included
+        return raw
+    return b"[" + b",".join(pieces) + b"]"
+
+
+def encode_frame_bytes(commands: Iterable[Any]) -> bytes:
+    """:func:`encode_frame` as UTF-8 bytes (a lone surrogate raises ``UnicodeEncodeError``)."""
+    if type(commands) is list:
+        return _items_bytes(commands)
+    raw = getattr(commands, "raw", None)
+    items = list(commands)
+    out = _items_bytes(items)
+    if raw is None:
+        return out
+    raw = _utf8(raw)
+    if out == raw:
+        return out
+    return _resolve(items, raw)
+
+
+def encode_frame(commands: Iterable[Any]) -> str:
+    """One frame (text) holding ``commands`` (Structs, or dicts by compat rules). A
+    :class:`Frame` from :func:`decode_frame` comes back byte for byte while unchanged."""
+    if type(commands) is not list:
+        commands = commands if isinstance(commands, list) else list(commands)
+    try:
+        return encode_frame_bytes(commands).decode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: the text the reference writes
+        return compat.encode(list(commands), default=_struct_dict)
