@@ -99,9 +99,7 @@ def test_decode_frame_is_the_command_by_command_reading(data: Any) -> None:
     if isinstance(data, (str, bytes)):
         raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
         assert _outcome(frames.decode_frame, bytearray(raw)) == _outcome(frames.decode_frame, raw)
-        assert _outcome(frames.decode_frame, memoryview(raw)) == _outcome(
-            frames.decode_frame, raw
-        )
+        assert _outcome(frames.decode_frame, memoryview(raw)) == _outcome(frames.decode_frame, raw)
 
 
 @pytest.mark.parametrize(
@@ -160,9 +158,7 @@ def test_frames_from_bytes_re_encode_exactly() -> None:
         '[{"cmd":"Custom","t":1e-7}, {"cmd":"Say","text":"a"}]',
     ],
 )
-def test_unknown_commands_re_encode_exactly_until_changed(
-    text: str
-) -> None:
+def test_unknown_commands_re_encode_exactly_until_changed(text: str) -> None:
     frame = frames.decode_frame(text)
     assert frames.encode_frame(frame) == text
     assert frames.encode_frame_bytes(frames.decode_frame(text.encode())) == text.encode()
@@ -185,9 +181,7 @@ def test_a_changed_type_in_an_unknown_command_is_written() -> None:
         '{"major":"0","minor":6.0,"BUILD":8,"class":"Version"}',  # through int()
     ],
 )
-def test_connect_version_is_read_as_the_reference_reads_it(
-    version: str
-) -> None:
+def test_connect_version_is_read_as_the_reference_reads_it(version: str) -> None:
     text = (
         '[{"cmd":"Connect","password":null,"game":"G","name":"n","uuid":"u",'
         f'"version":{version},"items_handling":7,"tags":[]}}]'
@@ -342,3 +336,20 @@ def test_both_ways_agree_on_frames_and_mutations(
     # spacing the sender chose survives an unchanged re-encode
     spaced = text.replace(",", ", ")
     assert frames.encode_frame(frames.decode_frame(spaced)) == spaced
+
+
+class _Inner(msgspec.Struct):
+    x: Any
+
+
+class _Outer(msgspec.Struct, tag_field="cmd", tag="Outer"):
+    a: _Inner
+    b: _Inner
+    n: list[int]
+
+
+def test_a_struct_type_used_twice_is_judged_once_for_both() -> None:
+    assert frames.encode_frame([_Outer(_Inner(1e16), _Inner(NetworkItem(1, 2, 3)), [1])]) == (
+        '[{"cmd":"Outer","a":{"x":1e+16},"b":{"x":{"item":1,"location":2,"player":3,'
+        '"flags":0,"class":"NetworkItem"}},"n":[1]}]'
+    )

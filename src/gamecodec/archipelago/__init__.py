@@ -39,7 +39,6 @@ from gamecodec.archipelago._models import (
     SlotType,
     Version,
 )
-from gamecodec.archipelago.frames import Frame, decode_frame, encode_frame, encode_frame_bytes
 from gamecodec.archipelago.commands import (
     CLIENT_COMMANDS,
     COMMANDS,
@@ -82,6 +81,7 @@ from gamecodec.archipelago.commands import (
     UpdateHint,
     VersionInfo,
 )
+from gamecodec.archipelago.frames import Frame, decode_frame, encode_frame, encode_frame_bytes
 from gamecodec.archipelago.session import ClientSession
 
 __all__ = [

@@ -206,7 +206,7 @@ def _check_connects(data: str | bytes, frame: Frame) -> None:
                 ) from None
 
 
-def _checked(data: Any) -> str | bytes:
+def _checked(data: object) -> str | bytes:
     """``data`` as str or bytes, its UTF-8 checked (msgspec skips the bytes of keys
     a Struct does not declare unchecked, and the text must encode again)."""
     if type(data) is not str and type(data) is not bytes:
@@ -278,23 +278,26 @@ def _plain_struct(info: mi.StructType) -> bool:
     return not info.array_like and not info.cls.__struct_config__.omit_defaults
 
 
-def _written_alike(t: mi.Type, busy: set[int]) -> bool:
-    """Whether msgspec writes every value of type ``t`` as the compat writer does."""
+def _written_alike(t: mi.Type, known: dict[type, bool]) -> bool:
+    """Whether msgspec writes every value of type ``t`` as the compat writer does
+    (``known``: Struct types already answered, or in progress)."""
     if isinstance(t, (mi.IntType, mi.StrType, mi.BoolType, mi.NoneType, mi.LiteralType)):
         return True
     if isinstance(t, (mi.ListType, mi.SetType, mi.FrozenSetType, mi.VarTupleType)):
-        return _written_alike(t.item_type, busy)
+        return _written_alike(t.item_type, known)
     if isinstance(t, mi.DictType):
-        return isinstance(t.key_type, mi.StrType) and _written_alike(t.value_type, busy)
+        return isinstance(t.key_type, mi.StrType) and _written_alike(t.value_type, known)
     if isinstance(t, mi.UnionType):
-        return all(_written_alike(member, busy) for member in t.types)
+        return all(_written_alike(member, known) for member in t.types)
     if isinstance(t, mi.StructType):
-        if not _plain_struct(t) or issubclass(t.cls, Command):
-            return False
-        if id(t.cls) in busy:  # a recursive Struct: its other fields decide
-            return True
-        busy.add(id(t.cls))
-        return all(_written_alike(f.type, busy) for f in t.fields)
+        if t.cls not in known:
+            known[t.cls] = True  # a recursive Struct: its other fields decide
+            known[t.cls] = (
+                _plain_struct(t)
+                and not issubclass(t.cls, Command)
+                and all(_written_alike(f.type, known) for f in t.fields)
+            )
+        return known[t.cls]
     return False  # float (exponent form, NaN), Any and everything else
 
 
@@ -306,8 +309,8 @@ class _Plan:
     def __init__(self, cls: type[msgspec.Struct]) -> None:
         info = mi.type_info(cls)
         assert isinstance(info, mi.StructType)
-        busy = {id(cls)}
-        alike = [_written_alike(f.type, busy) for f in info.fields]
+        known: dict[type, bool] = {cls: True}
+        alike = [_written_alike(f.type, known) for f in info.fields]
         self.whole = _plain_struct(info) and all(alike)
         tag = b""
         if isinstance(info.tag_field, str):
@@ -357,7 +360,8 @@ _WHOLE: frozenset[type] = frozenset(cls for cls in COMMANDS.values() if _Plan(cl
 
 
 def _compat_bytes(value: Any) -> bytes:
-    return compat.encode_bytes(value, default=_struct_dict)
+    out: bytes = compat.encode_bytes(value, default=_struct_dict)
+    return out
 
 
 def _command_bytes(command: Any) -> bytes:
@@ -460,4 +464,5 @@ def encode_frame(commands: Iterable[Any]) -> str:
     try:
         return encode_frame_bytes(commands).decode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: the text the reference writes
-        return compat.encode(list(commands), default=_struct_dict)
+        text: str = compat.encode(list(commands), default=_struct_dict)
+        return text
