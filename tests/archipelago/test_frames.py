@@ -111,8 +111,8 @@ def test_decode_frame_is_the_command_by_command_reading(data: Any) -> None:
     ],
 )
 def test_invalid_utf8_anywhere_is_a_decode_error(data: bytes) -> None:
-    """msgspec skips undeclared keys' bytes unchecked: such a frame decoded, and
-    encode_frame then raised UnicodeDecodeError (found by a fuzz campaign)."""
+    """msgspec skips the bytes of keys a Struct does not declare unchecked: without
+    the UTF-8 check such a frame would decode and fail to encode again."""
     with pytest.raises(DecodeError, match="invalid UTF-8") as info:
         frames.decode_frame(data)
     assert info.value.offset == next(i for i, b in enumerate(data) if b >= 0x80)

@@ -151,8 +151,15 @@ def _from_plain(obj: Any) -> Command | dict[str, Any]:
     if cls is None:
         return obj
     declared = _DECLARED[name]
-    extra = {key: value for key, value in obj.items() if key not in declared}
-    known = {key: value for key, value in obj.items() if key in declared} if extra else obj
+    known = obj
+    extra: dict[str, Any] = {}
+    if not declared.issuperset(obj):
+        known = {}
+        for key, value in obj.items():  # (a loop: a comprehension is a call before 3.12)
+            if key in declared:
+                known[key] = value
+            else:
+                extra[key] = value
     if cls is Connect:
         fields = _version_fields(obj.get("version"))
         if fields is not None:
