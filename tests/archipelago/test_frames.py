@@ -86,9 +86,14 @@ def _by_command(data: Any) -> frames.Frame:
 
 
 def _agree(data: Any) -> tuple[str, Any]:
-    """decode_frame's outcome, which the command-by-command reading must share."""
+    """decode_frame's outcome, which the command-by-command reading must share
+    (for malformed JSON the typed parser words its message its own way)."""
     got = _outcome(frames.decode_frame, data)
-    assert got == _outcome(_by_command, data)
+    slow = _outcome(_by_command, data)
+    if got[0] == slow[0] == "error" and got[1][0].startswith("JSON is malformed"):
+        assert slow[1][0].startswith("JSON is malformed")
+        got, slow = (got[0], got[1][1:]), (slow[0], slow[1][1:])
+    assert got == slow
     assert got[0] != "exception" or got[1][0] == "TypeError", got
     return got
 
@@ -297,7 +302,11 @@ commands = st.one_of(
         version=st.builds(C.VersionInfo, ints, ints, ints),
         game=texts,
     ),
-    st.builds(C.SetReply, texts, value=st.one_of(ints, st.floats(), texts, st.none())),
+    st.builds(
+        C.SetReply,
+        texts,
+        value=st.one_of(ints, st.floats(allow_nan=False, allow_infinity=False), texts, st.none()),
+    ),
 )
 extras = st.dictionaries(st.sampled_from(["request_id", "zz", "tag"]), ints, max_size=2)
 

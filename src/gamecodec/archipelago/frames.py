@@ -308,6 +308,10 @@ def _written_alike(t: mi.Type, known: dict[type, bool]) -> bool:
     return False  # float (exponent form, NaN), Any and everything else
 
 
+_SCALARS = frozenset({int, str, bool, type(None)})
+"""Values msgspec writes as the compat writer does, whatever the field's type."""
+
+
 class _Plan:
     """How to write one Struct type: whole by msgspec, or field by field."""
 
@@ -338,7 +342,10 @@ class _Plan:
                 continue
             parts.append(key[1:] if first else key)
             first = False
-            parts.append(_encode(value) if same else _compat_bytes(value))
+            if same or type(value) in _SCALARS:
+                parts.append(_encode(value))
+            else:
+                parts.append(_compat_bytes(value))
         parts.append(b"}")
         return b"".join(parts)
 
