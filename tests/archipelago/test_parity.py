@@ -182,3 +182,35 @@ def test_typed_encode_is_the_compat_writers_on_both_twins(
     again = frames.decode_frame(text)
     assert list(again) == frame
     assert frames.encode_frame(again) == text
+
+
+structs = st.one_of(
+    st.builds(C.Item, ints, ints, ints, ints),
+    st.builds(C.Player, ints, ints, st.text(max_size=3), st.text(max_size=3)),
+    st.builds(C.Say, st.text(max_size=3)),
+    st.builds(C.SetReply, st.text(max_size=3), value=st.one_of(scalars, named)),
+    st.builds(set),
+)
+values_with_structs = st.recursive(
+    st.one_of(scalars, named, structs),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.lists(inner, max_size=3).map(tuple),
+        st.dictionaries(keys, inner, max_size=4),
+        st.builds(NetworkSlot, st.text(max_size=3), st.text(max_size=3), ints, inner),
+    ),
+    max_leaves=20,
+)
+
+
+@SETTINGS
+@given(values_with_structs)
+def test_encode_with_default_agrees(py_codec: ModuleType, c_codec: ModuleType, value: Any) -> None:
+    """``default`` replaces what the writer does not know, anywhere (NamedTuple
+    fields included), and its result is written by the pre-pass rules."""
+    default = frames._struct_dict
+    expected = _outcome(py_codec.encode, value, default=default)
+    assert _outcome(c_codec.encode, value, default=default) == expected
+    assert _outcome(c_codec.encode_bytes, value, default=default) == _outcome(
+        py_codec.encode_bytes, value, default=default
+    )
