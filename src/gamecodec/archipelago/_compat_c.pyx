@@ -452,73 +452,28 @@ cdef int _put_ascii(Buf *buf, object text) except -1:
     return 0
 
 
-cdef char _PAIRS[200]
-
-
-cdef void _init_pairs() noexcept:
-    cdef int k
-    for k in range(100):
-        _PAIRS[2 * k] = <char>(48 + k // 10)
-        _PAIRS[2 * k + 1] = <char>(48 + k % 10)
-
-
-_init_pairs()
-
-
-cdef inline int _digits(unsigned long long u) noexcept:
-    cdef int n = 1
-    while u >= 10000:
-        u //= 10000
-        n += 4
-    if u >= 1000:
-        return n + 3
-    if u >= 100:
-        return n + 2
-    if u >= 10:
-        return n + 1
-    return n
-
-
 cdef int _put_int(Buf *buf, object value) except -1:
-    """Digits written straight into the buffer, two at a time from the end
-    (a local digit array read back as a word stalls store forwarding)."""
+    """Decimal digits, as ``int.__repr__`` writes them (ints past 64 bits through it)."""
     cdef long long v
     cdef unsigned long long u
-    cdef unsigned int k
-    cdef int n, sign
-    cdef char *out
+    cdef char digits[24]
+    cdef int at = 24
     cdef int overflow = 0
     v = PyLong_AsLongLongAndOverflow(value, &overflow)
     if overflow:
         _put_ascii(buf, int.__repr__(value))
         return 0
+    u = <unsigned long long>(-(v + 1)) + 1 if v < 0 else <unsigned long long>v
+    while True:
+        at -= 1
+        digits[at] = <char>(48 + u % 10)
+        u //= 10
+        if u == 0:
+            break
     if v < 0:
-        u = <unsigned long long>(-(v + 1)) + 1
-        sign = 1
-    else:
-        u = <unsigned long long>v
-        sign = 0
-    n = _digits(u) + sign
-    if buf.length + n > buf.capacity:
-        _reserve(buf, n)
-    out = buf.data + buf.length
-    buf.length += n
-    if sign:
-        out[0] = b'-'
-    out += n
-    while u >= 100:
-        k = <unsigned int>(u % 100)
-        u //= 100
-        out -= 2
-        out[0] = _PAIRS[2 * k]
-        out[1] = _PAIRS[2 * k + 1]
-    if u >= 10:
-        out -= 2
-        out[0] = _PAIRS[2 * u]
-        out[1] = _PAIRS[2 * u + 1]
-    else:
-        out -= 1
-        out[0] = <char>(48 + u)
+        at -= 1
+        digits[at] = b'-'
+    _put(buf, digits + at, 24 - at)
     return 0
 
 
