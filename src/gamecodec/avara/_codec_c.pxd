@@ -1,8 +1,9 @@
 # cython: language_level=3
 # The compiled codec's wire primitives, for the compiled session to cimport
-# (_session_c.pxd): one CRC-16, one command reader, one command writer. Their
+# (_session_c.pxd): one CRC-16, one command reader, one writer of the ack block
+# and one of commands. Their
 # pure twins, with the same names and arguments, are in _codec_py.py.
-from libc.stdint cimport int8_t, int16_t, int32_t, uint8_t, uint16_t
+from libc.stdint cimport int8_t, int16_t, int32_t, uint8_t, uint16_t, uint32_t
 
 
 cdef enum:
@@ -44,6 +45,7 @@ cdef uint16_t crc16(const uint8_t *p, Py_ssize_t start, Py_ssize_t end,
 cdef Cmd parse_command(const uint8_t *p, Py_ssize_t size, Py_ssize_t pos,
                        bint current) noexcept nogil
 cdef object command_object(Cmd c, const uint8_t *p)
+cdef Py_ssize_t write_acks(uint8_t *out, int ack, uint32_t bitmap) noexcept nogil
 cdef int writer_flags(bint distribution, long long p3, long long p2, Py_ssize_t n,
                       long long p1, bint sender) noexcept nogil
 cdef int command_size(int flags, Py_ssize_t n, bint current) noexcept nogil

@@ -101,6 +101,14 @@ cdef enum:
     ST_PUNCH = 5
 
 
+cdef inline uint16_t _le16(const uint8_t *q) noexcept nogil:
+    return q[0] | (q[1] << 8)
+
+
+cdef inline uint32_t _le32(const uint8_t *q) noexcept nogil:
+    return _le16(q) | (<uint32_t>_le16(q + 2) << 16)
+
+
 # --- CRC-16/KERMIT, slice-by-4 -------------------------------------------
 
 cdef uint16_t _T0[256]
@@ -132,7 +140,7 @@ cdef uint16_t crc16(const uint8_t *p, Py_ssize_t start, Py_ssize_t end,
     p += start
     cdef Py_ssize_t n = end - start
     while n >= 4:
-        crc ^= <uint16_t>(p[0] | (p[1] << 8))
+        crc ^= _le16(p)
         crc = _T3[crc & 0xFF] ^ _T2[crc >> 8] ^ _T1[p[2]] ^ _T0[p[3]]
         p += 4
         n -= 4
@@ -246,7 +254,7 @@ cdef inline Cmd _read_command(const uint8_t *p, Py_ssize_t size, Py_ssize_t pos,
     c.field = -1
     if size - pos < head:
         return _unparsed(c, FIELD_HEADER, pos, 0)
-    c.serial = <uint16_t>(p[pos] | (p[pos + 1] << 8))
+    c.serial = _le16(p + pos)
     if current:
         c.send_count = p[pos + 2]
     flags = p[pos + head - 2]
@@ -256,28 +264,27 @@ cdef inline Cmd _read_command(const uint8_t *p, Py_ssize_t size, Py_ssize_t pos,
     if flags & 0x40:
         if size - pos < 2:
             return _unparsed(c, FIELD_DISTRIBUTION, pos, 0)
-        c.distribution = <int16_t>(p[pos] | (p[pos + 1] << 8))
+        c.distribution = <int16_t>_le16(p + pos)
         pos += 2
     if flags & 0x04:
         if size - pos < 4:
             return _unparsed(c, FIELD_P3, pos, 0)
-        c.p3 = <int32_t>(<uint32_t>p[pos] | (<uint32_t>p[pos + 1] << 8)
-                         | (<uint32_t>p[pos + 2] << 16) | (<uint32_t>p[pos + 3] << 24))
+        c.p3 = <int32_t>_le32(p + pos)
         pos += 4
     elif flags & 0x20:
         if size - pos < 2:
             return _unparsed(c, FIELD_P3, pos, 0)
-        c.p3 = p[pos] | (p[pos + 1] << 8)
+        c.p3 = _le16(p + pos)
         pos += 2
     if flags & 0x02:
         if size - pos < 2:
             return _unparsed(c, FIELD_P2, pos, 0)
-        c.p2 = <int16_t>(p[pos] | (p[pos + 1] << 8))
+        c.p2 = <int16_t>_le16(p + pos)
         pos += 2
     if flags & 0x08:
         if size - pos < 2:
             return _unparsed(c, FIELD_DATA_LEN, pos, 0)
-        c.n = <int16_t>(p[pos] | (p[pos + 1] << 8))
+        c.n = <int16_t>_le16(p + pos)
         if c.n < 0 or c.n > MAX_DATA_LEN:
             return _unparsed(c, FIELD_BAD_DATA_LEN, pos, c.n)
         pos += 2
@@ -405,19 +412,18 @@ def decode_datagram(data, *, version=DEFAULT_VERSION, layout=1, bint strict=Fals
         return _SHORT
     crc_ok = None
     if v >= 0:
-        if _datagram_crc(p, size, <uint16_t>v) != (p[0] | (p[1] << 8)):
+        if _datagram_crc(p, size, <uint16_t>v) != _le16(p):
             if strict:
                 raise msg.crc_mismatch(version)
             return _SHORT
         crc_ok = True
-    ack = p[2] | (p[3] << 8)
+    ack = _le16(p + 2)
     bitmap = None
     pos = 4
     if ack & 1:
         if size < 8:
             raise msg.truncated("ack bitmap", 4, size - 4, 4, Datagram(crc_ok, ack, None, ()))
-        bitmap = <int32_t>(<uint32_t>p[4] | (<uint32_t>p[5] << 8)
-                           | (<uint32_t>p[6] << 16) | (<uint32_t>p[7] << 24))
+        bitmap = <int32_t>_le32(p + 4)
         pos = 8
     if pos == size:
         return _datagram(crc_ok, ack, bitmap, _EMPTY)
@@ -506,17 +512,16 @@ cdef inline void _decode_one(const uint8_t *p, Py_ssize_t size, uint32_t index, 
     if size < 4:
         row.status = ST_SHORT
         return
-    if version >= 0 and _datagram_crc(p, size, <uint16_t>version) != (p[0] | (p[1] << 8)):
+    if version >= 0 and _datagram_crc(p, size, <uint16_t>version) != _le16(p):
         row.status = ST_CRC_MISMATCH
         return
-    row.ack = p[2] | (p[3] << 8)
+    row.ack = _le16(p + 2)
     if row.ack & 1:
         if size < 8:
             row.status = ST_TRUNCATED
             row.error_offset = 4
             return
-        row.ack_bitmap = <int32_t>(<uint32_t>p[4] | (<uint32_t>p[5] << 8)
-                                   | (<uint32_t>p[6] << 16) | (<uint32_t>p[7] << 24))
+        row.ack_bitmap = <int32_t>_le32(p + 4)
         pos = 8
     while pos < size:
         c = _read_command(p, size, pos, current)
@@ -642,6 +647,14 @@ cdef inline Py_ssize_t _put32(uint8_t *out, Py_ssize_t pos, uint32_t v) noexcept
     return _put16(out, _put16(out, pos, v), v >> 16)
 
 
+cdef Py_ssize_t write_acks(uint8_t *out, int ack, uint32_t bitmap) noexcept nogil:
+    """Write the ack block at out[2:] (the bitmap only after an odd ack, spec
+    §4.2); return the offset after it."""
+    if ack & 1:
+        return _put32(out, _put16(out, 2, <uint32_t>ack), bitmap)
+    return _put16(out, 2, <uint32_t>ack)
+
+
 cdef Py_ssize_t write_command(uint8_t *out, Py_ssize_t pos, bint current, int serial,
                               int send_count, int flags, int command, int distribution,
                               int p3, int p2, int p1, int sender, bytes data) noexcept:
@@ -723,15 +736,16 @@ def encode_datagram(datagram, commands=(), ack_bitmap=None, *, version=DEFAULT_V
     cdef bint current = _is_current(layout)
     if not _int_in(ack_obj, 0, 0xFFFF, &ack):
         raise msg.bad_ack(ack_obj)
-    size = _put16(out, _put16(out, 0, <uint32_t>v), <uint32_t>ack)
+    bm = 0
     if ack & 1:
         if bitmap is None:
             raise msg.missing_bitmap(ack_obj)
         if not _int_in(bitmap, -(1 << 31), 0xFFFFFFFF, &bm):
             raise msg.bad_bitmap(bitmap)
-        size = _put32(out, size, <uint32_t>bm)
     elif bitmap is not None:
         raise msg.unwanted_bitmap(ack_obj)
+    _put16(out, 0, <uint32_t>v)
+    size = write_acks(out, <int>ack, <uint32_t>bm)
     index = 0
     for item in cmds:
         if not isinstance(item, tuple) or len(<tuple>item) != 10:

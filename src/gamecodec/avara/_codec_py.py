@@ -219,6 +219,16 @@ def command_size(flags: int, n: int, current: bool) -> int:
     return size + (flags & 0x01) + (flags >> 7) + n
 
 
+def write_acks(out: bytearray, ack: int, bitmap: int) -> int:
+    """Write the ack block at ``out[2:]`` (the bitmap only after an odd ack,
+    spec §4.2); return the offset after it."""
+    if ack & 1:
+        out[2:8] = _U16.pack(ack & 0xFFFF) + (bitmap & 0xFFFFFFFF).to_bytes(4, "little")
+        return 8
+    out[2:4] = _U16.pack(ack & 0xFFFF)
+    return 4
+
+
 def write_command(  # noqa: PLR0917
     out: bytearray,
     pos: int,
@@ -430,16 +440,15 @@ def encode_datagram(
     current = _is_current(layout)
     if not isinstance(ack, int) or not 0 <= ack <= 0xFFFF:
         raise msg.bad_ack(ack)
-    out = bytearray(_U16.pack(version))
-    out += _U16.pack(ack)
     if ack & 1:
         if bitmap is None:
             raise msg.missing_bitmap(ack)
         if not isinstance(bitmap, int) or not -(1 << 31) <= bitmap <= 0xFFFFFFFF:
             raise msg.bad_bitmap(bitmap)
-        out += (bitmap & 0xFFFFFFFF).to_bytes(4, "little")
     elif bitmap is not None:
         raise msg.unwanted_bitmap(ack)
+    out = bytearray(_U16.pack(version))
+    write_acks(out, ack, bitmap or 0)
     for index, cmd in enumerate(cmds):
         if not isinstance(cmd, tuple) or len(cmd) != 10:
             raise msg.not_a_command(index)

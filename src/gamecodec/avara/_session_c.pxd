@@ -19,6 +19,7 @@ from gamecodec.avara._codec_c cimport (
     command_size,
     crc16,
     parse_command,
+    write_acks,
     write_command,
     writer_flags,
 )
@@ -142,8 +143,8 @@ cdef class Connection:
     @cython.locals(t=double)
     cpdef list datagrams_to_send(self, object now)
     @cython.locals(out=list, buf="unsigned char *", picked="int *", first=int, slot=int,
-                   pos=Py_ssize_t, count=int, i=int, ack=int, bits="unsigned int", cram=int,
-                   early=bint, length=Py_ssize_t, rest=int, rt=double)
+                   pos=Py_ssize_t, count=int, i=int, cram=int, early=bint, length=Py_ssize_t,
+                   rest=int, rt=double)
     cdef list _transmit(self, double now)
     cdef Py_ssize_t _write_command(self, Py_ssize_t pos, int slot) except -1
     @cython.locals(out="unsigned char *", crc="unsigned int")

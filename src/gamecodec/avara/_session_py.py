@@ -8,7 +8,7 @@ compiles it, typed by ``_session_c.pxd``, into ``gamecodec.avara._session_c``
 documents the model and picks the twin; ``tests/avara/test_connection_parity.py``
 holds the twins together.
 
-The wire is the codec's: its CRC, its command reader and its command writer
+The wire is the codec's: its CRC, its command reader and its writers
 (``_codec_py``'s here, ``_codec_c``'s cimported in the compiled twin). A
 received datagram is checked and read in one pass (no ``Datagram``, only the
 delivered ``Command``s are built), and an outgoing datagram is written into a
@@ -135,6 +135,7 @@ if not cython.compiled:  # the pure bodies (Cython drops this block)
         command_size,
         crc16,
         parse_command,
+        write_acks,
         write_command,
         writer_flags,
     )
@@ -574,20 +575,9 @@ class Connection:
                 return out
             # WriteAcks: the cumulative ack, or base + 1 and the bitmap (§4.2)
             if self._ack_base & 1:
-                ack = self._ack_base
-                bits = self._ack_bitmap
-                buf[2] = ack & 0xFF
-                buf[3] = ack >> 8
-                buf[4] = bits & 0xFF
-                buf[5] = (bits >> 8) & 0xFF
-                buf[6] = (bits >> 16) & 0xFF
-                buf[7] = bits >> 24
-                pos = 8
+                pos = write_acks(buf, self._ack_base, self._ack_bitmap)
             else:
-                ack = (self._receive_serial - 2) & 0xFFFF
-                buf[2] = ack & 0xFF
-                buf[3] = ack >> 8
-                pos = 4
+                pos = write_acks(buf, (self._receive_serial - 2) & 0xFFFF, 0)
             if first < 0:  # an ACK-only datagram
                 self._have_to_send_ack = False
                 self._next_ack_time = now + _ACK_DELAY + self.retransmit_time
