@@ -48,7 +48,6 @@ cdef object command_object(Cmd c, const uint8_t *p)
 cdef Py_ssize_t write_acks(uint8_t *out, int ack, uint32_t bitmap) noexcept nogil
 cdef int writer_flags(bint distribution, long long p3, long long p2, Py_ssize_t n,
                       long long p1, bint sender) noexcept nogil
-cdef int command_size(int flags, Py_ssize_t n, bint current) noexcept nogil
 cdef Py_ssize_t write_command(uint8_t *out, Py_ssize_t pos, bint current, int serial,
                               int send_count, int flags, int command, int distribution,
                               int p3, int p2, int p1, int sender, bytes data) noexcept

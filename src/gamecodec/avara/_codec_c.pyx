@@ -619,24 +619,6 @@ cdef int writer_flags(bint distribution, long long p3, long long p2, Py_ssize_t 
     return flags
 
 
-cdef int command_size(int flags, Py_ssize_t n, bint current) noexcept nogil:
-    """The wire length of a command with these flags and n data bytes."""
-    cdef int size = 5 if current else 4
-    if flags & 0x40:
-        size += 2
-    if flags & 0x04:
-        size += 4
-    elif flags & 0x20:
-        size += 2
-    if flags & 0x02:
-        size += 2
-    if flags & 0x08:
-        size += 2
-    elif flags & 0x10:
-        size += 1
-    return <int>(size + (flags & 0x01) + (flags >> 7) + n)
-
-
 cdef inline Py_ssize_t _put16(uint8_t *out, Py_ssize_t pos, uint32_t v) noexcept nogil:
     out[pos] = v & 0xFF
     out[pos + 1] = (v >> 8) & 0xFF

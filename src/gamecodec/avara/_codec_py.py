@@ -201,24 +201,6 @@ def writer_flags(  # noqa: PLR0917
     return flags
 
 
-def command_size(flags: int, n: int, current: bool) -> int:
-    """The wire length of a command with these flags and ``n`` data bytes."""
-    size = 5 if current else 4
-    if flags & 0x40:
-        size += 2
-    if flags & 0x04:
-        size += 4
-    elif flags & 0x20:
-        size += 2
-    if flags & 0x02:
-        size += 2
-    if flags & 0x08:
-        size += 2
-    elif flags & 0x10:
-        size += 1
-    return size + (flags & 0x01) + (flags >> 7) + n
-
-
 def write_acks(out: bytearray, ack: int, bitmap: int) -> int:
     """Write the ack block at ``out[2:]`` (the bitmap only after an odd ack,
     spec §4.2); return the offset after it."""

@@ -16,7 +16,6 @@ from libc.string cimport memcpy
 from gamecodec.avara._codec_c cimport (
     Cmd,
     command_object,
-    command_size,
     crc16,
     parse_command,
     write_acks,
@@ -32,6 +31,8 @@ cdef int _CONTROL, _MAX_PICKS
 
 
 cdef int _diff(int a, int b) noexcept
+@cython.locals(size=int)
+cdef int _command_size(int flags, Py_ssize_t n) noexcept
 
 
 cdef inline bint _fits(object value, long long low, long long high) noexcept:

@@ -121,6 +121,23 @@ def _diff(a: int, b: int) -> int:
     return ((a - b + 0x8000) & 0xFFFF) - 0x8000
 
 
+def _command_size(flags: int, n: int) -> int:
+    """The wire length of a command with these flags (never a distribution)
+    and ``n`` data bytes."""
+    size = 5 + (flags & 0x01) + (flags >> 7) + n
+    if flags & 0x02:
+        size += 2
+    if flags & 0x04:
+        size += 4
+    elif flags & 0x20:
+        size += 2
+    if flags & 0x08:
+        size += 2
+    elif flags & 0x10:
+        size += 1
+    return size
+
+
 # -- primitives: C bodies in _session_c.pxd, pure bodies here --------------------------
 
 
@@ -132,7 +149,6 @@ def _refuse_time(now: float) -> None:
 if not cython.compiled:  # the pure bodies (Cython drops this block)
     from gamecodec.avara._codec_py import (
         command_object,
-        command_size,
         crc16,
         parse_command,
         write_acks,
@@ -475,7 +491,7 @@ class Connection:
         self._t_p2[slot] = p2
         self._t_p3[slot] = p3
         self._t_flags[slot] = flags
-        self._t_size[slot] = command_size(flags, n, True)
+        self._t_size[slot] = _command_size(flags, n)
         self._t_send_count[slot] = 0
         self._t_urgent[slot] = 1 if urgent else 0
         self._t_birth[slot] = now
