@@ -1,4 +1,4 @@
-"""Connection over a simulated lossy network (tests/netsim.py): the issue's fault tests.
+"""Connection over a simulated lossy network (tests/netsim.py): loss, reordering, duplicates.
 
 100,000 messages each way by default (``GAMECODEC_FAULT_MESSAGES`` changes the
 count). Two profiles:

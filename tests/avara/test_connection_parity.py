@@ -5,8 +5,10 @@ through the same operations (sends, transmits at random times, deliveries with
 loss / duplication / reordering, mangled and random datagrams, time jumps) and
 checks after every step that both give the same results: datagram bytes,
 released commands, events, deadlines, ack blocks and the rest of the state.
-The sessions parse datagrams themselves, so a second test holds their parser
-to the codec's ``decode_datagram`` (including truncated and re-signed input).
+The sessions read datagrams with the codec's command reader and then apply
+their own rules (sender slots, odd serials, duplicates, ordering), so a second
+test holds what they deliver to the codec's ``decode_datagram`` (including
+truncated and re-signed input).
 """
 
 from __future__ import annotations
@@ -276,7 +278,7 @@ def test_twins_agree_step_by_step(
         assert sides[0].wire == sides[1].wire
 
 
-# -- the sessions' own parser against the codec --------------------------------------------
+# -- what the sessions deliver against the codec's decode ----------------------------------
 
 command_st = st.builds(
     lambda command, p1, p2, p3, data, dist, with_sender: (
@@ -310,7 +312,7 @@ command_st = st.builds(
 @example(  # the changed byte makes the serial odd (1): dropped, not queued
     start=0, parts=[(0, 0, 0, 0, b"", None, False)], ack=1, bitmap=1, cut=None, flip=(0, 1)
 )
-def test_session_parser_matches_the_codec(
+def test_session_delivers_what_the_codec_decodes(
     twins: tuple[ModuleType, ModuleType],
     codecs: tuple[ModuleType, ModuleType],
     start: int,

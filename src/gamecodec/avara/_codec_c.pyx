@@ -91,6 +91,7 @@ cdef enum:
     DEFAULT_VERSION_C = 18
     MAX_DATA_LEN = 984
     MAX_DATAGRAM = 16384
+    MAX_COMMAND = 17 + MAX_DATA_LEN  # the longest command on the wire
     PUNCH_SIZE = 7
     ST_OK = 0
     ST_CRC_MISMATCH = 1
@@ -98,18 +99,15 @@ cdef enum:
     ST_BAD_DATA_LEN = 3
     ST_TRUNCATED = 4
     ST_PUNCH = 5
-    F_TRUNCATED = 1
-    F_BAD_LEN = 2
-    FLD_HEADER = 0
-    FLD_DIST = 1
-    FLD_P3 = 2
-    FLD_P2 = 3
-    FLD_LEN = 4
-    FLD_P1 = 5
-    FLD_SENDER = 6
-    FLD_DATA = 7
 
-_FIELD_NAMES = ("command header", "distribution", "p3", "p2", "dataLen", "p1", "sender", "data")
+
+cdef inline uint16_t _le16(const uint8_t *q) noexcept nogil:
+    return q[0] | (q[1] << 8)
+
+
+cdef inline uint32_t _le32(const uint8_t *q) noexcept nogil:
+    return _le16(q) | (<uint32_t>_le16(q + 2) << 16)
+
 
 # --- CRC-16/KERMIT, slice-by-4 -------------------------------------------
 
@@ -136,9 +134,13 @@ cdef void _init_tables() noexcept:
 _init_tables()
 
 
-cdef inline uint16_t _crc(uint16_t crc, const uint8_t *p, Py_ssize_t n) noexcept nogil:
+cdef uint16_t crc16(const uint8_t *p, Py_ssize_t start, Py_ssize_t end,
+                    uint16_t crc) noexcept nogil:
+    """CRC-16/KERMIT of p[start:end], continuing from crc, four bytes a step."""
+    p += start
+    cdef Py_ssize_t n = end - start
     while n >= 4:
-        crc ^= <uint16_t>(p[0] | (p[1] << 8))
+        crc ^= _le16(p)
         crc = _T3[crc & 0xFF] ^ _T2[crc >> 8] ^ _T1[p[2]] ^ _T0[p[3]]
         p += 4
         n -= 4
@@ -153,7 +155,7 @@ cdef inline uint16_t _datagram_crc(const uint8_t *p, Py_ssize_t size, uint16_t v
     cdef uint8_t head[2]
     head[0] = version & 0xFF
     head[1] = version >> 8
-    return _crc(_crc(0, head, 2), p + 2, size - 2)
+    return crc16(p, 2, size, crc16(head, 0, 2, 0))
 
 
 # --- argument helpers -------------------------------------------------------
@@ -208,7 +210,8 @@ def crc16_kermit(data, crc=0):
     if not _int_in(crc, 0, 0xFFFF, &start):
         raise ValueError(f"crc {crc} outside 0..65535")
     cdef bytes buf = _as_bytes(data)
-    return _crc(<uint16_t>start, <const uint8_t *>PyBytes_AS_STRING(buf), PyBytes_GET_SIZE(buf))
+    return crc16(<const uint8_t *>PyBytes_AS_STRING(buf), 0, PyBytes_GET_SIZE(buf),
+                 <uint16_t>start)
 
 
 def datagram_crc(data, version=DEFAULT_VERSION):
@@ -218,158 +221,98 @@ def datagram_crc(data, version=DEFAULT_VERSION):
     if not _int_in(version, 0, 0xFFFF, &v):
         raise msg.bad_version(version)
     cdef bytes buf = _as_bytes(data)
-    cdef Py_ssize_t size = PyBytes_GET_SIZE(buf)
-    cdef uint8_t head[2]
-    head[0] = v & 0xFF
-    head[1] = v >> 8
-    cdef uint16_t c = _crc(0, head, 2)
-    if size > 2:
-        c = _crc(c, <const uint8_t *>PyBytes_AS_STRING(buf) + 2, size - 2)
+    return _datagram_crc(<const uint8_t *>PyBytes_AS_STRING(buf), PyBytes_GET_SIZE(buf),
+                         <uint16_t>v)
+
+
+# --- reading commands ----------------------------------------------------------
+
+cdef inline Cmd _unparsed(Cmd c, int field, Py_ssize_t at, Py_ssize_t n) noexcept nogil:
+    c.end = -1
+    c.field = field
+    c.data_pos = at
+    c.n = n
     return c
 
 
-# --- decoding -----------------------------------------------------------------
-
-cdef struct Cmd:
-    uint16_t serial
-    uint8_t send_count
-    uint8_t flags
-    int8_t command
-    int16_t distribution
-    int32_t p3
-    int16_t p2
-    int8_t p1
-    int8_t sender
-    Py_ssize_t data_pos
-    Py_ssize_t n
+cdef Cmd parse_command(const uint8_t *p, Py_ssize_t size, Py_ssize_t pos,
+                       bint current) noexcept nogil:
+    """The command at p[pos:size], read as the game's reader does (field
+    order and precedence of spec §3.1); end -1 (and field) if it does not."""
+    return _read_command(p, size, pos, current)
 
 
-cdef struct Fail:
-    int kind
-    int field
-    int need
-    Py_ssize_t have
-    Py_ssize_t at
-    Py_ssize_t n
-
-
-cdef inline Py_ssize_t _truncated(Fail *f, int field, int need, Py_ssize_t have,
-                                  Py_ssize_t at) noexcept nogil:
-    f.kind = F_TRUNCATED
-    f.field = field
-    f.need = need
-    f.have = have
-    f.at = at
-    return -1
-
-
-cdef inline Py_ssize_t _parse_command(const uint8_t *p, Py_ssize_t size, Py_ssize_t pos,
-                               bint current, Cmd *c, Fail *f) noexcept nogil:
-    """Parse one command at pos; return the position after it, or -1 (f set)."""
+cdef inline Cmd _read_command(const uint8_t *p, Py_ssize_t size, Py_ssize_t pos,
+                              bint current) noexcept nogil:
+    """parse_command, inlined into this module's decoders."""
     cdef int head = 5 if current else 4
     cdef uint8_t flags
-    cdef int n = 0
+    cdef Cmd c
+    c.serial = c.send_count = c.flags = 0
+    c.command = c.distribution = c.p3 = c.p2 = c.p1 = c.sender = 0
+    c.n = 0
+    c.field = -1
     if size - pos < head:
-        return _truncated(f, FLD_HEADER, head, size - pos, pos)
-    c.serial = <uint16_t>(p[pos] | (p[pos + 1] << 8))
+        return _unparsed(c, FIELD_HEADER, pos, 0)
+    c.serial = _le16(p + pos)
     if current:
         c.send_count = p[pos + 2]
-        flags = p[pos + 3]
-        c.command = <int8_t>p[pos + 4]
-    else:
-        c.send_count = 0
-        flags = p[pos + 2]
-        c.command = <int8_t>p[pos + 3]
+    flags = p[pos + head - 2]
     c.flags = flags
+    c.command = <int8_t>p[pos + head - 1]
     pos += head
-    c.distribution = 0
-    c.p3 = 0
-    c.p2 = 0
-    c.p1 = 0
-    c.sender = 0
     if flags & 0x40:
         if size - pos < 2:
-            return _truncated(f, FLD_DIST, 2, size - pos, pos)
-        c.distribution = <int16_t>(p[pos] | (p[pos + 1] << 8))
+            return _unparsed(c, FIELD_DISTRIBUTION, pos, 0)
+        c.distribution = <int16_t>_le16(p + pos)
         pos += 2
     if flags & 0x04:
         if size - pos < 4:
-            return _truncated(f, FLD_P3, 4, size - pos, pos)
-        c.p3 = <int32_t>(<uint32_t>p[pos] | (<uint32_t>p[pos + 1] << 8)
-                         | (<uint32_t>p[pos + 2] << 16) | (<uint32_t>p[pos + 3] << 24))
+            return _unparsed(c, FIELD_P3, pos, 0)
+        c.p3 = <int32_t>_le32(p + pos)
         pos += 4
     elif flags & 0x20:
         if size - pos < 2:
-            return _truncated(f, FLD_P3, 2, size - pos, pos)
-        c.p3 = p[pos] | (p[pos + 1] << 8)
+            return _unparsed(c, FIELD_P3, pos, 0)
+        c.p3 = _le16(p + pos)
         pos += 2
     if flags & 0x02:
         if size - pos < 2:
-            return _truncated(f, FLD_P2, 2, size - pos, pos)
-        c.p2 = <int16_t>(p[pos] | (p[pos + 1] << 8))
+            return _unparsed(c, FIELD_P2, pos, 0)
+        c.p2 = <int16_t>_le16(p + pos)
         pos += 2
     if flags & 0x08:
         if size - pos < 2:
-            return _truncated(f, FLD_LEN, 2, size - pos, pos)
-        n = <int16_t>(p[pos] | (p[pos + 1] << 8))
-        if n < 0 or n > MAX_DATA_LEN:
-            f.kind = F_BAD_LEN
-            f.at = pos
-            f.n = n
-            return -1
+            return _unparsed(c, FIELD_DATA_LEN, pos, 0)
+        c.n = <int16_t>_le16(p + pos)
+        if c.n < 0 or c.n > MAX_DATA_LEN:
+            return _unparsed(c, FIELD_BAD_DATA_LEN, pos, c.n)
         pos += 2
     elif flags & 0x10:
         if size - pos < 1:
-            return _truncated(f, FLD_LEN, 1, size - pos, pos)
-        n = p[pos]
-        if n > MAX_DATA_LEN:
-            f.kind = F_BAD_LEN
-            f.at = pos
-            f.n = n
-            return -1
+            return _unparsed(c, FIELD_DATA_LEN, pos, 0)
+        c.n = p[pos]
         pos += 1
     if flags & 0x01:
         if size - pos < 1:
-            return _truncated(f, FLD_P1, 1, 0, pos)
+            return _unparsed(c, FIELD_P1, pos, 0)
         c.p1 = <int8_t>p[pos]
         pos += 1
     if flags & 0x80:
         if size - pos < 1:
-            return _truncated(f, FLD_SENDER, 1, 0, pos)
+            return _unparsed(c, FIELD_SENDER, pos, 0)
         c.sender = <int8_t>p[pos]
         pos += 1
-    if size - pos < n:
-        return _truncated(f, FLD_DATA, n, size - pos, pos)
+    if size - pos < c.n:
+        return _unparsed(c, FIELD_DATA, pos, c.n)
     c.data_pos = pos
-    c.n = n
-    return pos + n
+    c.end = pos + c.n
+    return c
 
 
 cdef inline bint _canonical(const Cmd *c) noexcept nogil:
     """Whether the game's writer would produce this flag byte (spec §3)."""
-    cdef uint8_t flags = c.flags
-    if flags & 0x24 == 0x24 or flags & 0x18 == 0x18:
-        return False
-    if flags & 0x04 and 0 <= c.p3 <= 0xFFFF:
-        return False
-    if flags & 0x20 and c.p3 == 0:
-        return False
-    if flags & 0x02 and c.p2 == 0:
-        return False
-    if flags & 0x08 and c.n <= 255:
-        return False
-    if flags & 0x10 and c.n == 0:
-        return False
-    if flags & 0x01 and c.p1 == 0:
-        return False
-    return True
-
-
-cdef object _fail_error(const Fail *f, object crc_ok, int ack, object bitmap, list commands):
-    partial = msg.so_far(crc_ok, ack, bitmap, commands)
-    if f.kind == F_BAD_LEN:
-        return msg.bad_data_len(f.n, f.at, partial)
-    return msg.truncated(_FIELD_NAMES[f.field], f.need, f.have, f.at, partial)
+    return c.flags == writer_flags(c.flags & 0x40, c.p3, c.p2, c.n, c.p1, c.flags & 0x80)
 
 
 _SMALL = tuple(range(-128, 256))
@@ -380,7 +323,8 @@ cdef inline object _small(int v):
     return (<tuple>_SMALL)[v + 128]
 
 
-cdef object _command(const Cmd *c, const uint8_t *p):
+cdef object command_object(Cmd c, const uint8_t *p):
+    """The Command for c, its data from p."""
     cdef uint8_t flags = c.flags
     if not _fast_tuples:
         return tuple.__new__(Command, (
@@ -404,7 +348,7 @@ cdef object _command(const Cmd *c, const uint8_t *p):
 
 
 cdef list _command_list(const Cmd *cmds, Py_ssize_t k, const uint8_t *p):
-    return [_command(&cmds[i], p) for i in range(k)]
+    return [command_object(cmds[i], p) for i in range(k)]
 
 
 cdef inline object _datagram(object crc_ok, int ack, object bitmap, object commands):
@@ -459,8 +403,7 @@ def decode_datagram(data, *, version=DEFAULT_VERSION, layout=1, bint strict=Fals
     cdef bint current = _is_current(layout)
     cdef int head = 5 if current else 4
     cdef int ack
-    cdef Py_ssize_t pos, nxt, start
-    cdef Fail f
+    cdef Py_ssize_t pos
     if size == PUNCH_SIZE:
         return decode_punch(buf)
     if size < 4:
@@ -469,19 +412,18 @@ def decode_datagram(data, *, version=DEFAULT_VERSION, layout=1, bint strict=Fals
         return _SHORT
     crc_ok = None
     if v >= 0:
-        if _datagram_crc(p, size, <uint16_t>v) != (p[0] | (p[1] << 8)):
+        if _datagram_crc(p, size, <uint16_t>v) != _le16(p):
             if strict:
                 raise msg.crc_mismatch(version)
             return _SHORT
         crc_ok = True
-    ack = p[2] | (p[3] << 8)
+    ack = _le16(p + 2)
     bitmap = None
     pos = 4
     if ack & 1:
         if size < 8:
             raise msg.truncated("ack bitmap", 4, size - 4, 4, Datagram(crc_ok, ack, None, ()))
-        bitmap = <int32_t>(<uint32_t>p[4] | (<uint32_t>p[5] << 8)
-                           | (<uint32_t>p[6] << 16) | (<uint32_t>p[7] << 24))
+        bitmap = <int32_t>_le32(p + 4)
         pos = 8
     if pos == size:
         return _datagram(crc_ok, ack, bitmap, _EMPTY)
@@ -498,22 +440,24 @@ def decode_datagram(data, *, version=DEFAULT_VERSION, layout=1, bint strict=Fals
                 memcpy(grown, cmds, k * sizeof(Cmd))
                 cmds = grown
                 cap = size // 4 + 1
-            start = pos
-            nxt = _parse_command(p, size, pos, current, &cmds[k], &f)
-            if nxt < 0:
-                raise _fail_error(&f, crc_ok, ack, bitmap, _command_list(cmds, k, p))
+            cmds[k] = _read_command(p, size, pos, current)
+            if cmds[k].end < 0:
+                raise msg.unparsed(
+                    cmds[k].field, cmds[k].flags, cmds[k].n, cmds[k].data_pos, size, head,
+                    msg.so_far(crc_ok, ack, bitmap, _command_list(cmds, k, p)),
+                )
             if strict and not _canonical(&cmds[k]):
                 raise msg.non_canonical(
                     cmds[k].flags,
                     msg.non_canonical_reason(
                         cmds[k].flags, cmds[k].p1, cmds[k].p2, cmds[k].p3, cmds[k].n),
-                    start + head - 2, msg.so_far(crc_ok, ack, bitmap, _command_list(cmds, k, p)),
+                    pos + head - 2, msg.so_far(crc_ok, ack, bitmap, _command_list(cmds, k, p)),
                 )
+            pos = cmds[k].end
             k += 1
-            pos = nxt
         commands = PyTuple_New(k)
         for i in range(k):
-            _fill(commands, i, _command(&cmds[i], p))
+            _fill(commands, i, command_object(cmds[i], p))
     finally:
         if cmds != local:
             free(cmds)
@@ -553,11 +497,9 @@ cdef inline void _decode_one(const uint8_t *p, Py_ssize_t size, uint32_t index, 
                              Py_ssize_t *count) noexcept nogil:
     """Decode one datagram into row and rows[count...]; rows has room for
     size // 4 + 1 more commands."""
-    cdef Py_ssize_t pos = 4, nxt
+    cdef Py_ssize_t pos = 4
     cdef Cmd c
-    cdef Fail f
     cdef CommandRow *r
-    f.at = 0
     row.status = ST_OK
     row.ack = 0
     row.ack_bitmap = 0
@@ -570,23 +512,22 @@ cdef inline void _decode_one(const uint8_t *p, Py_ssize_t size, uint32_t index, 
     if size < 4:
         row.status = ST_SHORT
         return
-    if version >= 0 and _datagram_crc(p, size, <uint16_t>version) != (p[0] | (p[1] << 8)):
+    if version >= 0 and _datagram_crc(p, size, <uint16_t>version) != _le16(p):
         row.status = ST_CRC_MISMATCH
         return
-    row.ack = p[2] | (p[3] << 8)
+    row.ack = _le16(p + 2)
     if row.ack & 1:
         if size < 8:
             row.status = ST_TRUNCATED
             row.error_offset = 4
             return
-        row.ack_bitmap = <int32_t>(<uint32_t>p[4] | (<uint32_t>p[5] << 8)
-                                   | (<uint32_t>p[6] << 16) | (<uint32_t>p[7] << 24))
+        row.ack_bitmap = <int32_t>_le32(p + 4)
         pos = 8
     while pos < size:
-        nxt = _parse_command(p, size, pos, current, &c, &f)
-        if nxt < 0:
-            row.status = ST_BAD_DATA_LEN if f.kind == F_BAD_LEN else ST_TRUNCATED
-            row.error_offset = <uint32_t>f.at
+        c = _read_command(p, size, pos, current)
+        if c.end < 0:
+            row.status = ST_BAD_DATA_LEN if c.field == FIELD_BAD_DATA_LEN else ST_TRUNCATED
+            row.error_offset = <uint32_t>c.data_pos
             return
         r = rows + count[0]
         r.datagram = index
@@ -603,7 +544,7 @@ cdef inline void _decode_one(const uint8_t *p, Py_ssize_t size, uint32_t index, 
         r.data_length = <uint16_t>c.n
         count[0] += 1
         row.command_count += 1
-        pos = nxt
+        pos = c.end
 
 
 def decode_many(datagrams, *, version=DEFAULT_VERSION, layout=1):
@@ -655,30 +596,89 @@ def decode_many(datagrams, *, version=DEFAULT_VERSION, layout=1):
     return Batch(commands, outcomes)
 
 
-# --- encoding -----------------------------------------------------------------
+# --- writing commands ----------------------------------------------------------
 
-def canonical_flags(command):
+cdef int writer_flags(bint distribution, long long p3, long long p2, Py_ssize_t n,
+                      long long p1, bint sender) noexcept nogil:
     """The flag byte the game's writer computes for these values (spec §3)."""
-    flags = 0
-    if command.distribution is not None:
-        flags |= 0x40
-    p3 = command.p3
+    cdef int flags = 0x40 if distribution else 0
     if p3 < 0 or p3 > 0xFFFF:
         flags |= 0x04
     elif p3:
         flags |= 0x20
-    if command.p2:
+    if p2:
         flags |= 0x02
-    n = len(command.data)
     if n > 255:
         flags |= 0x08
     elif n:
         flags |= 0x10
-    if command.p1:
+    if p1:
         flags |= 0x01
-    if command.sender is not None:
+    if sender:
         flags |= 0x80
     return flags
+
+
+cdef inline Py_ssize_t _put16(uint8_t *out, Py_ssize_t pos, uint32_t v) noexcept nogil:
+    out[pos] = v & 0xFF
+    out[pos + 1] = (v >> 8) & 0xFF
+    return pos + 2
+
+
+cdef inline Py_ssize_t _put32(uint8_t *out, Py_ssize_t pos, uint32_t v) noexcept nogil:
+    return _put16(out, _put16(out, pos, v), v >> 16)
+
+
+cdef Py_ssize_t write_acks(uint8_t *out, int ack, uint32_t bitmap) noexcept nogil:
+    """Write the ack block at out[2:] (the bitmap only after an odd ack, spec
+    §4.2); return the offset after it."""
+    if ack & 1:
+        return _put32(out, _put16(out, 2, <uint32_t>ack), bitmap)
+    return _put16(out, 2, <uint32_t>ack)
+
+
+cdef Py_ssize_t write_command(uint8_t *out, Py_ssize_t pos, bint current, int serial,
+                              int send_count, int flags, int command, int distribution,
+                              int p3, int p2, int p1, int sender, bytes data) noexcept:
+    """Write a command at out[pos:] as its flag byte says (spec §3), each value
+    as its low bytes; return the offset after it. out has room for it."""
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(data)
+    pos = _put16(out, pos, <uint32_t>serial)
+    if current:
+        out[pos] = <uint8_t>send_count
+        pos += 1
+    out[pos] = <uint8_t>flags
+    out[pos + 1] = <uint8_t>command
+    pos += 2
+    if flags & 0x40:
+        pos = _put16(out, pos, <uint32_t>distribution)
+    if flags & 0x04:
+        pos = _put32(out, pos, <uint32_t>p3)
+    elif flags & 0x20:
+        pos = _put16(out, pos, <uint32_t>p3)
+    if flags & 0x02:
+        pos = _put16(out, pos, <uint32_t>p2)
+    if flags & 0x08:
+        pos = _put16(out, pos, <uint32_t>n)
+    elif flags & 0x10:
+        out[pos] = <uint8_t>n
+        pos += 1
+    if flags & 0x01:
+        out[pos] = <uint8_t>p1
+        pos += 1
+    if flags & 0x80:
+        out[pos] = <uint8_t>sender
+        pos += 1
+    memcpy(out + pos, PyBytes_AS_STRING(data), n)
+    return pos + n
+
+
+# --- encoding -----------------------------------------------------------------
+
+def canonical_flags(command):
+    """The flag byte the game's writer computes for these values (spec §3)."""
+    return writer_flags(command.distribution is not None, command.p3, command.p2,
+                        len(command.data), command.p1, command.sender is not None)
 
 
 cdef long long _checked(Py_ssize_t index, str name, object value, long long low,
@@ -687,34 +687,6 @@ cdef long long _checked(Py_ssize_t index, str name, object value, long long low,
     if not _int_in(value, low, high, &v):
         raise msg.out_of_range(index, name, value, low, high)
     return v
-
-
-cdef struct Writer:
-    uint8_t *buf
-    Py_ssize_t size
-
-
-cdef inline void _put(Writer *w, uint8_t b) noexcept nogil:
-    """Append a byte; past the cap keep counting without writing."""
-    if w.size < MAX_DATAGRAM:
-        w.buf[w.size] = b
-    w.size += 1
-
-
-cdef inline void _put16(Writer *w, uint32_t v) noexcept nogil:
-    _put(w, v & 0xFF)
-    _put(w, (v >> 8) & 0xFF)
-
-
-cdef inline void _put32(Writer *w, uint32_t v) noexcept nogil:
-    _put16(w, v & 0xFFFF)
-    _put16(w, v >> 16)
-
-
-cdef inline void _put_bytes(Writer *w, const char *data, Py_ssize_t n) noexcept nogil:
-    if w.size + n <= MAX_DATAGRAM:
-        memcpy(w.buf + w.size, data, n)
-    w.size += n
 
 
 def encode_datagram(datagram, commands=(), ack_bitmap=None, *, version=DEFAULT_VERSION,
@@ -728,13 +700,11 @@ def encode_datagram(datagram, commands=(), ack_bitmap=None, *, version=DEFAULT_V
     """
     cdef long long v, ack, bm, serial, send_count, cmd_id, dist = 0, p3, p2, p1, sender = 0
     cdef long long flags
-    cdef Py_ssize_t index, n
+    cdef Py_ssize_t index, n, size, at
     cdef tuple cmd
-    cdef uint8_t out[MAX_DATAGRAM]
-    cdef Writer wr
-    cdef Writer *w = &wr
-    wr.buf = out
-    wr.size = 0
+    # past MAX_DATAGRAM commands are written over the last MAX_COMMAND bytes,
+    # only to be counted: the datagram is refused once all are checked
+    cdef uint8_t out[MAX_DATAGRAM + MAX_COMMAND]
     if isinstance(datagram, Datagram):
         ack_obj = (<tuple>datagram)[1]
         bitmap = (<tuple>datagram)[2]
@@ -748,16 +718,16 @@ def encode_datagram(datagram, commands=(), ack_bitmap=None, *, version=DEFAULT_V
     cdef bint current = _is_current(layout)
     if not _int_in(ack_obj, 0, 0xFFFF, &ack):
         raise msg.bad_ack(ack_obj)
-    _put16(w, <uint32_t>v)
-    _put16(w, <uint32_t>ack)
+    bm = 0
     if ack & 1:
         if bitmap is None:
             raise msg.missing_bitmap(ack_obj)
         if not _int_in(bitmap, -(1 << 31), 0xFFFFFFFF, &bm):
             raise msg.bad_bitmap(bitmap)
-        _put32(w, <uint32_t>(bm & 0xFFFFFFFF))
     elif bitmap is not None:
         raise msg.unwanted_bitmap(ack_obj)
+    _put16(out, 0, <uint32_t>v)
+    size = write_acks(out, <int>ack, <uint32_t>bm)
     index = 0
     for item in cmds:
         if not isinstance(item, tuple) or len(<tuple>item) != 10:
@@ -796,54 +766,20 @@ def encode_datagram(datagram, commands=(), ack_bitmap=None, *, version=DEFAULT_V
             if bool(flags & 0x80) != (sender_obj is not None):
                 raise msg.flags_disagree(index, flags, f"sender {sender_obj}")
         else:
-            flags = 0
-            if dist_obj is not None:
-                flags |= 0x40
-            if p3 < 0 or p3 > 0xFFFF:
-                flags |= 0x04
-            elif p3:
-                flags |= 0x20
-            if p2:
-                flags |= 0x02
-            if n > 255:
-                flags |= 0x08
-            elif n:
-                flags |= 0x10
-            if p1:
-                flags |= 0x01
-            if sender_obj is not None:
-                flags |= 0x80
-        _put16(w, <uint32_t>serial)
-        if current:
-            _put(w, <uint8_t>send_count)
-        _put(w, <uint8_t>flags)
-        _put(w, <uint8_t>(cmd_id & 0xFF))
-        if flags & 0x40:
-            _put16(w, <uint32_t>(dist & 0xFFFF))
-        if flags & 0x04:
-            _put32(w, <uint32_t>(p3 & 0xFFFFFFFF))
-        elif flags & 0x20:
-            _put16(w, <uint32_t>p3)
-        if flags & 0x02:
-            _put16(w, <uint32_t>(p2 & 0xFFFF))
-        if flags & 0x08:
-            _put16(w, <uint32_t>n)
-        elif flags & 0x10:
-            _put(w, <uint8_t>n)
-        if flags & 0x01:
-            _put(w, <uint8_t>(p1 & 0xFF))
-        if flags & 0x80:
-            _put(w, <uint8_t>(sender & 0xFF))
-        _put_bytes(w, PyBytes_AS_STRING(<bytes>data), n)
+            flags = writer_flags(dist_obj is not None, p3, p2, n, p1, sender_obj is not None)
+        at = size if size <= MAX_DATAGRAM else MAX_DATAGRAM
+        size += write_command(out, at, current, <int>serial, <int>send_count, <int>flags,
+                              <int>cmd_id, <int>dist, <int>p3, <int>p2, <int>p1, <int>sender,
+                              <bytes>data) - at
         index += 1
-    if w.size > MAX_DATAGRAM:
-        raise msg.too_big(w.size)
-    if w.size == PUNCH_SIZE:
+    if size > MAX_DATAGRAM:
+        raise msg.too_big(size)
+    if size == PUNCH_SIZE:
         raise msg.punch_sized()
-    cdef uint16_t crc = _crc(0, w.buf, w.size)
-    w.buf[0] = crc & 0xFF
-    w.buf[1] = crc >> 8
-    return PyBytes_FromStringAndSize(<const char *>w.buf, w.size)
+    cdef uint16_t crc = crc16(out, 0, size, 0)
+    out[0] = crc & 0xFF
+    out[1] = crc >> 8
+    return PyBytes_FromStringAndSize(<const char *>out, size)
 
 
 def encode_into(datagram, buf, offset=0, commands=(), ack_bitmap=None, *,

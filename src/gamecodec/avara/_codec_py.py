@@ -9,6 +9,7 @@ from __future__ import annotations
 import binascii
 from collections.abc import Iterable, Sequence
 from struct import Struct
+from typing import NamedTuple
 
 import numpy as np
 
@@ -28,7 +29,6 @@ from gamecodec.avara._models import (
     Status,
 )
 from gamecodec.avara.punch import decode_punch
-from gamecodec.errors import BadDataLengthError, DecodeError
 
 __all__ = [
     "canonical_flags",
@@ -45,14 +45,217 @@ _I16 = Struct("<h")
 _I32 = Struct("<i")
 _CMD5 = Struct("<HBBb")
 _CMD4 = Struct("<HBb")
+_HEAD5 = Struct("<HBBB")
+_HEAD4 = Struct("<HBB")
 
 # CRC-16/KERMIT is CRC-16/XMODEM (binascii.crc_hqx) on bit-reversed bytes,
 # bit-reversed: the reflected and the plain algorithm mirror each other.
 _REVERSE = bytes(int(f"{i:08b}"[::-1], 2) for i in range(256))
+_new = tuple.__new__  # NamedTuples without their __new__ (DESIGN.md, hot-path rules)
+# Cmd.field codes: the order of msg.FIELDS, then msg.BAD_DATA_LEN
+(
+    _FIELD_HEADER,
+    _FIELD_DISTRIBUTION,
+    _FIELD_P3,
+    _FIELD_P2,
+    _FIELD_DATA_LEN,
+    _FIELD_P1,
+    _FIELD_SENDER,
+    _FIELD_DATA,
+) = range(len(msg.FIELDS))
 
 
 def _is_u16(value: object) -> bool:
     return isinstance(value, int) and 0 <= value <= 0xFFFF
+
+
+# -- the wire primitives (the compiled twin's are in _codec_c.pxd) ---------------
+
+
+def crc16(buf: bytes | bytearray, start: int, end: int, crc: int) -> int:
+    """CRC-16/KERMIT of ``buf[start:end]``, continuing from ``crc``."""
+    init = _REVERSE[crc & 0xFF] << 8 | _REVERSE[crc >> 8]
+    out = binascii.crc_hqx(buf[start:end].translate(_REVERSE), init)
+    return _REVERSE[out & 0xFF] << 8 | _REVERSE[out >> 8]
+
+
+class Cmd(NamedTuple):
+    """One command as read by :func:`parse_command`: ``end`` is the offset
+    after it, or -1 when it does not parse (then ``field`` says why and
+    ``data_pos`` is where that field starts; ``n`` is the bad dataLen for
+    ``BAD_DATA_LEN``, the missing data's length for the data field).
+    ``distribution`` and ``sender`` are 0 where the flags lack them."""
+
+    end: int
+    serial: int
+    send_count: int
+    flags: int
+    command: int
+    distribution: int
+    p3: int
+    p2: int
+    p1: int
+    sender: int
+    data_pos: int
+    n: int
+    field: int
+
+
+def _unparsed(field: int, flags: int, at: int, n: int = 0) -> Cmd:
+    return Cmd(-1, 0, 0, flags, 0, 0, 0, 0, 0, 0, at, n, field)
+
+
+def parse_command(buf: bytes, size: int, pos: int, current: bool) -> Cmd:
+    """The command at ``buf[pos:size]``, read as the game's reader does (field
+    order and precedence of spec §3.1); ``end`` -1 (and ``field``) if it does not."""
+    head = 5 if current else 4
+    if size - pos < head:
+        return _unparsed(_FIELD_HEADER, 0, pos)
+    if current:
+        serial, send_count, flags, command = _CMD5.unpack_from(buf, pos)
+    else:
+        serial, flags, command = _CMD4.unpack_from(buf, pos)
+        send_count = 0
+    pos += head
+    distribution = p3 = p2 = p1 = sender = n = 0
+    if flags & 0x40:
+        if size - pos < 2:
+            return _unparsed(_FIELD_DISTRIBUTION, flags, pos)
+        distribution = _I16.unpack_from(buf, pos)[0]
+        pos += 2
+    if flags & 0x24:
+        width = 4 if flags & 0x04 else 2
+        if size - pos < width:
+            return _unparsed(_FIELD_P3, flags, pos)
+        p3 = (_I32 if width == 4 else _U16).unpack_from(buf, pos)[0]
+        pos += width
+    if flags & 0x02:
+        if size - pos < 2:
+            return _unparsed(_FIELD_P2, flags, pos)
+        p2 = _I16.unpack_from(buf, pos)[0]
+        pos += 2
+    if flags & 0x18:
+        width = 2 if flags & 0x08 else 1
+        if size - pos < width:
+            return _unparsed(_FIELD_DATA_LEN, flags, pos)
+        n = _I16.unpack_from(buf, pos)[0] if width == 2 else buf[pos]
+        if n < 0 or n > MAX_DATA_LEN:
+            return _unparsed(msg.BAD_DATA_LEN, flags, pos, n)
+        pos += width
+    if flags & 0x01:
+        if size - pos < 1:
+            return _unparsed(_FIELD_P1, flags, pos)
+        p1 = buf[pos] - 256 if buf[pos] > 127 else buf[pos]
+        pos += 1
+    if flags & 0x80:
+        if size - pos < 1:
+            return _unparsed(_FIELD_SENDER, flags, pos)
+        sender = buf[pos] - 256 if buf[pos] > 127 else buf[pos]
+        pos += 1
+    if size - pos < n:
+        return _unparsed(_FIELD_DATA, flags, pos, n)
+    return Cmd(
+        pos + n, serial, send_count, flags, command, distribution, p3, p2, p1, sender, pos, n, -1
+    )
+
+
+def command_object(c: Cmd, buf: bytes) -> Command:
+    """The :class:`Command` for ``c``, its data from ``buf``."""
+    flags = c.flags
+    return _new(
+        Command,
+        (
+            c.serial,
+            c.send_count,
+            flags,
+            c.command,
+            c.distribution if flags & 0x40 else None,
+            c.p3,
+            c.p2,
+            c.p1,
+            c.sender if flags & 0x80 else None,
+            buf[c.data_pos : c.end],
+        ),
+    )
+
+
+def writer_flags(  # noqa: PLR0917
+    distribution: bool, p3: int, p2: int, n: int, p1: int, sender: bool
+) -> int:
+    """The flag byte the game's writer computes for these values (spec §3)."""
+    flags = 0x40 if distribution else 0
+    if p3 < 0 or p3 > 0xFFFF:
+        flags |= 0x04
+    elif p3:
+        flags |= 0x20
+    if p2:
+        flags |= 0x02
+    if n > 255:
+        flags |= 0x08
+    elif n:
+        flags |= 0x10
+    if p1:
+        flags |= 0x01
+    if sender:
+        flags |= 0x80
+    return flags
+
+
+def write_acks(out: bytearray, ack: int, bitmap: int) -> int:
+    """Write the ack block at ``out[2:]`` (the bitmap only after an odd ack,
+    spec §4.2); return the offset after it."""
+    if ack & 1:
+        out[2:8] = _U16.pack(ack & 0xFFFF) + (bitmap & 0xFFFFFFFF).to_bytes(4, "little")
+        return 8
+    out[2:4] = _U16.pack(ack & 0xFFFF)
+    return 4
+
+
+def write_command(  # noqa: PLR0917
+    out: bytearray,
+    pos: int,
+    current: bool,
+    serial: int,
+    send_count: int,
+    flags: int,
+    command: int,
+    distribution: int,
+    p3: int,
+    p2: int,
+    p1: int,
+    sender: int,
+    data: bytes,
+) -> int:
+    """Write a command at ``out[pos:]`` as its flag byte says (spec §3), each
+    value as its low bytes; return the offset after it. ``out`` grows when
+    ``pos`` is its end."""
+    if current:
+        head = _HEAD5.pack(serial & 0xFFFF, send_count & 0xFF, flags, command & 0xFF)
+    else:
+        head = _HEAD4.pack(serial & 0xFFFF, flags, command & 0xFF)
+    if flags & 0x40:
+        head += _U16.pack(distribution & 0xFFFF)
+    if flags & 0x04:
+        head += (p3 & 0xFFFFFFFF).to_bytes(4, "little")
+    elif flags & 0x20:
+        head += _U16.pack(p3 & 0xFFFF)
+    if flags & 0x02:
+        head += _U16.pack(p2 & 0xFFFF)
+    n = len(data)
+    if flags & 0x08:
+        head += _U16.pack(n)
+    elif flags & 0x10:
+        head += bytes((n & 0xFF,))
+    if flags & 0x01:
+        head += bytes((p1 & 0xFF,))
+    if flags & 0x80:
+        head += bytes((sender & 0xFF,))
+    end = pos + len(head) + n
+    out[pos:end] = head + data
+    return end
+
+
+# -- public functions -------------------------------------------------------------
 
 
 def crc16_kermit(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
@@ -60,9 +263,12 @@ def crc16_kermit(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
     from ``crc``. ``crc16_kermit(b"123456789") == 0x2189``."""
     if not _is_u16(crc):
         raise ValueError(f"crc {crc} outside 0..65535")
-    mirrored = _REVERSE[crc & 0xFF] << 8 | _REVERSE[crc >> 8]
-    out = binascii.crc_hqx(memoryview(data).tobytes().translate(_REVERSE), mirrored)
-    return _REVERSE[out & 0xFF] << 8 | _REVERSE[out >> 8]
+    buf = memoryview(data).tobytes()
+    return crc16(buf, 0, len(buf), crc)
+
+
+def _datagram_crc(buf: bytes, version: int) -> int:
+    return crc16(buf, 2, len(buf), crc16(_U16.pack(version), 0, 2, 0))
 
 
 def datagram_crc(data: bytes | bytearray | memoryview, version: int = DEFAULT_VERSION) -> int:
@@ -70,17 +276,13 @@ def datagram_crc(data: bytes | bytearray | memoryview, version: int = DEFAULT_VE
     the network version (u16 LE) followed by ``data[2:]``."""
     if not _is_u16(version):
         raise msg.bad_version(version)
-    return crc16_kermit(memoryview(data).tobytes()[2:], crc16_kermit(_U16.pack(version)))
+    return _datagram_crc(memoryview(data).tobytes(), version)
 
 
 def _is_current(layout: Layout | int) -> bool:
     if not isinstance(layout, int) or layout not in (0, 1):
         raise msg.bad_layout(layout)
     return layout == 1
-
-
-def _signed8(byte: int) -> int:
-    return byte - 256 if byte > 127 else byte
 
 
 def decode_datagram(
@@ -113,7 +315,7 @@ def decode_datagram(
         return Datagram(False, None, None, ())
     crc_ok: bool | None = None
     if version is not None:
-        crc_ok = datagram_crc(buf, version) == _U16.unpack_from(buf)[0]
+        crc_ok = _datagram_crc(buf, version) == _U16.unpack_from(buf)[0]
         if not crc_ok:
             if strict:
                 raise msg.crc_mismatch(version)
@@ -129,87 +331,25 @@ def decode_datagram(
     commands: list[Command] = []
     head = 5 if current else 4
     while pos < size:
-        start = pos
-        if size - pos < head:
-            raise msg.truncated(
-                "command header", head, size - pos, pos, msg.so_far(crc_ok, ack, bitmap, commands)
-            )
-        if current:
-            serial, send_count, flags, command = _CMD5.unpack_from(buf, pos)
-        else:
-            serial, flags, command = _CMD4.unpack_from(buf, pos)
-            send_count = 0
-        pos += head
-        distribution = sender = None
-        p1 = p2 = p3 = n = 0
-        # Field order and precedence of the game's reader (spec §3.1).
-        if flags & 0x40:
-            if size - pos < 2:
-                raise msg.truncated(
-                    "distribution", 2, size - pos, pos, msg.so_far(crc_ok, ack, bitmap, commands)
-                )
-            distribution = _I16.unpack_from(buf, pos)[0]
-            pos += 2
-        if flags & 0x24:
-            width = 4 if flags & 0x04 else 2
-            if size - pos < width:
-                raise msg.truncated(
-                    "p3", width, size - pos, pos, msg.so_far(crc_ok, ack, bitmap, commands)
-                )
-            p3 = (_I32 if width == 4 else _U16).unpack_from(buf, pos)[0]
-            pos += width
-        if flags & 0x02:
-            if size - pos < 2:
-                raise msg.truncated(
-                    "p2", 2, size - pos, pos, msg.so_far(crc_ok, ack, bitmap, commands)
-                )
-            p2 = _I16.unpack_from(buf, pos)[0]
-            pos += 2
-        if flags & 0x18:
-            width = 2 if flags & 0x08 else 1
-            if size - pos < width:
-                raise msg.truncated(
-                    "dataLen", width, size - pos, pos, msg.so_far(crc_ok, ack, bitmap, commands)
-                )
-            n = _I16.unpack_from(buf, pos)[0] if width == 2 else buf[pos]
-            if n < 0 or n > MAX_DATA_LEN:
-                raise msg.bad_data_len(n, pos, msg.so_far(crc_ok, ack, bitmap, commands))
-            pos += width
-        if flags & 0x01:
-            if size - pos < 1:
-                raise msg.truncated("p1", 1, 0, pos, msg.so_far(crc_ok, ack, bitmap, commands))
-            p1 = _signed8(buf[pos])
-            pos += 1
-        if flags & 0x80:
-            if size - pos < 1:
-                raise msg.truncated("sender", 1, 0, pos, msg.so_far(crc_ok, ack, bitmap, commands))
-            sender = _signed8(buf[pos])
-            pos += 1
-        if size - pos < n:
-            raise msg.truncated(
-                "data", n, size - pos, pos, msg.so_far(crc_ok, ack, bitmap, commands)
+        c = parse_command(buf, size, pos, current)
+        if c.end < 0:
+            raise msg.unparsed(
+                c.field,
+                c.flags,
+                c.n,
+                c.data_pos,
+                size,
+                head,
+                msg.so_far(crc_ok, ack, bitmap, commands),
             )
         if strict:
-            why = msg.non_canonical_reason(flags, p1, p2, p3, n)
+            why = msg.non_canonical_reason(c.flags, c.p1, c.p2, c.p3, c.n)
             if why is not None:
                 raise msg.non_canonical(
-                    flags, why, start + head - 2, msg.so_far(crc_ok, ack, bitmap, commands)
+                    c.flags, why, pos + head - 2, msg.so_far(crc_ok, ack, bitmap, commands)
                 )
-        commands.append(
-            Command(
-                serial,
-                send_count,
-                flags,
-                command,
-                distribution,
-                p3,
-                p2,
-                p1,
-                sender,
-                buf[pos : pos + n],
-            )
-        )
-        pos += n
+        commands.append(command_object(c, buf))
+        pos = c.end
     return Datagram(crc_ok, ack, bitmap, tuple(commands))
 
 
@@ -221,45 +361,34 @@ def _checked(index: int, name: str, value: object, low: int, high: int) -> int:
 
 def canonical_flags(command: Command) -> int:
     """The flag byte the game's writer computes for these values (spec §3)."""
-    flags = 0
-    if command.distribution is not None:
-        flags |= 0x40
-    p3 = command.p3
-    if p3 < 0 or p3 > 0xFFFF:
-        flags |= 0x04
-    elif p3:
-        flags |= 0x20
-    if command.p2:
-        flags |= 0x02
-    n = len(command.data)
-    if n > 255:
-        flags |= 0x08
-    elif n:
-        flags |= 0x10
-    if command.p1:
-        flags |= 0x01
-    if command.sender is not None:
-        flags |= 0x80
-    return flags
+    return writer_flags(
+        command.distribution is not None,
+        command.p3,
+        command.p2,
+        len(command.data),
+        command.p1,
+        command.sender is not None,
+    )
 
 
 def _kept_flags(index: int, cmd: Command) -> int:
-    """Check that a command's own flag byte can carry its values."""
-    flags = _checked(index, "flags", cmd.flags, 0, 255)
-    if bool(flags & 0x40) != (cmd.distribution is not None):
-        raise msg.flags_disagree(index, flags, f"distribution {cmd.distribution}")
-    p3 = cmd.p3
+    """Check that a command's own flag byte (any 10-tuple's third item) can
+    carry its values."""
+    _, _, flags_obj, _, dist, p3, p2, p1, sender, data = cmd
+    flags = _checked(index, "flags", flags_obj, 0, 255)
+    if bool(flags & 0x40) != (dist is not None):
+        raise msg.flags_disagree(index, flags, f"distribution {dist}")
     if not flags & 0x04 and (p3 < 0 or p3 > 0xFFFF if flags & 0x20 else p3 != 0):
         raise msg.flags_disagree(index, flags, f"p3 {p3}")
-    if not flags & 0x02 and cmd.p2 != 0:
-        raise msg.flags_disagree(index, flags, f"p2 {cmd.p2}")
-    n = len(cmd.data)
+    if not flags & 0x02 and p2 != 0:
+        raise msg.flags_disagree(index, flags, f"p2 {p2}")
+    n = len(data)
     if not flags & 0x08 and (n > 255 if flags & 0x10 else n != 0):
         raise msg.flags_disagree(index, flags, f"{n} data bytes")
-    if not flags & 0x01 and cmd.p1 != 0:
-        raise msg.flags_disagree(index, flags, f"p1 {cmd.p1}")
-    if bool(flags & 0x80) != (cmd.sender is not None):
-        raise msg.flags_disagree(index, flags, f"sender {cmd.sender}")
+    if not flags & 0x01 and p1 != 0:
+        raise msg.flags_disagree(index, flags, f"p1 {p1}")
+    if bool(flags & 0x80) != (sender is not None):
+        raise msg.flags_disagree(index, flags, f"sender {sender}")
     return flags
 
 
@@ -293,16 +422,15 @@ def encode_datagram(
     current = _is_current(layout)
     if not isinstance(ack, int) or not 0 <= ack <= 0xFFFF:
         raise msg.bad_ack(ack)
-    out = bytearray(_U16.pack(version))
-    out += _U16.pack(ack)
     if ack & 1:
         if bitmap is None:
             raise msg.missing_bitmap(ack)
         if not isinstance(bitmap, int) or not -(1 << 31) <= bitmap <= 0xFFFFFFFF:
             raise msg.bad_bitmap(bitmap)
-        out += (bitmap & 0xFFFFFFFF).to_bytes(4, "little")
     elif bitmap is not None:
         raise msg.unwanted_bitmap(ack)
+    out = bytearray(_U16.pack(version))
+    write_acks(out, ack, bitmap or 0)
     for index, cmd in enumerate(cmds):
         if not isinstance(cmd, tuple) or len(cmd) != 10:
             raise msg.not_a_command(index)
@@ -322,33 +450,30 @@ def encode_datagram(
         n = len(data)
         if n > MAX_DATA_LEN:
             raise msg.data_too_long(index, n)
-        flags = _kept_flags(index, cmd) if keep_flags else canonical_flags(cmd)
-        if current:
-            out += _CMD5.pack(serial, send_count, flags, command)
+        if keep_flags:
+            flags = _kept_flags(index, cmd)
         else:
-            out += _CMD4.pack(serial, flags, command)
-        if flags & 0x40:
-            out += _I16.pack(dist)
-        if flags & 0x04:
-            out += _I32.pack(p3)
-        elif flags & 0x20:
-            out += _U16.pack(p3)
-        if flags & 0x02:
-            out += _I16.pack(p2)
-        if flags & 0x08:
-            out += _I16.pack(n)
-        elif flags & 0x10:
-            out.append(n)
-        if flags & 0x01:
-            out.append(p1 & 0xFF)
-        if sender is not None:  # flags & 0x80, checked above
-            out.append(sender & 0xFF)
-        out += data
+            flags = writer_flags(dist is not None, p3, p2, n, p1, sender is not None)
+        write_command(
+            out,
+            len(out),
+            current,
+            serial,
+            send_count,
+            flags,
+            command,
+            dist or 0,
+            p3,
+            p2,
+            p1,
+            sender or 0,
+            data,
+        )
     if len(out) > MAX_DATAGRAM:
         raise msg.too_big(len(out))
     if len(out) == PUNCH_SIZE:
         raise msg.punch_sized()
-    out[0:2] = _U16.pack(crc16_kermit(out))
+    out[0:2] = _U16.pack(crc16(out, 0, len(out), 0))
     return bytes(out)
 
 
@@ -390,63 +515,57 @@ def decode_many(
     """
     if version is not None and not _is_u16(version):
         raise msg.bad_version(version)
-    head = 5 if _is_current(layout) else 4
+    current = _is_current(layout)
     rows: list[tuple[int, ...]] = []
     outcomes: list[tuple[int, ...]] = []
     for index, item in enumerate(datagrams):
-        raw = item if type(item) is bytes else memoryview(item).tobytes()
-        first = len(rows)
-        status = Status.OK
-        error_offset = 0
-        try:
-            result = decode_datagram(raw, version=version, layout=layout)
-        except DecodeError as exc:
-            result = exc.partial
-            status = (
-                Status.BAD_DATA_LEN if isinstance(exc, BadDataLengthError) else Status.TRUNCATED
-            )
-            error_offset = exc.offset
-        if isinstance(result, HolePunch):
-            outcomes.append((Status.PUNCH, 0, 0, first, 0, 0))
-            continue
-        if result.crc_ok is False:
-            status = Status.SHORT_DATAGRAM if len(raw) < 4 else Status.CRC_MISMATCH
-        pos = 8 if result.ack_bitmap is not None else 4
-        for cmd in result.commands:
-            flags = cmd.flags
-            pos += (
-                head
-                + (2 if flags & 0x40 else 0)
-                + (4 if flags & 0x04 else 2 if flags & 0x20 else 0)
-            )
-            pos += (2 if flags & 0x02 else 0) + (2 if flags & 0x08 else 1 if flags & 0x10 else 0)
-            pos += (flags & 0x01) + (flags >> 7)
-            n = len(cmd.data)
-            rows.append(
-                (
-                    index,
-                    cmd.serial,
-                    cmd.send_count,
-                    flags,
-                    cmd.command,
-                    cmd.distribution or 0,
-                    cmd.p1,
-                    cmd.p2,
-                    cmd.p3,
-                    cmd.sender or 0,
-                    pos,
-                    n,
-                )
-            )
-            pos += n
-        outcomes.append(
-            (
-                status,
-                result.ack or 0,
-                result.ack_bitmap or 0,
-                first,
-                len(result.commands),
-                error_offset,
-            )
-        )
+        buf = item if type(item) is bytes else memoryview(item).tobytes()
+        outcomes.append(_decode_one(buf, index, version, current, rows))
     return Batch(np.array(rows, dtype=COMMAND_DTYPE), np.array(outcomes, dtype=DATAGRAM_DTYPE))
+
+
+def _decode_one(
+    buf: bytes, index: int, version: int | None, current: bool, rows: list[tuple[int, ...]]
+) -> tuple[int, ...]:
+    """Append the rows of ``buf``'s commands to ``rows``; return its outcome row."""
+    size = len(buf)
+    first = len(rows)
+    if size == PUNCH_SIZE:
+        return (Status.PUNCH, 0, 0, first, 0, 0)
+    if size < 4:
+        return (Status.SHORT_DATAGRAM, 0, 0, first, 0, 0)
+    if version is not None and _datagram_crc(buf, version) != _U16.unpack_from(buf)[0]:
+        return (Status.CRC_MISMATCH, 0, 0, first, 0, 0)
+    ack = _U16.unpack_from(buf, 2)[0]
+    bitmap = 0
+    pos = 4
+    if ack & 1:
+        if size < 8:
+            return (Status.TRUNCATED, ack, 0, first, 0, 4)
+        bitmap = _I32.unpack_from(buf, 4)[0]
+        pos = 8
+    status = Status.OK
+    error_offset = 0
+    while pos < size:
+        c = parse_command(buf, size, pos, current)
+        if c.end < 0:
+            status = Status.BAD_DATA_LEN if c.field == msg.BAD_DATA_LEN else Status.TRUNCATED
+            error_offset = c.data_pos
+            break
+        row = (
+            index,
+            c.serial,
+            c.send_count,
+            c.flags,
+            c.command,
+            c.distribution,
+            c.p1,
+            c.p2,
+            c.p3,
+            c.sender,
+            c.data_pos,
+            c.n,
+        )
+        rows.append(row)
+        pos = c.end
+    return (status, ack, bitmap, first, len(rows) - first, error_offset)

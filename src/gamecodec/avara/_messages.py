@@ -31,6 +31,24 @@ def bad_data_len(n: int, at: int, partial: Datagram) -> BadDataLengthError:
     return BadDataLengthError(f"dataLen {n} outside 0..{MAX_DATA_LEN}", at, PROTOCOL, partial)
 
 
+FIELDS = ("command header", "distribution", "p3", "p2", "dataLen", "p1", "sender", "data")
+"""A command's fields in wire order: ``parse_command``'s ``field`` codes 0-7."""
+BAD_DATA_LEN = len(FIELDS)
+"""``parse_command``'s ``field`` code for a dataLen outside 0..MAX_DATA_LEN."""
+
+
+def unparsed(  # noqa: PLR0917
+    field: int, flags: int, n: int, at: int, size: int, head: int, partial: Datagram
+) -> TruncatedError | BadDataLengthError:
+    """The error for a command that ``parse_command`` could not read: ``field``
+    runs past ``size`` at ``at`` (``head`` is the command header's length), or
+    is a dataLen ``n`` out of range."""
+    if field == BAD_DATA_LEN:
+        return bad_data_len(n, at, partial)
+    need = (head, 2, 4 if flags & 0x04 else 2, 2, 2 if flags & 0x08 else 1, 1, 1, n)[field]
+    return truncated(FIELDS[field], need, size - at, at, partial)
+
+
 def short_datagram(size: int) -> ShortDatagramError:
     return ShortDatagramError(
         f"datagram of {size} bytes is shorter than its 4-byte header", 0, PROTOCOL

@@ -1,37 +1,38 @@
 # cython: language_level=3
 # Types for _session_py.py, compiled as gamecodec.avara._session_c (the
 # one-source twin pattern: Cython reads this beside the pure source). A few
-# primitives (_fits, _time, _crc, _copy, _trunc, _head, _command, _resize; _sqrt is
-# libc's) have C bodies here; their pure versions sit in the .py's
-# ``if not cython.compiled`` block, which Cython drops.
+# primitives (_fits, _time, _trunc, _head, _resize; _sqrt is libc's) have C
+# bodies here; their pure versions sit in the .py's ``if not cython.compiled``
+# block, which Cython drops. The wire primitives are the compiled codec's.
 cimport cython
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_Check
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
-from cpython.ref cimport Py_INCREF
-from cpython.tuple cimport PyTuple_SET_ITEM
 from libc.math cimport sqrt as _sqrt
 from libc.stdint cimport SIZE_MAX
 from libc.string cimport memcpy
 
-
-cdef extern from "_capi.h":
-    object gamecodec_alloc_subtuple(object cls, Py_ssize_t n)
+from gamecodec.avara._codec_c cimport (
+    Cmd,
+    command_object,
+    crc16,
+    parse_command,
+    write_acks,
+    write_command,
+    writer_flags,
+)
 
 
 cdef double _ACK_DELAY, _CRAM_TIME, _ULP_TIMEOUT, _MAX_RETRANSMIT_TIME, _RTT_UP, _RTT_DOWN, _INF
 cdef double _MAX_TIME, _INITIAL_VAR
 cdef int _MAX_QUEUE, _CRAM_PACK, _SETTLE, _STEP, _MAX_DATA, _PUNCH, _WINDOW, _NO_BITMAP_LIMIT
 cdef int _CONTROL, _MAX_PICKS
-cdef unsigned short _T0[256]
-cdef unsigned short _T1[256]
-cdef unsigned short _T2[256]
-cdef unsigned short _T3[256]
-cdef tuple _SMALL
 
 
 cdef int _diff(int a, int b) noexcept
+@cython.locals(size=int)
+cdef int _command_size(int flags, Py_ssize_t n) noexcept
 
 
 cdef inline bint _fits(object value, long long low, long long high) noexcept:
@@ -61,25 +62,6 @@ cdef inline double _time(object now) except? -1.0:
     return -1.0  # not reached: it raised
 
 
-cdef inline int _crc(const unsigned char *buf, Py_ssize_t start, Py_ssize_t end,
-                     unsigned int crc) noexcept:
-    """CRC-16/KERMIT of buf[start:end] from crc, four bytes a step (slice-by-4)."""
-    cdef Py_ssize_t i = start
-    cdef unsigned int c
-    while end - i >= 4:
-        c = crc ^ (buf[i] | (<unsigned int>buf[i + 1] << 8))
-        crc = _T3[c & 0xFF] ^ _T2[c >> 8] ^ _T1[buf[i + 2]] ^ _T0[buf[i + 3]]
-        i += 4
-    while i < end:
-        crc = (crc >> 8) ^ _T0[(crc ^ buf[i]) & 0xFF]
-        i += 1
-    return crc
-
-
-cdef inline void _copy(unsigned char *out, Py_ssize_t pos, bytes data) noexcept:
-    memcpy(out + pos, PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
-
-
 cdef inline long long _trunc(double x) noexcept:
     """(long) x, saturating (NaN gives 0): the pure twin's int() semantics
     where they are defined, and no undefined behaviour where they are not."""
@@ -92,36 +74,8 @@ cdef inline long long _trunc(double x) noexcept:
     return <long long>x
 
 
-cdef inline object _small(int v):
-    """A shared int object for -128..255 (CPython shares only -5..256)."""
-    return _SMALL[v + 128]
-
-
 cdef inline bytes _head(unsigned char *buf, Py_ssize_t size):
     return PyBytes_FromStringAndSize(<char *>buf, size)
-
-
-cdef inline void _put(object t, Py_ssize_t i, object value) noexcept:
-    Py_INCREF(value)
-    PyTuple_SET_ITEM(t, i, value)
-
-
-cdef inline object _command(object cls, int serial, int send_count, int flags, int command,
-                            object distribution, int p3, int p2, int p1, object sender,
-                            object data):
-    """cls(serial, ...) for the Command NamedTuple, allocated directly (_capi.h)."""
-    obj = gamecodec_alloc_subtuple(cls, 10)
-    _put(obj, 0, serial)
-    _put(obj, 1, _small(send_count))
-    _put(obj, 2, _small(flags))
-    _put(obj, 3, _small(command))
-    _put(obj, 4, distribution)
-    _put(obj, 5, p3)
-    _put(obj, 6, p2)
-    _put(obj, 7, _small(p1))
-    _put(obj, 8, sender)
-    _put(obj, 9, data)
-    return obj
 
 
 cdef class Connection:
@@ -178,7 +132,7 @@ cdef class Connection:
     cdef inline void _unlink(self, int slot) noexcept
     cdef inline _release(self, int slot)
 
-    @cython.locals(n=Py_ssize_t, serial=int, flags=int, size=int, slot=int)
+    @cython.locals(n=Py_ssize_t, serial=int, flags=int, slot=int)
     cdef int _queue(self, int command, int p1, int p2, int p3, bytes data, bint urgent,
                     double now) except -1
     @cython.locals(allow=bint, max_valid=int, slot=int, best=int, d=int, best_time=double,
@@ -190,11 +144,9 @@ cdef class Connection:
     @cython.locals(t=double)
     cpdef list datagrams_to_send(self, object now)
     @cython.locals(out=list, buf="unsigned char *", picked="int *", first=int, slot=int,
-                   pos=Py_ssize_t, count=int, i=int, ack=int, bits="unsigned int", cram=int,
-                   early=bint, length=Py_ssize_t, rest=int, rt=double)
+                   pos=Py_ssize_t, count=int, i=int, cram=int, early=bint, length=Py_ssize_t,
+                   rest=int, rt=double)
     cdef list _transmit(self, double now)
-    @cython.locals(out="unsigned char *", serial=int, flags=int, p3=int, p2=int, data=bytes,
-                   n=Py_ssize_t)
     cdef Py_ssize_t _write_command(self, Py_ssize_t pos, int slot) except -1
     @cython.locals(out="unsigned char *", crc="unsigned int")
     cdef bytes _signed(self, Py_ssize_t size)
@@ -211,11 +163,9 @@ cdef class Connection:
     @cython.locals(t=double)
     cpdef list receive_datagram(self, object data, object now)
     @cython.locals(p="const unsigned char *", size=Py_ssize_t, pos=Py_ssize_t,
-                   start=Py_ssize_t, delivered=list, ack=int, bits="unsigned int",
-                   max_valid=int, rs=int, rxq=dict, changed=bint, peer_id=int, serial=int,
-                   send_count=int, flags=int, command=int, d=int, high=int, p1=int, p2=int,
-                   p3=int, n=Py_ssize_t, who=int, skip=int, base=int, one="unsigned int",
-                   s=int, k=int)
+                   delivered=list, ack=int, bits="unsigned int", max_valid=int, rs=int,
+                   rxq=dict, changed=bint, peer_id=int, c=Cmd, serial=int, skip=int, base=int,
+                   one="unsigned int", s=int, k=int)
     cdef list _receive(self, bytes data, double now)
     @cython.locals(slot=int, nxt=int, d=int)
     cdef _bitmap_acks(self, int base, unsigned int bits, double now)
@@ -285,10 +235,3 @@ cdef inline int _resize(Connection conn, long long size, long long cap) except -
     PyMem_Free(old)
     return 0
 
-
-cdef class _Idle:
-    cdef list _out, _none
-    @cython.locals(t=double)
-    cpdef list datagrams_to_send(self, object now)
-    @cython.locals(t=double)
-    cpdef list receive_datagram(self, object data, object now)

@@ -3,15 +3,16 @@
 
 This one source is both twins: run as Python it is the pure twin, and Cython
 compiles it, typed by ``_session_c.pxd``, into ``gamecodec.avara._session_c``
-(a few primitives, such as the CRC, the byte copies and the NamedTuple
-construction, have C bodies in the .pxd; their pure versions are in the
+(a few primitives have C bodies in the .pxd; their pure versions are in the
 ``if not cython.compiled`` block below). ``gamecodec.avara.session``
 documents the model and picks the twin; ``tests/avara/test_connection_parity.py``
 holds the twins together.
 
-The hot path works on the bytes directly: a received datagram is checked and
-parsed in one pass (no ``Datagram``, only the delivered ``Command``s are
-built), and an outgoing datagram is written into a scratch buffer. The
+The wire is the codec's: its CRC, its command reader and its writers
+(``_codec_py``'s here, ``_codec_c``'s cimported in the compiled twin). A
+received datagram is checked and read in one pass (no ``Datagram``, only the
+delivered ``Command``s are built), and an outgoing datagram is written into a
+scratch buffer. The
 transmit queue is a pool of slots in parallel arrays (C ints and doubles in
 the compiled twin), linked in queue order: the game's ``FindBestPacket``
 scans in that order, and resent commands go back at its end.
@@ -19,7 +20,6 @@ scans in that order, and resent commands go back at its end.
 
 from __future__ import annotations
 
-import binascii
 import math
 from array import array
 from typing import Any, Final
@@ -121,33 +121,24 @@ def _diff(a: int, b: int) -> int:
     return ((a - b + 0x8000) & 0xFFFF) - 0x8000
 
 
+def _command_size(flags: int, n: int) -> int:
+    """The wire length of a command with these flags (never a distribution)
+    and ``n`` data bytes."""
+    size = 5 + (flags & 0x01) + (flags >> 7) + n
+    if flags & 0x02:
+        size += 2
+    if flags & 0x04:
+        size += 4
+    elif flags & 0x20:
+        size += 2
+    if flags & 0x08:
+        size += 2
+    elif flags & 0x10:
+        size += 1
+    return size
+
+
 # -- primitives: C bodies in _session_c.pxd, pure bodies here --------------------------
-
-
-def _crc_tables() -> list[list[int]]:
-    """CRC-16/KERMIT (spec §2.1) lookup tables for slice-by-4: ``t[k][b]`` is
-    the CRC of byte ``b`` followed by ``k`` zero bytes."""
-    first = []
-    for byte in range(256):
-        crc = byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ 0x8408 if crc & 1 else crc >> 1
-        first.append(crc)
-    tables = [first]
-    prev = first
-    for _ in range(3):
-        prev = [(c >> 8) ^ first[c & 0xFF] for c in prev]
-        tables.append(prev)
-    return tables
-
-
-# what the C bodies use: the CRC tables (C arrays there) and shared small ints
-_TABLES = _crc_tables()
-_T0 = _TABLES[0]
-_T1 = _TABLES[1]
-_T2 = _TABLES[2]
-_T3 = _TABLES[3]
-_SMALL = tuple(range(-128, 256))  # CPython itself shares only -5..256
 
 
 def _refuse_time(now: float) -> None:
@@ -156,20 +147,14 @@ def _refuse_time(now: float) -> None:
 
 
 if not cython.compiled:  # the pure bodies (Cython drops this block)
-    _new = tuple.__new__  # NamedTuples without their __new__ (DESIGN.md, hot-path rules)
-    _REVERSE: Final = bytes(int(f"{i:08b}"[::-1], 2) for i in range(256))
-
-    def _crc(buf: bytes | bytearray, start: int, end: int, crc: int) -> int:
-        """CRC-16/KERMIT of ``buf[start:end]``, continuing from ``crc``."""
-        # KERMIT is XMODEM (binascii.crc_hqx) on bit-reversed bytes, bit-reversed
-        rev = _REVERSE
-        init = rev[crc & 0xFF] << 8 | rev[crc >> 8]
-        out = binascii.crc_hqx(buf[start:end].translate(rev), init)
-        return rev[out & 0xFF] << 8 | rev[out >> 8]
-
-    def _copy(out: bytearray, pos: int, data: bytes) -> None:
-        """``out[pos:] = data`` (the buffer is long enough)."""
-        out[pos : pos + len(data)] = data
+    from gamecodec.avara._codec_py import (
+        command_object,
+        crc16,
+        parse_command,
+        write_acks,
+        write_command,
+        writer_flags,
+    )
 
     _sqrt = math.sqrt
 
@@ -197,23 +182,6 @@ if not cython.compiled:  # the pure bodies (Cython drops this block)
     def _head(buf: bytearray, size: int) -> bytes:
         """The first ``size`` bytes of ``buf``."""
         return bytes(buf[:size])
-
-    def _command(  # noqa: PLR0917
-        cls: type[Command],
-        serial: int,
-        send_count: int,
-        flags: int,
-        command: int,
-        distribution: int | None,
-        p3: int,
-        p2: int,
-        p1: int,
-        sender: int | None,
-        data: bytes,
-    ) -> Command:
-        """A ``Command`` built without running the NamedTuple's ``__new__``."""
-        fields = (serial, send_count, flags, command, distribution, p3, p2, p1, sender, data)
-        return _new(cls, fields)
 
     def _grown(old: Any, code: str, size: int, cap: int) -> Any:
         """A ``cap``-long array of ``code`` starting with ``old[:size]``."""
@@ -266,7 +234,7 @@ class Connection:
     ``first_receive_serial`` is where the peer's stream starts (a server
     that consumed a client's login expects 2). ``codec`` is accepted for
     compatibility and ignored: the connection reads and writes datagrams
-    itself.
+    with the codec's primitives.
     """
 
     # the transmit queue's slot pool: array.arrays here; in the compiled twin C
@@ -334,7 +302,7 @@ class Connection:
         self._resend_cap = (
             _INF if max_resends_without_receive is None else float(max_resends_without_receive)
         )
-        self._crc_seed = _crc(version.to_bytes(2, "little"), 0, 2, 0)
+        self._crc_seed = crc16(version.to_bytes(2, "little"), 0, 2, 0)
         self._out = bytearray(_OUT_SIZE)  # the datagram being written
         self._picked = list(range(_MAX_PICKS))  # the slots packed into it (scratch)
         # sending side: the transmit queue, slots linked in queue order
@@ -512,26 +480,7 @@ class Connection:
         n = len(data)
         serial = self._serial
         # the writer's flag rules (spec §3); the sender byte while serial <= 100
-        flags = 0x01 if p1 else 0
-        size = 6 if p1 else 5
-        if p2:
-            flags |= 0x02
-            size += 2
-        if p3 < 0 or p3 > 0xFFFF:
-            flags |= 0x04
-            size += 4
-        elif p3:
-            flags |= 0x20
-            size += 2
-        if n > 255:
-            flags |= 0x08
-            size += 2
-        elif n:
-            flags |= 0x10
-            size += 1
-        if (_SETTLE - serial) & 0xFFFF <= 0x7FFF:
-            flags |= 0x80
-            size += 1
+        flags = writer_flags(False, p3, p2, n, p1, (_SETTLE - serial) & 0xFFFF <= 0x7FFF)
         if self._free < 0:
             self._grow()
         slot = self._free
@@ -542,7 +491,7 @@ class Connection:
         self._t_p2[slot] = p2
         self._t_p3[slot] = p3
         self._t_flags[slot] = flags
-        self._t_size[slot] = size + n
+        self._t_size[slot] = _command_size(flags, n)
         self._t_send_count[slot] = 0
         self._t_urgent[slot] = 1 if urgent else 0
         self._t_birth[slot] = now
@@ -642,20 +591,9 @@ class Connection:
                 return out
             # WriteAcks: the cumulative ack, or base + 1 and the bitmap (§4.2)
             if self._ack_base & 1:
-                ack = self._ack_base
-                bits = self._ack_bitmap
-                buf[2] = ack & 0xFF
-                buf[3] = ack >> 8
-                buf[4] = bits & 0xFF
-                buf[5] = (bits >> 8) & 0xFF
-                buf[6] = (bits >> 16) & 0xFF
-                buf[7] = bits >> 24
-                pos = 8
+                pos = write_acks(buf, self._ack_base, self._ack_bitmap)
             else:
-                ack = (self._receive_serial - 2) & 0xFFFF
-                buf[2] = ack & 0xFF
-                buf[3] = ack >> 8
-                pos = 4
+                pos = write_acks(buf, (self._receive_serial - 2) & 0xFFFF, 0)
             if first < 0:  # an ACK-only datagram
                 self._have_to_send_ack = False
                 self._next_ack_time = now + _ACK_DELAY + self.retransmit_time
@@ -704,51 +642,26 @@ class Connection:
 
     def _write_command(self, pos: int, slot: int) -> int:
         """Write the command in ``slot`` at ``pos`` of the datagram buffer."""
-        out = self._out
-        serial = self._t_serial[slot]
-        flags = self._t_flags[slot]
-        out[pos] = serial & 0xFF
-        out[pos + 1] = serial >> 8
-        out[pos + 2] = self._t_send_count[slot] & 0xFF
-        out[pos + 3] = flags
-        out[pos + 4] = self._t_command[slot] & 0xFF
-        pos += 5
-        if flags & 0x24:
-            p3 = self._t_p3[slot]
-            out[pos] = p3 & 0xFF
-            out[pos + 1] = (p3 >> 8) & 0xFF
-            pos += 2
-            if flags & 0x04:
-                out[pos] = (p3 >> 16) & 0xFF
-                out[pos + 1] = (p3 >> 24) & 0xFF
-                pos += 2
-        if flags & 0x02:
-            p2 = self._t_p2[slot]
-            out[pos] = p2 & 0xFF
-            out[pos + 1] = (p2 >> 8) & 0xFF
-            pos += 2
-        data = self._t_data[slot]
-        n = len(data)
-        if flags & 0x08:
-            out[pos] = n & 0xFF
-            out[pos + 1] = n >> 8
-            pos += 2
-        elif flags & 0x10:
-            out[pos] = n
-            pos += 1
-        if flags & 0x01:
-            out[pos] = self._t_p1[slot] & 0xFF
-            pos += 1
-        if flags & 0x80:
-            out[pos] = self.my_id & 0xFF
-            pos += 1
-        _copy(out, pos, data)
-        return pos + n
+        return write_command(
+            self._out,
+            pos,
+            True,
+            self._t_serial[slot],
+            self._t_send_count[slot],  # a short in memory, its low byte on the wire
+            self._t_flags[slot],
+            self._t_command[slot],
+            0,
+            self._t_p3[slot],
+            self._t_p2[slot],
+            self._t_p1[slot],
+            self.my_id,
+            self._t_data[slot],
+        )
 
     def _signed(self, size: int) -> bytes:
         """The datagram buffer's first ``size`` bytes with their CRC (§2.1)."""
         out = self._out
-        crc = _crc(out, 2, size, self._crc_seed)
+        crc = crc16(out, 2, size, self._crc_seed)
         out[0] = crc & 0xFF
         out[1] = crc >> 8
         return _head(out, size)
@@ -850,7 +763,7 @@ class Connection:
         delivered: list[Command] = []
         if size == _PUNCH or size < 4:
             return delivered
-        if _crc(p, 2, size, self._crc_seed) != p[0] | p[1] << 8:
+        if crc16(p, 2, size, self._crc_seed) != p[0] | p[1] << 8:
             return delivered
         self.datagrams_received += 1
         self._dl_stale = True
@@ -881,98 +794,21 @@ class Connection:
         changed = False
         peer_id = self.peer_id
         while pos < size:  # the command loop of spec §3.1
-            if size - pos < 5:
-                break
-            serial = p[pos] | p[pos + 1] << 8
-            send_count = p[pos + 2]
-            flags = p[pos + 3]
-            command = p[pos + 4]
-            if command > 127:
-                command -= 256
-            pos += 5
-            distribution = sender = None
-            p1 = p2 = p3 = n = who = 0
-            if flags & 0x40:
-                if size - pos < 2:
-                    break
-                d = p[pos] | p[pos + 1] << 8
-                distribution = d - 0x10000 if d > 0x7FFF else d
-                pos += 2
-            if flags & 0x04:
-                if size - pos < 4:
-                    break
-                high = p[pos + 2] | p[pos + 3] << 8
-                if high > 0x7FFF:
-                    high -= 0x10000
-                p3 = high * 0x10000 + (p[pos] | p[pos + 1] << 8)
-                pos += 4
-            elif flags & 0x20:
-                if size - pos < 2:
-                    break
-                p3 = p[pos] | p[pos + 1] << 8
-                pos += 2
-            if flags & 0x02:
-                if size - pos < 2:
-                    break
-                p2 = p[pos] | p[pos + 1] << 8
-                if p2 > 0x7FFF:
-                    p2 -= 0x10000
-                pos += 2
-            if flags & 0x08:
-                if size - pos < 2:
-                    break
-                n = p[pos] | p[pos + 1] << 8
-                if n > _MAX_DATA:  # also every negative i16: the game stops here
-                    break
-                pos += 2
-            elif flags & 0x10:
-                if size - pos < 1:
-                    break
-                n = p[pos]
-                pos += 1
-            if flags & 0x01:
-                if size - pos < 1:
-                    break
-                p1 = p[pos]
-                if p1 > 127:
-                    p1 -= 256
-                pos += 1
-            if flags & 0x80:
-                if size - pos < 1:
-                    break
-                who = p[pos]
-                if who > 127:
-                    who -= 256
-                sender = who
-                pos += 1
-            if size - pos < n:
-                break
-            start = pos
-            pos += n
+            c = parse_command(p, size, pos, True)
+            if c.end < 0:
+                break  # it runs past the end or has a bad dataLen: the game stops here
+            pos = c.end
             self._have_to_send_ack = True
-            if flags & 0x80 and who != peer_id:
+            if c.flags & 0x80 and c.sender != peer_id:
                 continue  # not from this peer's slot: the game ignores it (spec §3.2)
+            serial = c.serial
             if serial & 1:
                 # serials are even (spec §4.1): an odd one could never be delivered,
                 # would stay queued for good (the skip rule would loop on it) and
                 # would set the bitmap bit of an even serial never received
                 continue
             if serial == rs:
-                delivered.append(
-                    _command(
-                        Command,
-                        serial,
-                        send_count,
-                        flags,
-                        command,
-                        distribution,
-                        p3,
-                        p2,
-                        p1,
-                        sender,
-                        p[start:pos],
-                    )
-                )
+                delivered.append(command_object(c, p))
                 rs = (rs + 2) & 0xFFFF
                 if rxq:
                     while rs in rxq:
@@ -984,19 +820,7 @@ class Connection:
             elif serial in rxq:
                 continue  # already queued: a duplicate
             else:
-                rxq[serial] = _command(
-                    Command,
-                    serial,
-                    send_count,
-                    flags,
-                    command,
-                    distribution,
-                    p3,
-                    p2,
-                    p1,
-                    sender,
-                    p[start:pos],
-                )
+                rxq[serial] = command_object(c, p)
                 changed = True
                 skip = self._skip
                 if skip >= 0 and len(rxq) >= skip:
@@ -1008,8 +832,8 @@ class Connection:
                     while rs in rxq:
                         delivered.append(rxq.pop(rs))
                         rs = (rs + 2) & 0xFFFF
-            if command == _CONTROL and p1 == 0:
-                self.peer_cram_data = p2  # udpCramInfo: the peer's cramData
+            if c.command == _CONTROL and c.p1 == 0:
+                self.peer_cram_data = c.p2  # udpCramInfo: the peer's cramData
         self._receive_serial = rs
         if changed:
             base = (rs - 2) & 0xFFFF
@@ -1091,36 +915,3 @@ class Connection:
         # retransmitTime (below 2 ms of RTT it was 0: every urgent command went twice)
         urgent = half_ms / 1000.0 if half_ms / 1000.0 > floor else floor
         self.urgent_retransmit_time = urgent if urgent < rt else rt
-
-
-class _Idle:
-    """A stand-in with ``Connection``'s three per-packet calls that does
-    nothing and allocates nothing (it returns shared objects): what the loop
-    driving a connection and the bare calls cost. ``_bench_session`` subtracts
-    it to measure the session's own work per packet."""
-
-    def __init__(self, datagram: bytes) -> None:
-        self._out = [datagram]
-        self._none: list[Command] = []
-
-    def send(
-        self,
-        command: int,
-        *,
-        p1: int = 0,
-        p2: int = 0,
-        p3: int = 0,
-        data: bytes = b"",
-        urgent: bool = False,
-        now: float,
-    ) -> int:
-        """Take the arguments; return 0."""
-        return 0
-
-    def datagrams_to_send(self, now: float) -> list[bytes]:
-        """The same one-datagram list every time."""
-        return self._out
-
-    def receive_datagram(self, data: bytes, now: float) -> list[Command]:
-        """The same empty list every time."""
-        return self._none
