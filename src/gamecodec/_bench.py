@@ -1,103 +1,212 @@
 """The timing harness behind ``gamecodec bench`` (no pytest needed).
 
-Each protocol's ``_bench.py`` offers :class:`Case` objects: the same work on
-the compiled and the pure twin (and, for ratios, a baseline). Times are the
-median of several rounds, each round long enough to swamp timer noise.
+A :class:`Contest` is one piece of work done by two or more sides (gamecodec
+through its public functions, and a peer or a floor) over the same realistic
+stream. Its sides are timed in interleaved rounds in one process, the cyclic
+GC on, so a change of load on a shared machine hits every side alike; each
+ratio is the median of the per-round ratios, with their range.
 """
 
 from __future__ import annotations
 
+import gc
 import statistics
+import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = [
-    "Case",
-    "Result",
-    "Target",
-    "calibrate",
-    "measure",
+    "Config",
+    "Contest",
+    "Row",
+    "Side",
     "measure_together",
-    "paired_ratio",
-    "run_case",
+    "run_contest",
+    "skipped",
 ]
 
 
 @dataclass(frozen=True)
-class Case:
-    """One operation over a fixed batch: ``packets`` items, ``nbytes`` bytes."""
+class Config:
+    """How big and how long: ``quick`` (smoke test), default, or ``full``."""
 
-    protocol: str
-    operation: str
-    packets: int
-    nbytes: int
-    compiled: Callable[[], object] | None
-    pure: Callable[[], object]
+    mode: str = "default"
+    rounds: int = 3
+    progress: Callable[[str], None] | None = None
+
+    @property
+    def full(self) -> bool:
+        return self.mode == "full"
+
+    @property
+    def quick(self) -> bool:
+        return self.mode == "quick"
+
+    def size(self, quick: int, default: int, full: int) -> int:
+        """The workload size for this mode."""
+        return {"quick": quick, "full": full}.get(self.mode, default)
+
+    def say(self, text: str) -> None:
+        if self.progress is not None:
+            self.progress(text)
+
+
+def stderr_progress(text: str) -> None:
+    """Progress lines for a terminal (stderr, so ``--json`` stays clean)."""
+    print(f"  {text}", file=sys.stderr, flush=True)
 
 
 @dataclass(frozen=True)
-class Result:
+class Side:
+    """One way of doing the work: ``run()`` does one whole pass over the stream.
+
+    ``prepare()`` (untimed) runs before each pass and returns what ``run`` is
+    given, e.g. fresh messages for a sender that consumes them; ``release``
+    (untimed) gets what ``run`` returned, e.g. to drop kept results."""
+
+    label: str
+    run: Callable[[object], object]
+    prepare: Callable[[], object] = lambda: None
+    release: Callable[[object], None] = lambda _kept: None
+
+
+@dataclass(frozen=True)
+class Contest:
+    """gamecodec (``ours``) against ``peer``, both over ``items`` items.
+
+    ``kind="speedup"``: the figure is peer time / our time (higher is
+    better; ``limit`` is a minimum). ``kind="cost"``: our time / peer time
+    (lower is better; ``limit`` is a maximum)."""
+
     protocol: str
-    operation: str
-    packets: int
-    nbytes: int
-    compiled_s: float | None
-    pure_s: float
+    title: str
+    workload: str
+    items: int
+    unit: str
+    ours: Side
+    peer: Side
+    kind: str = "speedup"
+    limit: float | None = None
+
+
+@dataclass
+class Row:
+    """A measured (or skipped) contest."""
+
+    protocol: str
+    title: str
+    workload: str
+    unit: str
+    ours_label: str
+    peer_label: str
+    kind: str
+    limit: float | None
+    ours_us: float | None = None
+    peer_us: float | None = None
+    ratio: float | None = None
+    low: float | None = None
+    high: float | None = None
+    skipped: str | None = None
+    rounds: list[float] = field(default_factory=list)
 
     @property
-    def ratio(self) -> float | None:
-        """How many times faster the compiled twin is."""
-        return None if self.compiled_s is None else self.pure_s / self.compiled_s
-
-    def rate(self, seconds: float | None) -> tuple[float, float] | None:
-        """(packets/s, MB/s) for a time per batch."""
-        if seconds is None:
-            return None
-        return self.packets / seconds, self.nbytes / seconds / 1e6
+    def status(self) -> str:
+        """``met``, ``MISSED``, ``skipped`` or ``no target``."""
+        if self.skipped is not None:
+            return "skipped"
+        if self.limit is None or self.ratio is None:
+            return "no target"
+        ok = self.ratio >= self.limit if self.kind == "speedup" else self.ratio <= self.limit
+        return "met" if ok else "MISSED"
 
     def as_dict(self) -> dict[str, object]:
         return {
             "protocol": self.protocol,
-            "operation": self.operation,
-            "packets": self.packets,
-            "bytes": self.nbytes,
-            "compiled_seconds": self.compiled_s,
-            "pure_seconds": self.pure_s,
-            "compiled_packets_per_s": None
-            if self.compiled_s is None
-            else self.packets / self.compiled_s,
-            "pure_packets_per_s": self.packets / self.pure_s,
+            "title": self.title,
+            "workload": self.workload,
+            "unit": self.unit,
+            "ours": self.ours_label,
+            "peer": self.peer_label,
+            "kind": self.kind,
+            "ours_us_per_item": self.ours_us,
+            "peer_us_per_item": self.peer_us,
             "ratio": self.ratio,
-        }
-
-
-@dataclass(frozen=True)
-class Target:
-    """A ratio the issue tracker asks for, measured in the same run."""
-
-    protocol: str
-    name: str
-    value: float
-    limit: float
-    at_most: bool
-
-    @property
-    def met(self) -> bool:
-        return self.value <= self.limit if self.at_most else self.value >= self.limit
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "protocol": self.protocol,
-            "name": self.name,
-            "value": self.value,
+            "ratio_low": self.low,
+            "ratio_high": self.high,
+            "ratio_per_round": self.rounds,
             "limit": self.limit,
-            "at_most": self.at_most,
-            "met": self.met,
+            "status": self.status,
+            "skipped": self.skipped,
         }
 
 
-def calibrate(fn: Callable[[], object], min_time: float) -> int:
+def skipped(
+    protocol: str,
+    title: str,
+    reason: str,
+    *,
+    peer: str,
+    kind: str = "speedup",
+    limit: float | None = None,
+    workload: str = "",
+) -> Row:
+    """A row whose peer (or our compiled twin) is not available here."""
+    return Row(protocol, title, workload, "", "gamecodec", peer, kind, limit, skipped=reason)
+
+
+def _timed_pass(side: Side) -> float:
+    arg = side.prepare()
+    gc.collect()
+    start = time.perf_counter()
+    kept = side.run(arg)
+    elapsed = time.perf_counter() - start
+    side.release(kept)
+    del kept, arg
+    return elapsed
+
+
+def run_contest(contest: Contest, config: Config) -> Row:
+    """Time both sides of ``contest``, one pass each per round, in turn.
+
+    The order alternates between rounds; one untimed warm-up pass each first."""
+    config.say(f"{contest.protocol}: {contest.title} ...")
+    sides = [contest.ours, contest.peer]
+    for side in sides:
+        _timed_pass(side)
+    ours: list[float] = []
+    peer: list[float] = []
+    for r in range(config.rounds):
+        if r % 2:
+            peer.append(_timed_pass(contest.peer))
+            ours.append(_timed_pass(contest.ours))
+        else:
+            ours.append(_timed_pass(contest.ours))
+            peer.append(_timed_pass(contest.peer))
+    if contest.kind == "speedup":
+        ratios = [p / o for o, p in zip(ours, peer, strict=True)]
+    else:
+        ratios = [o / p for o, p in zip(ours, peer, strict=True)]
+    scale = 1e6 / max(1, contest.items)
+    return Row(
+        contest.protocol,
+        contest.title,
+        contest.workload,
+        contest.unit,
+        contest.ours.label,
+        contest.peer.label,
+        contest.kind,
+        contest.limit,
+        ours_us=statistics.median(ours) * scale,
+        peer_us=statistics.median(peer) * scale,
+        ratio=statistics.median(ratios),
+        low=min(ratios),
+        high=max(ratios),
+        rounds=ratios,
+    )
+
+
+def _calibrate(fn: Callable[[], object], min_time: float) -> int:
     """How many calls of ``fn`` (after one warm-up call) take ``min_time``."""
     fn()
     loops = 1
@@ -106,51 +215,23 @@ def calibrate(fn: Callable[[], object], min_time: float) -> int:
         for _ in range(loops):
             fn()
         elapsed = time.perf_counter() - start
-        if elapsed >= min_time or loops >= 1 << 24:
+        if elapsed >= min_time or loops >= 1 << 22:
             return loops
         loops *= 2 if elapsed <= 0 else max(2, min(10, int(min_time / elapsed) + 1))
 
 
-def _seconds(fn: Callable[[], object], loops: int) -> float:
-    start = time.perf_counter()
-    for _ in range(loops):
-        fn()
-    return (time.perf_counter() - start) / loops
-
-
-def measure(fn: Callable[[], object], *, rounds: int = 7, min_time: float = 0.05) -> float:
-    """Median seconds per call of ``fn`` over ``rounds`` rounds."""
-    loops = calibrate(fn, min_time)
-    return statistics.median(_seconds(fn, loops) for _ in range(rounds))
-
-
 def measure_together(
-    fns: dict[str, Callable[[], object]], *, rounds: int = 7, min_time: float = 0.05
+    fns: dict[str, Callable[[], object]], *, rounds: int = 5, min_time: float = 0.02
 ) -> dict[str, list[float]]:
-    """Seconds per call of each function in each of ``rounds`` interleaved rounds.
-
-    Each round times every function in turn (each for its own calibrated loop
-    count), so a change of load on a shared machine hits every side of a
-    ratio alike instead of one side only."""
-    loops = {name: calibrate(fn, min_time) for name, fn in fns.items()}
+    """Seconds per call of each function in each of ``rounds`` interleaved
+    rounds (each function for its own calibrated loop count): for the
+    single-packet table, where one call is too short to time alone."""
+    loops = {name: _calibrate(fn, min_time) for name, fn in fns.items()}
     samples: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(rounds):
         for name, fn in fns.items():
-            samples[name].append(_seconds(fn, loops[name]))
+            start = time.perf_counter()
+            for _ in range(loops[name]):
+                fn()
+            samples[name].append((time.perf_counter() - start) / loops[name])
     return samples
-
-
-def paired_ratio(samples: dict[str, list[float]], top: str, bottom: str) -> float:
-    """Median over rounds of ``top / bottom`` measured within each round."""
-    return statistics.median(a / b for a, b in zip(samples[top], samples[bottom], strict=True))
-
-
-def run_case(case: Case, *, rounds: int = 7, min_time: float = 0.05) -> Result:
-    """Time both twins of ``case`` in interleaved rounds; medians of each."""
-    fns = {"pure": case.pure}
-    if case.compiled is not None:
-        fns["compiled"] = case.compiled
-    samples = measure_together(fns, rounds=rounds, min_time=min_time)
-    compiled = statistics.median(samples["compiled"]) if "compiled" in samples else None
-    pure = statistics.median(samples["pure"])
-    return Result(case.protocol, case.operation, case.packets, case.nbytes, compiled, pure)
