@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 __all__ = [
     "Config",
@@ -26,6 +27,8 @@ __all__ = [
     "skipped",
 ]
 
+_T = TypeVar("_T")
+
 
 @dataclass(frozen=True)
 class Config:
@@ -34,6 +37,7 @@ class Config:
     mode: str = "default"
     rounds: int = 3
     progress: Callable[[str], None] | None = None
+    min_time: float = 0.05
 
     @property
     def full(self) -> bool:
@@ -43,7 +47,7 @@ class Config:
     def quick(self) -> bool:
         return self.mode == "quick"
 
-    def size(self, quick: int, default: int, full: int) -> int:
+    def size(self, quick: _T, default: _T, full: _T) -> _T:
         """The workload size for this mode."""
         return {"quick": quick, "full": full}.get(self.mode, default)
 
@@ -155,34 +159,44 @@ def skipped(
     return Row(protocol, title, workload, "", "gamecodec", peer, kind, limit, skipped=reason)
 
 
-def _timed_pass(side: Side) -> float:
-    arg = side.prepare()
-    gc.collect()
-    start = time.perf_counter()
-    kept = side.run(arg)
-    elapsed = time.perf_counter() - start
-    side.release(kept)
-    del kept, arg
-    return elapsed
+def _timed_pass(side: Side, repeat: int = 1) -> float:
+    """Seconds per pass, over ``repeat`` passes (each prepared and released untimed)."""
+    total = 0.0
+    for _ in range(repeat):
+        arg = side.prepare()
+        gc.collect()
+        start = time.perf_counter()
+        kept = side.run(arg)
+        total += time.perf_counter() - start
+        side.release(kept)
+        del kept, arg
+    return total / repeat
+
+
+def _repeats(seconds: float, min_time: float) -> int:
+    """Passes per round so that a round of this side lasts ``min_time``."""
+    return max(1, min(1000, int(min_time / max(seconds, 1e-9)) + 1)) if seconds < min_time else 1
 
 
 def run_contest(contest: Contest, config: Config) -> Row:
-    """Time both sides of ``contest``, one pass each per round, in turn.
+    """Time both sides of ``contest`` in turn, round after round.
 
-    The order alternates between rounds; one untimed warm-up pass each first."""
+    One untimed warm-up pass each first; a side whose pass is short runs
+    several passes per round (``Config.min_time``); the order alternates."""
     config.say(f"{contest.protocol}: {contest.title} ...")
-    sides = [contest.ours, contest.peer]
-    for side in sides:
-        _timed_pass(side)
+    reps = {
+        "ours": _repeats(_timed_pass(contest.ours), config.min_time),
+        "peer": _repeats(_timed_pass(contest.peer), config.min_time),
+    }
     ours: list[float] = []
     peer: list[float] = []
     for r in range(config.rounds):
         if r % 2:
-            peer.append(_timed_pass(contest.peer))
-            ours.append(_timed_pass(contest.ours))
+            peer.append(_timed_pass(contest.peer, reps["peer"]))
+            ours.append(_timed_pass(contest.ours, reps["ours"]))
         else:
-            ours.append(_timed_pass(contest.ours))
-            peer.append(_timed_pass(contest.peer))
+            ours.append(_timed_pass(contest.ours, reps["ours"]))
+            peer.append(_timed_pass(contest.peer, reps["peer"]))
     if contest.kind == "speedup":
         ratios = [p / o for o, p in zip(ours, peer, strict=True)]
     else:
