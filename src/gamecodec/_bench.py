@@ -23,6 +23,7 @@ __all__ = [
     "Row",
     "Side",
     "measure_together",
+    "run_all",
     "run_contest",
     "skipped",
 ]
@@ -218,6 +219,11 @@ def run_contest(contest: Contest, config: Config) -> Row:
         high=max(ratios),
         rounds=ratios,
     )
+
+
+def run_all(items: list[Contest | Row], config: Config) -> list[Row]:
+    """Time every contest (rows already made, e.g. skipped ones, pass through)."""
+    return [item if isinstance(item, Row) else run_contest(item, config) for item in items]
 
 
 def _calibrate(fn: Callable[[], object], min_time: float) -> int:

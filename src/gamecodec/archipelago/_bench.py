@@ -25,11 +25,11 @@ from types import ModuleType
 from typing import Any
 
 from gamecodec import archipelago as ap
-from gamecodec._bench import Config, Contest, Row, Side, run_contest, skipped
+from gamecodec._bench import Config, Contest, Row, Side, run_all, skipped
 from gamecodec.archipelago import compat
 from gamecodec.archipelago.sample import large_room_session, sample_session
 
-__all__ = ["corpus_frames", "rows", "user_decode"]
+__all__ = ["contests", "corpus_frames", "rows", "user_decode"]
 
 _SESSIONS = ("small", "js/ws", "js/native")
 _TWIN_NAMES = ("gamecodec.archipelago._compat_py", "gamecodec.archipelago._codec_py")
@@ -81,7 +81,8 @@ def _user_hook(obj: dict[str, Any]) -> Any:
     cls = _NAMED.get(kind)
     if cls is None:
         return obj
-    return cls(**{k: v for k, v in obj.items() if k in cls._fields})
+    fields = cls._fields  # type: ignore[attr-defined]
+    return cls(**{k: v for k, v in obj.items() if k in fields})
 
 
 def user_decode(frame: str) -> Any:
@@ -93,7 +94,7 @@ def user_decode(frame: str) -> Any:
 def _msgspec_decoder() -> Callable[[str], Any]:
     import msgspec
 
-    return msgspec.json.Decoder(list[ap.AnyCommand]).decode  # type: ignore[name-defined]
+    return msgspec.json.Decoder(list[ap.AnyCommand]).decode
 
 
 def _accepted(frames: list[str], *fns: Callable[[str], object]) -> list[str]:
@@ -102,7 +103,7 @@ def _accepted(frames: list[str], *fns: Callable[[str], object]) -> list[str]:
         try:
             for fn in fns:
                 fn(frame)
-        except Exception:  # noqa: S112 (a frame one side refuses is left out of both)
+        except Exception:
             continue
         out.append(frame)
     return out
@@ -116,53 +117,44 @@ def _loop(label: str, fn: Callable[[Any], object], items: list[Any]) -> Side:
     return Side(label, run)
 
 
-def _batch_rows(config: Config, name: str, frames: list[str]) -> list[Row]:
+def _batch(name: str, frames: list[str]) -> list[Contest | Row]:
     pure = pure_compat()
     floor = _msgspec_decoder()
     typed = _accepted(frames, ap.decode_frame, floor)
     nbytes = sum(len(f.encode()) for f in frames)
     every = f"{name}: {len(frames):,} frames, {nbytes / 1e3:,.0f} kB"
     some = f"{name}: the {len(typed):,} of {len(frames):,} frames msgspec takes"
-    out = [
-        run_contest(
-            Contest(
-                "archipelago",
-                "decode_frame (typed) vs msgspec.json.decode into the same Structs",
-                some,
-                len(typed),
-                "frame",
-                _loop("decode_frame", ap.decode_frame, typed),
-                _loop("msgspec.json", floor, typed),
-                kind="cost",
-                limit=1.15,
-            ),
-            config,
+    out: list[Contest | Row] = [
+        Contest(
+            "archipelago",
+            "decode_frame (typed) vs msgspec.json.decode into the same Structs",
+            some,
+            len(typed),
+            "frame",
+            _loop("decode_frame", ap.decode_frame, typed),
+            _loop("msgspec.json", floor, typed),
+            kind="cost",
+            limit=1.15,
         ),
-        run_contest(
-            Contest(
-                "archipelago",
-                "decode_frame (typed) vs stdlib json + NetUtils object hook",
-                every,
-                len(frames),
-                "frame",
-                _loop("decode_frame", ap.decode_frame, _accepted(frames, ap.decode_frame)),
-                _loop("json.loads + hook", user_decode, _accepted(frames, ap.decode_frame)),
-                limit=5.0,
-            ),
-            config,
+        Contest(
+            "archipelago",
+            "decode_frame (typed) vs stdlib json + NetUtils object hook",
+            every,
+            len(frames),
+            "frame",
+            _loop("decode_frame", ap.decode_frame, _accepted(frames, ap.decode_frame)),
+            _loop("json.loads + hook", user_decode, _accepted(frames, ap.decode_frame)),
+            limit=5.0,
         ),
-        run_contest(
-            Contest(
-                "archipelago",
-                "compat.decode vs stdlib json + NetUtils object hook",
-                every,
-                len(frames),
-                "frame",
-                _loop("compat.decode", compat.decode, frames),
-                _loop("json.loads + hook", user_decode, frames),
-                limit=2.5,
-            ),
-            config,
+        Contest(
+            "archipelago",
+            "compat.decode vs stdlib json + NetUtils object hook",
+            every,
+            len(frames),
+            "frame",
+            _loop("compat.decode", compat.decode, frames),
+            _loop("json.loads + hook", user_decode, frames),
+            limit=2.5,
         ),
     ]
     title_d = "compat.decode vs the pure compat twin (reference semantics)"
@@ -176,37 +168,31 @@ def _batch_rows(config: Config, name: str, frames: list[str]) -> list[Row]:
         return out
     values = [compat.decode(f) for f in frames]
     out += [
-        run_contest(
-            Contest(
-                "archipelago",
-                title_d,
-                every,
-                len(frames),
-                "frame",
-                _loop("compat.decode", compat.decode, frames),
-                _loop("pure twin", pure.decode, frames),
-                limit=10.0,
-            ),
-            config,
+        Contest(
+            "archipelago",
+            title_d,
+            every,
+            len(frames),
+            "frame",
+            _loop("compat.decode", compat.decode, frames),
+            _loop("pure twin", pure.decode, frames),
+            limit=10.0,
         ),
-        run_contest(
-            Contest(
-                "archipelago",
-                title_e,
-                every,
-                len(frames),
-                "frame",
-                _loop("compat.encode", compat.encode, values),
-                _loop("pure twin", pure.encode, values),
-                limit=10.0,
-            ),
-            config,
+        Contest(
+            "archipelago",
+            title_e,
+            every,
+            len(frames),
+            "frame",
+            _loop("compat.encode", compat.encode, values),
+            _loop("pure twin", pure.encode, values),
+            limit=10.0,
         ),
     ]
     return out
 
 
-def rows(config: Config) -> list[Row]:
+def contests(config: Config) -> list[Contest | Row]:
     """Every contest on the recorded frames, then on the large room's session."""
     recorded, source = corpus_frames()
     if recorded:
@@ -215,7 +201,12 @@ def rows(config: Config) -> list[Row]:
     else:
         recorded, name = sample_session(), "sample session"
         config.say(f"archipelago: {source}; the sample session stands in")
-    out = _batch_rows(config, name, recorded)
+    out = _batch(name, recorded)
     players, turns = config.size((20, 60), (120, 300), (120, 600))
     room = large_room_session(players, turns)
-    return out + _batch_rows(config, f"large room ({players} players, {turns} turns)", room)
+    return out + _batch(f"large room ({players} players, {turns} turns)", room)
+
+
+def rows(config: Config) -> list[Row]:
+    """Every contest of :func:`contests`, timed."""
+    return run_all(contests(config), config)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from gamecodec.archipelago.compat import encode
 from gamecodec.archipelago._models import (
     NetworkItem,
     NetworkPlayer,
@@ -21,6 +20,7 @@ from gamecodec.archipelago._models import (
     SlotType,
     Version,
 )
+from gamecodec.archipelago.compat import encode
 
 __all__ = ["large_room_session", "received_items", "received_items_frame", "sample_session"]
 
@@ -45,7 +45,10 @@ def received_items(count: int = 1000, seed: int = 1) -> list[NetworkItem]:
 
 def received_items_frame(count: int = 1000, seed: int = 1) -> str:
     """One ``ReceivedItems`` frame with ``count`` items."""
-    return encode([{"cmd": "ReceivedItems", "index": 0, "items": received_items(count, seed)}])
+    frame: str = encode(
+        [{"cmd": "ReceivedItems", "index": 0, "items": received_items(count, seed)}]
+    )
+    return frame
 
 
 def _item_send(rng: random.Random, players: int = 4) -> dict[str, Any]:

@@ -14,11 +14,11 @@ import struct
 from functools import cache
 
 from gamecodec import avara
-from gamecodec._bench import Config, Contest, Row, Side, run_contest
+from gamecodec._bench import Config, Contest, Row, Side, run_all
 from gamecodec.avara import _bench_session
 from gamecodec.avara.sample import capture_stream
 
-__all__ = ["rows", "stream"]
+__all__ = ["contests", "rows", "stream"]
 
 COMMAND_HEAD = struct.Struct("<HBBb")
 """A command's fixed fields: serial, send count, flags, command id."""
@@ -29,7 +29,7 @@ def stream(count: int) -> list[bytes]:
     return capture_stream(count)
 
 
-def rows(config: Config) -> list[Row]:
+def contests(config: Config) -> list[Contest | Row]:
     count = config.size(10_000, 50_000, 200_000)
     config.say(f"avara: generating a capture-like stream of {count:,} datagrams ...")
     data = stream(count)
@@ -45,19 +45,21 @@ def rows(config: Config) -> list[Row]:
             unpack(d, 2)
 
     return [
-        run_contest(
-            Contest(
-                "avara",
-                "decode_many per command vs one struct.unpack_from per command",
-                f"{len(data):,} distinct datagrams, {commands:,} commands",
-                commands,
-                "command",
-                Side("decode_many", many),
-                Side("unpack_from", floor),
-                kind="cost",
-                limit=0.5,
-            ),
-            config,
+        Contest(
+            "avara",
+            "decode_many per command vs one struct.unpack_from per command",
+            f"{len(data):,} distinct datagrams, {commands:,} commands",
+            commands,
+            "command",
+            Side("decode_many", many),
+            Side("unpack_from", floor),
+            kind="cost",
+            limit=0.5,
         ),
         *_bench_session.rows(config),
     ]
+
+
+def rows(config: Config) -> list[Row]:
+    """Every contest of :func:`contests`, timed."""
+    return run_all(contests(config), config)

@@ -17,10 +17,10 @@ from types import ModuleType
 from typing import Any
 
 from gamecodec import avara
-from gamecodec._bench import Config, Contest, Row, Side, run_contest, skipped
+from gamecodec._bench import Config, Contest, Row, Side, run_all, skipped
 from gamecodec.avara.payloads import encode_key_and_mouse
 
-__all__ = ["rows"]
+__all__ = ["contests", "rows"]
 
 FRAME = 0.016
 LATENCY = 0.004
@@ -80,7 +80,7 @@ def _run(a: Any, b: Any, inputs: list[tuple[int, int, bytes]], now: float) -> tu
     return received, now
 
 
-def rows(config: Config) -> list[Row]:
+def contests(config: Config) -> list[Contest | Row]:
     title = "Connection per packet (send, receive, acks) vs its pure twin"
     pure = _pure_twin()
     if pure is None:
@@ -88,17 +88,19 @@ def rows(config: Config) -> list[Row]:
     frames = config.size(1_000, 4_000, 10_000)
     inputs = _inputs(frames)
     return [
-        run_contest(
-            Contest(
-                "avara",
-                title,
-                f"{frames:,} frames each way, a fresh input every frame",
-                2 * frames,
-                "packet",
-                _play("avara.Connection", avara.Connection, inputs),
-                _play("pure twin", pure.Connection, inputs),
-                limit=10.0,
-            ),
-            config,
+        Contest(
+            "avara",
+            title,
+            f"{frames:,} frames each way, a fresh input every frame",
+            2 * frames,
+            "packet",
+            _play("avara.Connection", avara.Connection, inputs),
+            _play("pure twin", pure.Connection, inputs),
+            limit=10.0,
         )
     ]
+
+
+def rows(config: Config) -> list[Row]:
+    """Every contest of :func:`contests`, timed."""
+    return run_all(contests(config), config)

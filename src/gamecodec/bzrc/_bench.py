@@ -15,10 +15,10 @@ from collections.abc import Callable
 from types import ModuleType
 
 from gamecodec import bzrc
-from gamecodec._bench import Config, Contest, Row, Side, run_contest, skipped
+from gamecodec._bench import Config, Contest, Row, Side, run_all, skipped
 from gamecodec.bzrc.sample import mytanks_responses, occgrid_response
 
-__all__ = ["rows", "split_baseline"]
+__all__ = ["contests", "rows", "split_baseline"]
 
 READ = 65536
 
@@ -69,25 +69,22 @@ def split_baseline(replies: list[bytes]) -> Callable[[object], object]:
     return run
 
 
-def rows(config: Config) -> list[Row]:
+def contests(config: Config) -> list[Contest | Row]:
     count = config.size(64, 400, 1_000)
     replies = mytanks_responses(count, 20)
     reads = _reads(replies)
     nbytes = sum(map(len, replies))
     tanks_work = f"{count:,} distinct mytanks replies of 20 tanks, {nbytes / 1e3:,.0f} kB"
-    out = [
-        run_contest(
-            Contest(
-                "bzrc",
-                "ResponseParser on mytanks replies vs a str.split loop",
-                tanks_work,
-                count,
-                "reply",
-                _parse("bzrc.ResponseParser", bzrc.ResponseParser, reads),
-                Side("str.split loop", split_baseline(replies)),
-                limit=5.0,
-            ),
-            config,
+    out: list[Contest | Row] = [
+        Contest(
+            "bzrc",
+            "ResponseParser on mytanks replies vs a str.split loop",
+            tanks_work,
+            count,
+            "reply",
+            _parse("bzrc.ResponseParser", bzrc.ResponseParser, reads),
+            Side("str.split loop", split_baseline(replies)),
+            limit=5.0,
         )
     ]
     pure = _pure_twin()
@@ -95,7 +92,8 @@ def rows(config: Config) -> list[Row]:
     tanks_title = "ResponseParser on mytanks replies vs the pure twin"
     if pure is None:
         reason = "the pure parser twin is not importable"
-        return out + [
+        return [
+            *out,
             skipped("bzrc", grid_title, reason, peer="pure twin"),
             skipped("bzrc", tanks_title, reason, peer="pure twin"),
         ]
@@ -103,31 +101,30 @@ def rows(config: Config) -> list[Row]:
     grid = occgrid_response(800)
     grid_reads = _reads([grid] * grids)
     out.append(
-        run_contest(
-            Contest(
-                "bzrc",
-                grid_title,
-                f"{grids} replies of {len(grid) / 1e3:,.0f} kB in 64 KiB reads",
-                grids,
-                "reply",
-                _parse("bzrc.ResponseParser", bzrc.ResponseParser, grid_reads),
-                _parse("pure twin", pure.ResponseParser, grid_reads),
-            ),
-            config,
+        Contest(
+            "bzrc",
+            grid_title,
+            f"{grids} replies of {len(grid) / 1e3:,.0f} kB in 64 KiB reads",
+            grids,
+            "reply",
+            _parse("bzrc.ResponseParser", bzrc.ResponseParser, grid_reads),
+            _parse("pure twin", pure.ResponseParser, grid_reads),
         )
     )
     out.append(
-        run_contest(
-            Contest(
-                "bzrc",
-                tanks_title,
-                tanks_work,
-                count,
-                "reply",
-                _parse("bzrc.ResponseParser", bzrc.ResponseParser, reads),
-                _parse("pure twin", pure.ResponseParser, reads),
-            ),
-            config,
+        Contest(
+            "bzrc",
+            tanks_title,
+            tanks_work,
+            count,
+            "reply",
+            _parse("bzrc.ResponseParser", bzrc.ResponseParser, reads),
+            _parse("pure twin", pure.ResponseParser, reads),
         )
     )
     return out
+
+
+def rows(config: Config) -> list[Row]:
+    """Every contest of :func:`contests`, timed."""
+    return run_all(contests(config), config)

@@ -16,15 +16,15 @@ import itertools
 import statistics
 import uuid
 from collections.abc import Callable
-from functools import cache
+from functools import cache, partial
 from types import ModuleType
 from typing import Any
 
 from gamecodec import lludp
-from gamecodec._bench import Config, Contest, Row, Side, measure_together, run_contest, skipped
+from gamecodec._bench import Config, Contest, Row, Side, measure_together, run_all, skipped
 from gamecodec.lludp.sample import bench_messages, region_stream
 
-__all__ = ["hippolyzer", "msgpack_floor", "rows", "single_packet_rows", "stream"]
+__all__ = ["contests", "hippolyzer", "msgpack_floor", "rows", "single_packet_rows", "stream"]
 
 PEER = "Hippolyzer 0.17.6"
 
@@ -68,7 +68,7 @@ def stream(count: int) -> tuple[list[bytes], int]:
         try:
             lludp.decode(data, strict=True)
             peer(data)
-        except Exception:  # noqa: S112 (left out of every side, and counted)
+        except Exception:
             continue
         kept.append(data)
     return kept, len(datagrams) - len(kept)
@@ -108,7 +108,7 @@ def _kept(label: str, fn: Callable[[Any], object], items: list[Any]) -> Side:
     return Side(label, run, release=release)
 
 
-def rows(config: Config) -> list[Row]:
+def contests(config: Config) -> list[Contest | Row]:
     """The LLUDP contests on the region stream (see the module docstring)."""
     count = config.size(2_000, 20_000, 20_000)
     held_count = config.size(4_000, 20_000, 100_000)
@@ -117,7 +117,7 @@ def rows(config: Config) -> list[Row]:
     work = _workload(len(data), left_out)
     held = list(itertools.islice(itertools.cycle(data), held_count))
     held_work = f"{held_count:,} decoded messages kept, from the {len(data):,} distinct packets"
-    out: list[Row] = []
+    out: list[Contest | Row] = []
     hip = hippolyzer()
     ours_decode = lludp.decode
     titles = [
@@ -142,27 +142,19 @@ def rows(config: Config) -> list[Row]:
         ]
         for (title, limit, workload), (ours, peer) in zip(titles, contests, strict=True):
             items = held_count if "kept" in title else len(data)
-            out.append(
-                run_contest(
-                    Contest("lludp", title, workload, items, "packet", ours, peer, limit=limit),
-                    config,
-                )
-            )
+            out.append(Contest("lludp", title, workload, items, "packet", ours, peer, limit=limit))
         del ours_messages, their_messages
     floor = msgpack_floor(data)
     out.append(
-        run_contest(
-            Contest(
-                "lludp",
-                "decode vs a floor: msgspec.msgpack building equivalent Structs",
-                work,
-                len(data),
-                "packet",
-                _side("lludp.decode", ours_decode, data),
-                _side("msgspec.msgpack", floor[0], floor[1]),
-                kind="cost",
-            ),
-            config,
+        Contest(
+            "lludp",
+            "decode vs a floor: msgspec.msgpack building equivalent Structs",
+            work,
+            len(data),
+            "packet",
+            _side("lludp.decode", ours_decode, data),
+            _side("msgspec.msgpack", floor[0], floor[1]),
+            kind="cost",
         )
     )
     return out
@@ -257,16 +249,15 @@ def single_packet_rows(config: Config) -> list[Row]:
         data = lludp.encode(message)
         msg = lludp.decode(data)
         fns: dict[str, Callable[[], object]] = {
-            "decode": lambda d=data: lludp.decode(d),
-            "encode": lambda m=msg: lludp.encode(m),
+            "decode": partial(lludp.decode, data),
+            "encode": partial(lludp.encode, msg),
         }
         if pure is not None:
-            fns["pure decode"] = lambda d=data: pure.decode(d, tpl)
-            fns["pure encode"] = lambda m=msg: pure.encode(m, tpl)
+            fns["pure decode"] = partial(pure.decode, data, tpl)
+            fns["pure encode"] = partial(pure.encode, msg, tpl)
         if not isinstance(hip, str):
-            theirs = hip["decode"](data)
-            fns["peer decode"] = lambda d=data: hip["decode"](d)
-            fns["peer encode"] = lambda m=theirs: hip["encode"](m)
+            fns["peer decode"] = partial(hip["decode"], data)
+            fns["peer encode"] = partial(hip["encode"], hip["decode"](data))
         config.say(f"lludp: single packet {name} ...")
         got = measure_together(fns, rounds=config.rounds)
         for op in ("decode", "encode"):
@@ -294,3 +285,8 @@ def single_packet_rows(config: Config) -> list[Row]:
                     )
                 )
     return out
+
+
+def rows(config: Config) -> list[Row]:
+    """Every contest of :func:`contests`, timed."""
+    return run_all(contests(config), config)

@@ -23,10 +23,10 @@ import asyncio
 from typing import Any
 
 from gamecodec import lludp
-from gamecodec._bench import Config, Contest, Row, Side, run_contest, skipped
+from gamecodec._bench import Config, Contest, Row, Side, run_all, skipped
 from gamecodec.lludp._bench import PEER, hippolyzer, stream
 
-__all__ = ["rows"]
+__all__ = ["contests", "rows"]
 
 STEP = 0.002
 LATENCY = 0.004
@@ -86,8 +86,8 @@ def _theirs(hip: dict[str, Any], data: list[bytes]) -> Side:
     from hippolyzer.lib.base.network.transport import Direction
 
     deserialize = hip["decode"]
-    wanted = [(d, lludp.peek(d)) for d in data]
-    wanted = [(d, h.name == "AgentUpdate") for d, h in wanted if h.name not in _CONTROL]
+    heads = [(d, lludp.peek(d).name) for d in data]
+    wanted = [(d, name == "AgentUpdate") for d, name in heads if name not in _CONTROL]
 
     def prepare() -> object:
         loop = asyncio.new_event_loop()  # its resend records hold asyncio Futures
@@ -146,7 +146,7 @@ def _theirs(hip: dict[str, Any], data: list[bytes]) -> Side:
     return Side(PEER + " Circuit", run, prepare_and_keep, release_loop)
 
 
-def rows(config: Config) -> list[Row]:
+def contests(config: Config) -> list[Contest | Row]:
     count = config.size(2_000, 5_000, 20_000)
     title = "Circuit per packet: send, receive, acks, resend bookkeeping"
     hip = hippolyzer()
@@ -157,17 +157,19 @@ def rows(config: Config) -> list[Row]:
     plan = _plan(data)
     extra = f", {left_out} refused by a decoder left out" if left_out else ""
     return [
-        run_contest(
-            Contest(
-                "lludp",
-                title,
-                f"{len(plan):,} distinct packets of the region stream{extra}",
-                len(plan),
-                "packet",
-                _ours(plan),
-                _theirs(hip, data),
-                limit=10.0,
-            ),
-            config,
+        Contest(
+            "lludp",
+            title,
+            f"{len(plan):,} distinct packets of the region stream{extra}",
+            len(plan),
+            "packet",
+            _ours(plan),
+            _theirs(hip, data),
+            limit=10.0,
         )
     ]
+
+
+def rows(config: Config) -> list[Row]:
+    """Every contest of :func:`contests`, timed."""
+    return run_all(contests(config), config)

@@ -17,7 +17,14 @@ import random
 import uuid
 from typing import Any
 
-from gamecodec.lludp._models import ZEROCODED, BlockKind, FieldType, Message, MessageSpec
+from gamecodec.lludp._models import (
+    ZEROCODED,
+    BlockKind,
+    FieldSpec,
+    FieldType,
+    Message,
+    MessageSpec,
+)
 from gamecodec.lludp.template import Template, default_template
 
 __all__ = ["REGION_MIX", "bench_messages", "random_message", "region_stream"]
@@ -124,6 +131,7 @@ REGION_MIX: tuple[tuple[str, float, bool], ...] = (
 """(message, share of the packets, sent reliable) of :func:`region_stream`; the
 rest of the packets (22 %) go round every other message of the template, reliable."""
 
+
 class _Pools:
     """Slices of two large random buffers (text, zero-heavy data): cheap distinct payloads."""
 
@@ -166,9 +174,8 @@ _VAR_SIZES: dict[tuple[str, str], tuple[int, int]] = {
 }
 
 
-def _field(
-    pools: _Pools, message: str, name: str, ftype: FieldType, size: int, zeros: float
-) -> Any:
+def _field(pools: _Pools, message: str, spec: FieldSpec, zeros: float) -> Any:
+    name, ftype, size = spec
     rng = pools.rng
     if ftype == FieldType.VARIABLE:
         low, high = _VAR_SIZES.get((message, name), (-1, -1))
@@ -203,6 +210,7 @@ def _region_message(
     pools: _Pools,
     name: str,
     template: Template,
+    *,
     flags: int,
     sequence: int,
     acks: tuple[int, ...],
@@ -217,8 +225,7 @@ def _region_message(
         n = block.count if block.kind != BlockKind.VARIABLE else counts.get(block.name, 0)
         cls = classes[block.name]
         blocks[block.name] = [
-            cls(_field(pools, name, f.name, f.type, f.size, zeros) for f in block.fields)
-            for _ in range(n)
+            cls(_field(pools, name, f, zeros) for f in block.fields) for _ in range(n)
         ]
     if name == "PacketAck":  # ascending ids just behind the peer's sequence
         base = max(0, sequence - rng.randint(30, 300))
@@ -260,5 +267,5 @@ def region_stream(
         if reliable and name != "PacketAck" and rng.random() < 0.125:
             base = sequence - rng.randint(20, 200)
             acks = tuple(base + i for i in range(rng.randint(1, 8)))
-        out.append(_region_message(pools, name, tpl, flags, sequence, acks))
+        out.append(_region_message(pools, name, tpl, flags=flags, sequence=sequence, acks=acks))
     return out

@@ -11,10 +11,10 @@ import importlib
 from types import ModuleType
 
 from gamecodec import ywindow
-from gamecodec._bench import Config, Contest, Row, Side, run_contest, skipped
+from gamecodec._bench import Config, Contest, Row, Side, run_all, skipped
 from gamecodec.ywindow.sample import sample_stream
 
-__all__ = ["rows"]
+__all__ = ["contests", "rows"]
 
 
 def _pure_twin() -> ModuleType | None:
@@ -34,7 +34,7 @@ def _feed(label: str, decoder_class: type, chunks: list[bytes]) -> Side:
     return Side(label, run)
 
 
-def rows(config: Config) -> list[Row]:
+def contests(config: Config) -> list[Contest | Row]:
     title = "Decoder.feed on a session's messages vs the pure twin"
     pure = _pure_twin()
     if pure is None:
@@ -43,17 +43,19 @@ def rows(config: Config) -> list[Row]:
     count = config.size(5_000, 50_000, 200_000)
     chunks = sample_stream(count)
     return [
-        run_contest(
-            Contest(
-                "ywindow",
-                title,
-                f"{count:,} distinct messages in 4 KiB reads",
-                count,
-                "message",
-                _feed("ywindow.Decoder", ywindow.Decoder, chunks),
-                _feed("pure twin", pure.Decoder, chunks),
-                limit=10.0,
-            ),
-            config,
+        Contest(
+            "ywindow",
+            title,
+            f"{count:,} distinct messages in 4 KiB reads",
+            count,
+            "message",
+            _feed("ywindow.Decoder", ywindow.Decoder, chunks),
+            _feed("pure twin", pure.Decoder, chunks),
+            limit=10.0,
         )
     ]
+
+
+def rows(config: Config) -> list[Row]:
+    """Every contest of :func:`contests`, timed."""
+    return run_all(contests(config), config)
