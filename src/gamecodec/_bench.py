@@ -163,9 +163,9 @@ def skipped(
 def _timed_pass(side: Side, repeat: int = 1) -> float:
     """Seconds per pass, over ``repeat`` passes (each prepared and released untimed)."""
     total = 0.0
+    gc.collect()  # each round starts from a collected heap, whatever the last one left
     for _ in range(repeat):
         arg = side.prepare()
-        gc.collect()
         start = time.perf_counter()
         kept = side.run(arg)
         total += time.perf_counter() - start
@@ -176,7 +176,7 @@ def _timed_pass(side: Side, repeat: int = 1) -> float:
 
 def _repeats(seconds: float, min_time: float) -> int:
     """Passes per round so that a round of this side lasts ``min_time``."""
-    return max(1, min(1000, int(min_time / max(seconds, 1e-9)) + 1)) if seconds < min_time else 1
+    return max(1, min(200, int(min_time / max(seconds, 1e-9)) + 1)) if seconds < min_time else 1
 
 
 def run_contest(contest: Contest, config: Config) -> Row:

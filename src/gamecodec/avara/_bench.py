@@ -56,7 +56,7 @@ def contests(config: Config) -> list[Contest | Row]:
             kind="cost",
             limit=0.5,
         ),
-        *_bench_session.rows(config),
+        *_bench_session.contests(config),
     ]
 
 
