@@ -7,6 +7,7 @@ import importlib
 import json
 import platform
 import sys
+import textwrap
 from collections.abc import Sequence
 
 import gamecodec
@@ -165,7 +166,7 @@ def bench(args: argparse.Namespace) -> int:
             f"median of {config.rounds} rounds"
         )
         print()
-        print(_EXPLAIN)
+        print(_EXPLAIN if args.markdown else textwrap.fill(_EXPLAIN, 100))
         print()
         print(_table(rows, args.markdown))
         if single:
