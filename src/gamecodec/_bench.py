@@ -20,6 +20,7 @@ from typing import TypeVar
 __all__ = [
     "Config",
     "Contest",
+    "Lazy",
     "Row",
     "Side",
     "measure_together",
@@ -57,9 +58,12 @@ class Config:
             self.progress(text)
 
 
+_START = time.perf_counter()
+
+
 def stderr_progress(text: str) -> None:
     """Progress lines for a terminal (stderr, so ``--json`` stays clean)."""
-    print(f"  {text}", file=sys.stderr, flush=True)
+    print(f"  [{time.perf_counter() - _START:6.1f} s] {text}", file=sys.stderr, flush=True)
 
 
 @dataclass(frozen=True)
@@ -68,12 +72,32 @@ class Side:
 
     ``prepare()`` (untimed) runs before each pass and returns what ``run`` is
     given, e.g. fresh messages for a sender that consumes them; ``release``
-    (untimed) gets what ``run`` returned, e.g. to drop kept results."""
+    (untimed) gets what ``run`` returned, e.g. to drop kept results;
+    ``finish()`` runs once the contest is over (see :class:`Lazy`)."""
 
     label: str
     run: Callable[[object], object]
     prepare: Callable[[], object] = lambda: None
     release: Callable[[object], None] = lambda _kept: None
+    finish: Callable[[], None] = lambda: None
+
+
+class Lazy:
+    """Inputs built on a contest's first pass and dropped when it is over, so
+    that objects one contest needs (decoded messages to encode, say) do not
+    sit in the heap the cyclic GC walks while the other contests run."""
+
+    def __init__(self, build: Callable[[], object]) -> None:
+        self._build = build
+        self._value: object = None
+
+    def get(self) -> object:
+        if self._value is None:
+            self._value = self._build()
+        return self._value
+
+    def drop(self) -> None:
+        self._value = None
 
 
 @dataclass(frozen=True)
@@ -198,6 +222,8 @@ def run_contest(contest: Contest, config: Config) -> Row:
         else:
             ours.append(_timed_pass(contest.ours, reps["ours"]))
             peer.append(_timed_pass(contest.peer, reps["peer"]))
+    contest.ours.finish()
+    contest.peer.finish()
     if contest.kind == "speedup":
         ratios = [p / o for o, p in zip(ours, peer, strict=True)]
     else:

@@ -129,7 +129,7 @@ def run_bench(protocols: list[str], config: Config) -> tuple[list[Row], list[Row
         for module_name in _SUITES[name]:
             module = importlib.import_module(module_name)
             rows.extend(module.rows(config))
-            if not config.quick and hasattr(module, "single_packet_rows"):
+            if config.full and hasattr(module, "single_packet_rows"):
                 single.extend(module.single_packet_rows(config))
     return rows, single
 
@@ -177,6 +177,9 @@ def bench(args: argparse.Namespace) -> int:
             )
             print()
             print(_table(single, args.markdown))
+        elif not config.full:
+            print()
+            print("(--full adds a secondary table: single LLUDP packets again and again.)")
         print()
         print(_summary(rows))
     if args.check and missed:
@@ -245,8 +248,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "bench",
         help="time every protocol on realistic traffic against peers and floors",
         description="Time gamecodec against peers and floors on realistic streams. The "
-        "default run takes about a minute; --full (and --check) use the streams the "
-        "targets are set on.",
+        "default run uses smaller streams (about a minute); --full and --check use the "
+        "streams the targets are set on (several minutes with Hippolyzer installed).",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--markdown", action="store_true", help="tables in Markdown")

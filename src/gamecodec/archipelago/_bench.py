@@ -25,7 +25,7 @@ from types import ModuleType
 from typing import Any
 
 from gamecodec import archipelago as ap
-from gamecodec._bench import Config, Contest, Row, Side, run_all, skipped
+from gamecodec._bench import Config, Contest, Lazy, Row, Side, run_all, skipped
 from gamecodec.archipelago import compat
 from gamecodec.archipelago.sample import large_room_session, sample_session
 
@@ -117,6 +117,14 @@ def _loop(label: str, fn: Callable[[Any], object], items: list[Any]) -> Side:
     return Side(label, run)
 
 
+def _loop_lazy(label: str, fn: Callable[[Any], object], inputs: Lazy) -> Side:
+    def run(items: Any) -> None:
+        for item in items:
+            fn(item)
+
+    return Side(label, run, inputs.get, finish=inputs.drop)
+
+
 def _batch(name: str, frames: list[str]) -> list[Contest | Row]:
     pure = pure_compat()
     floor = _msgspec_decoder()
@@ -166,7 +174,7 @@ def _batch(name: str, frames: list[str]) -> list[Contest | Row]:
             skipped("archipelago", title_e, reason, peer="pure twin", limit=10.0),
         ]
         return out
-    values = [compat.decode(f) for f in frames]
+    values = Lazy(lambda: [compat.decode(f) for f in frames])
     out += [
         Contest(
             "archipelago",
@@ -184,8 +192,8 @@ def _batch(name: str, frames: list[str]) -> list[Contest | Row]:
             every,
             len(frames),
             "frame",
-            _loop("compat.encode", compat.encode, values),
-            _loop("pure twin", pure.encode, values),
+            _loop_lazy("compat.encode", compat.encode, values),
+            _loop_lazy("pure twin", pure.encode, values),
             limit=10.0,
         ),
     ]
