@@ -52,8 +52,10 @@ def hippolyzer() -> dict[str, Any] | str:
         from hippolyzer.lib.base import settings
         from hippolyzer.lib.base.message.udpdeserializer import UDPMessageDeserializer
         from hippolyzer.lib.base.message.udpserializer import UDPMessageSerializer
-    except Exception as exc:  # not installed (it needs Python 3.12+), or broken
-        return f"Hippolyzer is not importable here ({type(exc).__name__})"
+    except ImportError:
+        return "Hippolyzer is not installed (pip install hippolyzer==0.17.6, Python 3.12+)"
+    except Exception as exc:  # installed but broken
+        return f"Hippolyzer does not import here ({type(exc).__name__}: {exc})"
     eager = settings.Settings()
     eager.ENABLE_DEFERRED_PACKET_PARSING = False
     lazy = settings.Settings()
