@@ -10,11 +10,13 @@ ratio is the median of the per-round ratios, with their range.
 from __future__ import annotations
 
 import gc
+import importlib
 import statistics
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import TypeVar
 
 __all__ = [
@@ -24,6 +26,7 @@ __all__ = [
     "Row",
     "Side",
     "measure_together",
+    "pure_twin",
     "run_all",
     "run_contest",
     "skipped",
@@ -245,6 +248,22 @@ def run_contest(contest: Contest, config: Config) -> Row:
         high=max(ratios),
         rounds=ratios,
     )
+
+
+def pure_twin(implementation: str, *names: str) -> tuple[ModuleType | None, str]:
+    """The pure twin (the first of ``names`` that imports), when the compiled
+    twin is the one in use (``gamecodec.implementation()[implementation]``);
+    else ``None`` and why (the row comparing them is then skipped)."""
+    import gamecodec
+
+    if gamecodec.implementation().get(implementation) != "c":
+        return None, "the compiled twin is not loaded here (pure Python only)"
+    for name in names:
+        try:
+            return importlib.import_module(name), ""
+        except ImportError:
+            continue
+    return None, "the pure twin is not importable"
 
 
 def run_all(items: list[Contest | Row], config: Config) -> list[Row]:

@@ -16,33 +16,20 @@ the pure compat twin (the reference semantics, run as Python).
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from gamecodec import archipelago as ap
-from gamecodec._bench import Config, Contest, Lazy, Row, Side, run_all, skipped
+from gamecodec._bench import Config, Contest, Lazy, Row, Side, pure_twin, run_all, skipped
 from gamecodec.archipelago import compat
 from gamecodec.archipelago.sample import large_room_session, sample_session
 
 __all__ = ["contests", "corpus_frames", "rows", "user_decode"]
 
 _SESSIONS = ("small", "js/ws", "js/native")
-_TWIN_NAMES = ("gamecodec.archipelago._compat_py", "gamecodec.archipelago._codec_py")
-
-
-def pure_compat() -> ModuleType | None:
-    """The pure compat twin (the reference semantics), by either of its names."""
-    for name in _TWIN_NAMES:
-        try:
-            return importlib.import_module(name)
-        except ImportError:
-            continue
-    return None
 
 
 def _corpus_roots() -> list[Path]:
@@ -126,7 +113,9 @@ def _loop_lazy(label: str, fn: Callable[[Any], object], inputs: Lazy) -> Side:
 
 
 def _batch(name: str, frames: list[str]) -> list[Contest | Row]:
-    pure = pure_compat()
+    pure, reason = pure_twin(
+        "archipelago", "gamecodec.archipelago._compat_py", "gamecodec.archipelago._codec_py"
+    )
     floor = _msgspec_decoder()
     typed = _accepted(frames, ap.decode_frame, floor)
     nbytes = sum(len(f.encode()) for f in frames)
@@ -168,7 +157,6 @@ def _batch(name: str, frames: list[str]) -> list[Contest | Row]:
     title_d = "compat.decode vs the pure compat twin (reference semantics)"
     title_e = "compat.encode vs the pure compat twin (reference semantics)"
     if pure is None:
-        reason = "the pure compat twin is not importable"
         out += [
             skipped("archipelago", title_d, reason, peer="pure twin", limit=10.0),
             skipped("archipelago", title_e, reason, peer="pure twin", limit=10.0),

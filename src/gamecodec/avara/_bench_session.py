@@ -11,13 +11,11 @@ against the pure twin doing the same.
 
 from __future__ import annotations
 
-import importlib
 import random
-from types import ModuleType
 from typing import Any
 
 from gamecodec import avara
-from gamecodec._bench import Config, Contest, Row, Side, run_all, skipped
+from gamecodec._bench import Config, Contest, Row, Side, pure_twin, run_all, skipped
 from gamecodec.avara.payloads import encode_key_and_mouse
 
 __all__ = ["contests", "rows"]
@@ -26,13 +24,6 @@ FRAME = 0.016
 LATENCY = 0.004
 KEY_AND_MOUSE = 17
 WARMUP = 200  # frames: past the sender-byte serials (<= 100) and the first RTT samples
-
-
-def _pure_twin() -> ModuleType | None:
-    try:
-        return importlib.import_module("gamecodec.avara._session_py")
-    except ImportError:
-        return None
 
 
 def _inputs(frames: int, seed: int = 17) -> list[tuple[int, int, bytes]]:
@@ -82,9 +73,9 @@ def _run(a: Any, b: Any, inputs: list[tuple[int, int, bytes]], now: float) -> tu
 
 def contests(config: Config) -> list[Contest | Row]:
     title = "Connection per packet (send, receive, acks) vs its pure twin"
-    pure = _pure_twin()
+    pure, reason = pure_twin("avara.session", "gamecodec.avara._session_py")
     if pure is None:
-        return [skipped("avara", title, "no pure session twin", peer="pure twin", limit=10.0)]
+        return [skipped("avara", title, reason, peer="pure twin", limit=10.0)]
     frames = config.size(1_000, 4_000, 10_000)
     inputs = _inputs(frames)
     return [

@@ -10,24 +10,15 @@ the pure parser twin.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
-from types import ModuleType
 
 from gamecodec import bzrc
-from gamecodec._bench import Config, Contest, Row, Side, run_all, skipped
+from gamecodec._bench import Config, Contest, Row, Side, pure_twin, run_all, skipped
 from gamecodec.bzrc.sample import mytanks_responses, occgrid_response
 
 __all__ = ["contests", "rows", "split_baseline"]
 
 READ = 65536
-
-
-def _pure_twin() -> ModuleType | None:
-    try:
-        return importlib.import_module("gamecodec.bzrc._codec_py")
-    except ImportError:
-        return None
 
 
 def _reads(replies: list[bytes]) -> list[bytes]:
@@ -87,11 +78,10 @@ def contests(config: Config) -> list[Contest | Row]:
             limit=5.0,
         )
     ]
-    pure = _pure_twin()
+    pure, reason = pure_twin("bzrc", "gamecodec.bzrc._codec_py")
     grid_title = "ResponseParser on 800x800 occgrid replies vs the pure twin"
     tanks_title = "ResponseParser on mytanks replies vs the pure twin"
     if pure is None:
-        reason = "the pure parser twin is not importable"
         return [
             *out,
             skipped("bzrc", grid_title, reason, peer="pure twin"),

@@ -11,13 +11,11 @@ Structs from the same messages' values.
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import statistics
 import uuid
 from collections.abc import Callable
 from functools import cache, partial
-from types import ModuleType
 from typing import Any
 
 from gamecodec import lludp
@@ -28,6 +26,7 @@ from gamecodec._bench import (
     Row,
     Side,
     measure_together,
+    pure_twin,
     run_all,
     skipped,
 )
@@ -36,13 +35,6 @@ from gamecodec.lludp.sample import bench_messages, region_stream
 __all__ = ["contests", "hippolyzer", "msgpack_floor", "rows", "single_packet_rows", "stream"]
 
 PEER = "Hippolyzer 0.17.6"
-
-
-def _pure_twin() -> ModuleType | None:
-    try:
-        return importlib.import_module("gamecodec.lludp._codec_py")
-    except ImportError:
-        return None
 
 
 @cache
@@ -261,7 +253,7 @@ def single_packet_rows(config: Config) -> list[Row]:
     """The spec's speed-table packets, each decoded and encoded again and again:
     gamecodec against the pure twin and (when present) Hippolyzer. No targets:
     a repeated packet is the best case of every cache, not traffic."""
-    pure = _pure_twin()
+    pure = pure_twin("lludp", "gamecodec.lludp._codec_py")[0]
     hip = hippolyzer()
     tpl = lludp.default_template()
     out: list[Row] = []

@@ -7,21 +7,11 @@ public ``ywindow.Decoder``, against the pure decoder twin doing the same.
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
-
 from gamecodec import ywindow
-from gamecodec._bench import Config, Contest, Row, Side, run_all, skipped
+from gamecodec._bench import Config, Contest, Row, Side, pure_twin, run_all, skipped
 from gamecodec.ywindow.sample import sample_stream
 
 __all__ = ["contests", "rows"]
-
-
-def _pure_twin() -> ModuleType | None:
-    try:
-        return importlib.import_module("gamecodec.ywindow._codec_py")
-    except ImportError:
-        return None
 
 
 def _feed(label: str, decoder_class: type, chunks: list[bytes]) -> Side:
@@ -36,9 +26,8 @@ def _feed(label: str, decoder_class: type, chunks: list[bytes]) -> Side:
 
 def contests(config: Config) -> list[Contest | Row]:
     title = "Decoder.feed on a session's messages vs the pure twin"
-    pure = _pure_twin()
+    pure, reason = pure_twin("ywindow", "gamecodec.ywindow._codec_py")
     if pure is None:
-        reason = "the pure decoder twin is not importable"
         return [skipped("ywindow", title, reason, peer="pure twin", limit=10.0)]
     count = config.size(5_000, 50_000, 200_000)
     chunks = sample_stream(count)
