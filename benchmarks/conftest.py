@@ -1,17 +1,32 @@
-"""Benchmarks: every operation in a group, the twins (and a baseline) side by side.
+"""Benchmarks on realistic streams: the contests of ``gamecodec bench``, each side alone.
 
-Run: ``pytest benchmarks`` (add ``--benchmark-disable`` for a smoke test).
-Ratios matter, not absolute times: this machine is shared and noisy.
+Run: ``pytest benchmarks`` (``--benchmark-disable`` runs every side once: a
+smoke test). Each group holds gamecodec and its peer on the same stream (the
+quick sizes of ``gamecodec bench --quick``); compare within a group, by the
+``items`` in ``extra_info``. ``gamecodec bench`` times the same pairs
+interleaved in one process, which is what its ratios come from.
 """
 
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
 
-import pytest
+from gamecodec._bench import Config, Contest, Row
+
+SUITES = (
+    "gamecodec.lludp._bench",
+    "gamecodec.lludp._bench_circuit",
+    "gamecodec.archipelago._bench",
+    "gamecodec.avara._bench",
+    "gamecodec.bzrc._bench",
+    "gamecodec.ywindow._bench",
+)
+CONFIG = Config("quick", 1)
 
 
-@pytest.fixture(scope="session", params=["py", "c"])
-def avara_codec(request: pytest.FixtureRequest) -> ModuleType:
-    return importlib.import_module(f"gamecodec.avara._codec_{request.param}")
+def all_contests() -> list[Contest | Row]:
+    """Every contest of every protocol at the quick sizes (skipped rows included)."""
+    out: list[Contest | Row] = []
+    for name in SUITES:
+        out.extend(importlib.import_module(name).contests(CONFIG))
+    return out

@@ -74,16 +74,6 @@ def test_cli_decode(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["decode", "avara", "zz"]) == 2
 
 
-def test_cli_bench_json(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["bench", "--quick", "--json"]) == 0
-    data = json.loads(capsys.readouterr().out)
-    operations = {row["operation"] for row in data["results"]}
-    assert "decode_many (sample traffic)" in operations
-    assert all(row["pure_packets_per_s"] > 0 for row in data["results"])
-    if "c" in IMPLS:
-        assert {t["protocol"] for t in data["targets"]} == set(gamecodec.PROTOCOLS)
-
-
 def test_license_and_typing_marker() -> None:
     assert (ROOT / "LICENSE").read_text().startswith("MIT License")
     assert (Path(gamecodec.__file__).parent / "py.typed").exists()

@@ -1,199 +1,208 @@
-"""Archipelago rows of ``gamecodec bench``: bundled sample traffic through both twins.
+"""Archipelago rows of ``gamecodec bench``: recorded frames and a large room's session.
 
-The pure compat twin is the reference semantics (``NetUtils`` run from source),
-so every ratio is "how many times faster than the reference": compat decode and
-encode (compiled twin), and the typed codec (msgspec Structs, compiled writer).
+The recorded frames are every frame of the corpus of real sessions
+(``tests/data/archipelago`` in a checkout, else ``$GAMECODEC_SHARED`` or
+``../shared`` beside it, ``corpus/archipelago``); without them the package's
+sample session stands in (the workload column says which). The large room is
+:func:`gamecodec.archipelago.sample.large_room_session`.
 
-Batches: one ReceivedItems frame with 1000 items, the bundled sample session,
-and the recorded corpus (``$GAMECODEC_SHARED/corpus/archipelago``, default
-``../shared`` beside the checkout; its rows appear only when it is there). The
-typed rows run both sides on the frames the typed codec accepts (the corpus has
-two frames with a bad ``cmd``: compat decodes them, the typed codec rejects
-them). "typed encode_frame" encodes commands as a server builds them (plain
-lists); the "re-encode decoded Frames" row encodes the Frames ``decode_frame``
-returned (byte-exact re-encoding: fresh encoding compared with the frame's text,
-per-command resolution where they differ), it is not a target.
+gamecodec runs through its public functions: ``decode_frame`` (typed) and
+``compat.decode`` / ``compat.encode``. The peers: ``msgspec.json`` decoding the
+same frames into the same command Structs (the floor the typed codec is built
+on), what a user writes with the standard library (``json.loads`` with an
+object hook that turns ``"class"`` objects into the NetUtils NamedTuples), and
+the pure compat twin (the reference semantics, run as Python).
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-from gamecodec._bench import Case, Target, measure_together, paired_ratio
-from gamecodec.archipelago import _codec_py, _typed
-from gamecodec.archipelago.sample import received_items_frame, sample_session
+from gamecodec import archipelago as ap
+from gamecodec._bench import Config, Contest, Lazy, Row, Side, pure_twin, run_all, skipped
+from gamecodec.archipelago import compat
+from gamecodec.archipelago.sample import large_room_session, sample_session
 
-__all__ = ["cases", "targets"]
-
-
-def _compiled() -> ModuleType | None:
-    try:
-        return importlib.import_module("gamecodec.archipelago._codec_c")
-    except ImportError:
-        return None
-
-
-def _each(fn: Callable[[Any], object], batch: list[Any]) -> Callable[[], object]:
-    def run() -> object:
-        for item in batch:
-            fn(item)
-        return None
-
-    return run
-
+__all__ = ["contests", "corpus_frames", "rows", "user_decode"]
 
 _SESSIONS = ("small", "js/ws", "js/native")
 
 
-def corpus_frames() -> list[str]:
-    """Every frame of the recorded corpus, in capture order ([] when it is absent)."""
-    default = Path(__file__).resolve().parents[4] / "shared"
-    root = Path(os.environ.get("GAMECODEC_SHARED", default)) / "corpus" / "archipelago"
-    frames: list[str] = []
-    for name in _SESSIONS:
-        path = root / name / "session.jsonl"
-        if not path.is_file():
-            return []
-        with path.open(encoding="utf-8") as lines:
-            frames += [json.loads(line)["raw"] for line in lines]
-    return frames
+def _corpus_roots() -> list[Path]:
+    checkout = Path(__file__).resolve().parents[3]
+    shared = Path(os.environ.get("GAMECODEC_SHARED", checkout.parent / "shared"))
+    return [checkout / "tests" / "data" / "archipelago", shared / "corpus" / "archipelago"]
 
 
-def _typed_ok(frame: str) -> bool:
-    try:
-        _typed.decode_frame(frame)
-    except ValueError:
-        return False
-    return True
+def corpus_frames() -> tuple[list[str], str]:
+    """Every recorded frame in capture order, and where they came from
+    (``[]`` and a reason when no copy of the corpus is found)."""
+    for root in _corpus_roots():
+        paths = [root / name / "session.jsonl" for name in _SESSIONS]
+        if all(p.is_file() for p in paths):
+            frames: list[str] = []
+            for path in paths:
+                with path.open(encoding="utf-8") as lines:
+                    frames += [json.loads(line)["raw"] for line in lines]
+            return frames, str(root)
+    return [], "no copy of the recorded corpus found"
 
 
-class _Batch:
-    """One batch: its frames, their compat values, and the typed side's inputs."""
-
-    def __init__(self, label: str, frames: list[str]) -> None:
-        self.label = label
-        self.frames = frames
-        self.values = [_codec_py.decode(f) for f in frames]
-        self.typed_frames = [f for f in frames if _typed_ok(f)]
-        self.typed_values = [_codec_py.decode(f) for f in self.typed_frames]
-        # typed commands as a server builds them (plain lists, no remembered text)
-        self.commands = [list(_typed.decode_frame(f)) for f in self.typed_frames]
-        # what decode_frame returns (Frames remembering their text)
-        self.decoded = [_typed.decode_frame(f) for f in self.typed_frames]
-        self.count = sum(len(v) if isinstance(v, list) else 1 for v in self.values)
-        self.typed_count = sum(len(c) for c in self.commands)
-        self.nbytes = sum(len(f.encode()) for f in frames)
-        self.typed_nbytes = sum(len(f.encode()) for f in self.typed_frames)
+_NAMED = {
+    "NetworkItem": ap.NetworkItem,
+    "NetworkPlayer": ap.NetworkPlayer,
+    "NetworkSlot": ap.NetworkSlot,
+}
 
 
-def _batches() -> list[_Batch]:
-    out = [
-        _Batch("ReceivedItems x1000", [received_items_frame(1000)]),
-        _Batch("sample session", sample_session()),
+def _user_hook(obj: dict[str, Any]) -> Any:
+    kind = obj.get("class")
+    if kind is None:
+        return obj
+    if kind == "Version":
+        return ap.Version(int(obj["major"]), int(obj["minor"]), int(obj["build"]))
+    cls = _NAMED.get(kind)
+    if cls is None:
+        return obj
+    fields = cls._fields  # type: ignore[attr-defined]
+    return cls(**{k: v for k, v in obj.items() if k in fields})
+
+
+def user_decode(frame: str) -> Any:
+    """What a user writes: the standard library's ``json`` with an object hook
+    that makes the NetUtils NamedTuples of ``"class"`` objects."""
+    return json.loads(frame, object_hook=_user_hook)
+
+
+def _msgspec_decoder() -> Callable[[str], Any]:
+    import msgspec
+
+    return msgspec.json.Decoder(list[ap.AnyCommand]).decode
+
+
+def _accepted(frames: list[str], *fns: Callable[[str], object]) -> list[str]:
+    out = []
+    for frame in frames:
+        try:
+            for fn in fns:
+                fn(frame)
+        except Exception:
+            continue
+        out.append(frame)
+    return out
+
+
+def _loop(label: str, fn: Callable[[Any], object], items: list[Any]) -> Side:
+    def run(_: object) -> None:
+        for item in items:
+            fn(item)
+
+    return Side(label, run)
+
+
+def _loop_lazy(label: str, fn: Callable[[Any], object], inputs: Lazy) -> Side:
+    def run(items: Any) -> None:
+        for item in items:
+            fn(item)
+
+    return Side(label, run, inputs.get, finish=inputs.drop)
+
+
+def _batch(name: str, frames: list[str]) -> list[Contest | Row]:
+    pure, reason = pure_twin(
+        "archipelago", "gamecodec.archipelago._compat_py", "gamecodec.archipelago._codec_py"
+    )
+    floor = _msgspec_decoder()
+    typed = _accepted(frames, ap.decode_frame, floor)
+    nbytes = sum(len(f.encode()) for f in frames)
+    every = f"{name}: {len(frames):,} frames, {nbytes / 1e3:,.0f} kB"
+    some = f"{name}: the {len(typed):,} of {len(frames):,} frames msgspec takes"
+    out: list[Contest | Row] = [
+        Contest(
+            "archipelago",
+            "decode_frame (typed) vs msgspec.json.decode into the same Structs",
+            some,
+            len(typed),
+            "frame",
+            _loop("decode_frame", ap.decode_frame, typed),
+            _loop("msgspec.json", floor, typed),
+            kind="cost",
+            limit=1.15,
+        ),
+        Contest(
+            "archipelago",
+            "decode_frame (typed) vs stdlib json + NetUtils object hook",
+            every,
+            len(frames),
+            "frame",
+            _loop("decode_frame", ap.decode_frame, _accepted(frames, ap.decode_frame)),
+            _loop("json.loads + hook", user_decode, _accepted(frames, ap.decode_frame)),
+            limit=5.0,
+        ),
+        Contest(
+            "archipelago",
+            "compat.decode vs stdlib json + NetUtils object hook",
+            every,
+            len(frames),
+            "frame",
+            _loop("compat.decode", compat.decode, frames),
+            _loop("json.loads + hook", user_decode, frames),
+            limit=2.5,
+        ),
     ]
-    corpus = corpus_frames()
-    if corpus:
-        out.append(_Batch(f"recorded corpus, {len(corpus)} frames", corpus))
-    return out
-
-
-def cases() -> list[Case]:
-    c = _compiled()
-    typed = _typed.FrameCodec(c if c is not None else _codec_py)
-    out: list[Case] = []
-    for b in _batches():
-        label = b.label
+    title_d = "compat.decode vs the pure compat twin (reference semantics)"
+    title_e = "compat.encode vs the pure compat twin (reference semantics)"
+    if pure is None:
         out += [
-            Case(
-                "archipelago",
-                f"compat decode ({label})",
-                b.count,
-                b.nbytes,
-                None if c is None else _each(c.decode, b.frames),
-                _each(_codec_py.decode, b.frames),
-            ),
-            Case(
-                "archipelago",
-                f"compat encode ({label})",
-                b.count,
-                b.nbytes,
-                None if c is None else _each(c.encode, b.values),
-                _each(_codec_py.encode, b.values),
-            ),
-            Case(
-                "archipelago",
-                f"typed decode_frame vs pure compat decode ({label})",
-                b.typed_count,
-                b.typed_nbytes,
-                _each(typed.decode_frame, b.typed_frames),
-                _each(_codec_py.decode, b.typed_frames),
-            ),
-            Case(
-                "archipelago",
-                f"typed encode_frame vs pure compat encode ({label})",
-                b.typed_count,
-                b.typed_nbytes,
-                _each(typed.encode_frame, b.commands),
-                _each(_codec_py.encode, b.typed_values),
-            ),
-            Case(
-                "archipelago",
-                f"typed re-encode decoded Frames (exact bytes) vs pure compat encode ({label})",
-                b.typed_count,
-                b.typed_nbytes,
-                _each(typed.encode_frame, b.decoded),
-                _each(_codec_py.encode, b.typed_values),
-            ),
+            skipped("archipelago", title_d, reason, peer="pure twin", limit=10.0),
+            skipped("archipelago", title_e, reason, peer="pure twin", limit=10.0),
         ]
+        return out
+    values = Lazy(lambda: [compat.decode(f) for f in frames])
+    out += [
+        Contest(
+            "archipelago",
+            title_d,
+            every,
+            len(frames),
+            "frame",
+            _loop("compat.decode", compat.decode, frames),
+            _loop("pure twin", pure.decode, frames),
+            limit=10.0,
+        ),
+        Contest(
+            "archipelago",
+            title_e,
+            every,
+            len(frames),
+            "frame",
+            _loop_lazy("compat.encode", compat.encode, values),
+            _loop_lazy("pure twin", pure.encode, values),
+            limit=10.0,
+        ),
+    ]
     return out
 
 
-def targets(*, rounds: int = 7, min_time: float = 0.05) -> list[Target]:
-    """The issue's ratios against the pure twin: compat >= 10x, typed >= 20x, on
-    ReceivedItems x1000, the sample session and (when present) the recorded corpus
-    (each pair timed round by round)."""
-    c = _compiled()
-    if c is None:
-        return []
-    typed = _typed.FrameCodec(c)
-    out: list[Target] = []
-    for b in _batches():
-        rows = [
-            (
-                "pure / compiled compat decode",
-                _each(_codec_py.decode, b.frames),
-                _each(c.decode, b.frames),
-                10.0,
-            ),
-            (
-                "pure / compiled compat encode",
-                _each(_codec_py.encode, b.values),
-                _each(c.encode, b.values),
-                10.0,
-            ),
-            (
-                "pure compat decode / typed decode_frame",
-                _each(_codec_py.decode, b.typed_frames),
-                _each(typed.decode_frame, b.typed_frames),
-                20.0,
-            ),
-            (
-                "pure compat encode / typed encode_frame",
-                _each(_codec_py.encode, b.typed_values),
-                _each(typed.encode_frame, b.commands),
-                20.0,
-            ),
-        ]
-        for title, slow, fast, limit in rows:
-            samples = measure_together(
-                {"slow": slow, "fast": fast}, rounds=max(rounds, 3), min_time=min_time
-            )
-            ratio = paired_ratio(samples, "slow", "fast")
-            out.append(Target("archipelago", f"{title} ({b.label})", ratio, limit, False))
-    return out
+def contests(config: Config) -> list[Contest | Row]:
+    """Every contest on the recorded frames, then on the large room's session."""
+    recorded, source = corpus_frames()
+    if recorded:
+        name = "recorded frames"
+        config.say(f"archipelago: recorded frames from {source}")
+    else:
+        recorded, name = sample_session(), "sample session"
+        config.say(f"archipelago: {source}; the sample session stands in")
+    out = _batch(name, recorded)
+    players, turns = config.size((20, 60), (120, 300), (120, 600))
+    room = large_room_session(players, turns)
+    return out + _batch(f"large room ({players} players, {turns} turns)", room)
+
+
+def rows(config: Config) -> list[Row]:
+    """Every contest of :func:`contests`, timed."""
+    return run_all(contests(config), config)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from gamecodec.archipelago._codec_py import encode
 from gamecodec.archipelago._models import (
     NetworkItem,
     NetworkPlayer,
@@ -21,8 +20,9 @@ from gamecodec.archipelago._models import (
     SlotType,
     Version,
 )
+from gamecodec.archipelago.compat import encode
 
-__all__ = ["received_items", "received_items_frame", "sample_session"]
+__all__ = ["large_room_session", "received_items", "received_items_frame", "sample_session"]
 
 BASE_ID = 0x1000000
 GAMES = ("Hollow Knight", "ChecksFinder", "APQuest", "Risk of Rain 2")
@@ -45,11 +45,14 @@ def received_items(count: int = 1000, seed: int = 1) -> list[NetworkItem]:
 
 def received_items_frame(count: int = 1000, seed: int = 1) -> str:
     """One ``ReceivedItems`` frame with ``count`` items."""
-    return encode([{"cmd": "ReceivedItems", "index": 0, "items": received_items(count, seed)}])
+    frame: str = encode(
+        [{"cmd": "ReceivedItems", "index": 0, "items": received_items(count, seed)}]
+    )
+    return frame
 
 
-def _item_send(rng: random.Random) -> dict[str, Any]:
-    sender, receiver = rng.randrange(1, 5), rng.randrange(1, 5)
+def _item_send(rng: random.Random, players: int = 4) -> dict[str, Any]:
+    sender, receiver = rng.randrange(1, players + 1), rng.randrange(1, players + 1)
     item = NetworkItem(
         BASE_ID + rng.randrange(0, 600),
         BASE_ID + rng.randrange(0, 3000),
@@ -90,14 +93,24 @@ def _data_package(rng: random.Random) -> dict[str, Any]:
     return {"cmd": "DataPackage", "data": {"games": games}}
 
 
-def sample_session(seed: int = 7) -> list[str]:
+def _name(slot: int) -> str:
+    return NAMES[slot - 1] if slot <= len(NAMES) else f"Player{slot}"
+
+
+def large_room_session(players: int = 120, turns: int = 600, seed: int = 11) -> list[str]:
+    """A big multiworld's session: ``players`` slots, ``turns`` rounds of play."""
+    return sample_session(seed, players=players, turns=turns)
+
+
+def sample_session(seed: int = 7, *, players: int = 4, turns: int = 60) -> list[str]:
     """A session's frames (server and client), in capture-like proportions."""
     rng = random.Random(seed)
     version = Version(0, 6, 8)
-    players = [NetworkPlayer(0, i + 1, name, name) for i, name in enumerate(NAMES)]
+    count = players
+    players_list = [NetworkPlayer(0, i, _name(i), _name(i)) for i in range(1, count + 1)]
     slots = {
-        i + 1: NetworkSlot(name, game, SlotType.player, [])
-        for i, (name, game) in enumerate(zip(NAMES, GAMES, strict=True))
+        i: NetworkSlot(_name(i), GAMES[(i - 1) % len(GAMES)], SlotType.player, [])
+        for i in range(1, count + 1)
     }
     frames: list[Any] = [
         [
@@ -136,7 +149,7 @@ def sample_session(seed: int = 7) -> list[str]:
                 "cmd": "Connected",
                 "team": 0,
                 "slot": 1,
-                "players": players,
+                "players": players_list,
                 "missing_locations": [BASE_ID + i for i in range(300)],
                 "checked_locations": [],
                 "slot_info": slots,
@@ -149,10 +162,10 @@ def sample_session(seed: int = 7) -> list[str]:
             {"cmd": "ReceivedItems", "index": 0, "items": received_items(40, seed)},
         ],
     ]
-    for turn in range(60):
+    for turn in range(turns):
         kind = turn % 10
         if kind in (0, 5):
-            frames.append([_item_send(rng)])
+            frames.append([_item_send(rng, count)])
         elif kind == 1:
             locations = [BASE_ID + rng.randrange(0, 3000) for _ in range(rng.randrange(1, 4))]
             frames.append([{"cmd": "LocationChecks", "locations": locations}])
@@ -214,5 +227,5 @@ def sample_session(seed: int = 7) -> list[str]:
         elif kind == 8:
             frames.append([{"cmd": "StatusUpdate", "status": 20}])
         else:
-            frames.append([_item_send(rng) for _ in range(140)])
+            frames.append([_item_send(rng, count) for _ in range(140)])
     return [encode(frame) for frame in frames]

@@ -16,7 +16,7 @@ from gamecodec.avara import _codec_py
 from gamecodec.avara._models import Command, CommandId
 from gamecodec.avara.payloads import KeyAndMouse, encode_key_and_mouse
 
-__all__ = ["key_and_mouse_datagram", "sample_traffic"]
+__all__ = ["capture_stream", "key_and_mouse_datagram", "sample_traffic"]
 
 _FRAMES_PER_PING = 62
 _FRAMES_PER_VOTE = 240
@@ -86,4 +86,53 @@ def sample_traffic(count: int = 5000, *, seed: int = 18, peers: int = 3) -> list
             packed = fresh + (resend if rng.random() < 0.15 else [])
             unacked[peer] = (unacked[peer] + fresh)[-4:]
             out.append(_codec_py.encode_datagram(ack[peer], packed))
+    return out[:count]
+
+
+def capture_stream(count: int = 200_000, *, seed: int = 33585, peers: int = 5) -> list[bytes]:
+    """``count`` distinct datagrams as a capture of a game shows them: every
+    player (slot 0 to ``peers``) sending to every other, each link with its
+    own serials and acks (some with the ack bitmap of a lost packet), the
+    mix of :func:`sample_traffic`, and a fresh input state per frame."""
+    rng = random.Random(seed)
+    links = [(a, b) for a in range(peers + 1) for b in range(peers + 1) if a != b]
+    serial = {link: rng.randrange(0, 1 << 16, 2) for link in links}
+    ack = {link: rng.randrange(0, 1 << 16, 2) for link in links}
+    unacked: dict[tuple[int, int], list[Command]] = {link: [] for link in links}
+    out: list[bytes] = []
+    seen: set[bytes] = set()
+    frame = rng.randrange(0, 1 << 20)
+    while len(out) < count:
+        frame += 1
+        states = [_input(rng, frame) for _ in range(peers + 1)]
+        for link in links:
+            sender = link[0]
+            ack[link] = (ack[link] + 2) & 0xFFFF
+            bitmap = rng.random() < 0.05  # a gap behind the ack: base + 1 and a bitmap
+            ack_field = ack[link] | 1 if bitmap else ack[link]
+            bits = rng.getrandbits(31) if bitmap else None
+            if rng.random() < 0.03:  # nothing to send: an ACK-only datagram
+                datagram = _codec_py.encode_datagram(ack_field, (), bits)
+                if datagram not in seen:  # the same ack again: a capture shows it once
+                    seen.add(datagram)
+                    out.append(datagram)
+                continue
+            p1, p2, p3, data = encode_key_and_mouse(**states[sender]._asdict())
+            cmds = [(CommandId.kpKeyAndMouse, p1, p2, p3, data)]
+            if frame % _FRAMES_PER_PING == sender:
+                cmds.append((CommandId.kpPing, 0, 0, 0, b""))
+            if frame % _FRAMES_PER_VOTE == sender:
+                cmds.append((CommandId.kpLatencyVote, 2, 40, rng.getrandbits(31), b""))
+            fresh = []
+            for cmd_id, c1, c2, c3, payload in cmds:
+                s = serial[link]
+                serial[link] = (s + 2) & 0xFFFF
+                on_wire = _sender_on_wire(s, sender)
+                fresh.append(
+                    Command.make(s, cmd_id, p1=c1, p2=c2, p3=c3, data=payload, sender=on_wire)
+                )
+            resend = [c._replace(send_count=c.send_count + 1) for c in unacked[link][-2:]]
+            packed = fresh + (resend if rng.random() < 0.15 else [])
+            unacked[link] = (unacked[link] + fresh)[-4:]
+            out.append(_codec_py.encode_datagram(ack_field, packed, bits))
     return out[:count]

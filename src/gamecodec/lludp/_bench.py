@@ -1,68 +1,53 @@
-"""LLUDP rows of ``gamecodec bench``: the speed-table packets through both twins.
+"""LLUDP rows of ``gamecodec bench``: a region's stream of distinct packets.
 
-When Hippolyzer (PyPI ``hippolyzer``, Python 3.12+) is importable, the
-issue's ratios against it are measured on the same packets in the same run;
-zero-expansion is always compared with copying the same buffer.
+The stream is :func:`gamecodec.lludp.sample.region_stream` (every packet
+distinct, a region's mix, every template message among them), encoded once by
+the public ``lludp.encode``. gamecodec runs through its public functions
+(``lludp.decode``, ``encode``, ``peek``); the peer is Hippolyzer 0.17.6 (PyPI
+``hippolyzer``, Python 3.12+) when it is importable, its rows are skipped
+otherwise. The floor is msgspec's MessagePack decoder building equivalent
+Structs from the same messages' values.
 """
 
 from __future__ import annotations
 
-import importlib
-import random
+import itertools
+import statistics
+import uuid
 from collections.abc import Callable
-from types import ModuleType
+from functools import cache, partial
 from typing import Any
 
-from gamecodec._bench import Case, Target, measure_together
-from gamecodec._bench import paired_ratio as ratio
-from gamecodec.lludp import _codec_py
-from gamecodec.lludp.sample import bench_messages
-from gamecodec.lludp.template import Template, default_template
+from gamecodec import lludp
+from gamecodec._bench import (
+    Config,
+    Contest,
+    Lazy,
+    Row,
+    Side,
+    measure_together,
+    pure_twin,
+    run_all,
+    skipped,
+)
+from gamecodec.lludp.sample import bench_messages, region_stream
 
-__all__ = ["bench_packets", "cases", "expand_buffers", "hippolyzer", "targets"]
+__all__ = ["contests", "hippolyzer", "msgpack_floor", "rows", "single_packet_rows", "stream"]
 
-
-def _compiled() -> ModuleType | None:
-    try:
-        return importlib.import_module("gamecodec.lludp._codec_c")
-    except ImportError:
-        return None
-
-
-def bench_packets() -> dict[str, bytes]:
-    """The sample packets, encoded."""
-    tpl = default_template()
-    return {name: _codec_py.encode(m, tpl) for name, m in bench_messages().items()}
+PEER = "Hippolyzer 0.17.6"
 
 
-def _zero_body(packets: dict[str, bytes]) -> bytes:
-    """The zero-coded body (number + blocks) of the ObjectUpdate x5 packet."""
-    data = packets["ObjectUpdate x5"]
-    return data[6:]
-
-
-def expand_buffers(size: int = 65536) -> dict[str, bytes]:
-    """Zero-coded buffers of ``size`` bytes: object-update-like, and random bytes."""
-    body = _zero_body(bench_packets())
-    rng = random.Random(64)
-    return {
-        "ObjectUpdate bodies": (body * (size // len(body) + 1))[:size],
-        "random bytes": _codec_py.zero_encode(rng.randbytes(size))[:size],
-    }
-
-
-def hippolyzer() -> dict[str, Callable[..., Any]] | None:
-    """Hippolyzer's decode, lazy decode, encode and zero-expand, if it is installed."""
+@cache
+def hippolyzer() -> dict[str, Any] | str:
+    """Hippolyzer's eager and lazy deserializers and its serializer, or why not."""
     try:
         from hippolyzer.lib.base import settings
-        from hippolyzer.lib.base.message.udpdeserializer import (
-            UDPMessageDeserializer,
-        )
-        from hippolyzer.lib.base.message.udpserializer import (
-            UDPMessageSerializer,
-        )
-    except Exception:
-        return None
+        from hippolyzer.lib.base.message.udpdeserializer import UDPMessageDeserializer
+        from hippolyzer.lib.base.message.udpserializer import UDPMessageSerializer
+    except ImportError:
+        return "Hippolyzer is not installed (pip install hippolyzer==0.17.6, Python 3.12+)"
+    except Exception as exc:  # installed but broken
+        return f"Hippolyzer does not import here ({type(exc).__name__}: {exc})"
     eager = settings.Settings()
     eager.ENABLE_DEFERRED_PACKET_PARSING = False
     lazy = settings.Settings()
@@ -71,120 +56,249 @@ def hippolyzer() -> dict[str, Callable[..., Any]] | None:
         "decode": UDPMessageDeserializer(settings=eager).deserialize,
         "peek": UDPMessageDeserializer(settings=lazy).deserialize,
         "encode": UDPMessageSerializer().serialize,
-        "zero_decode": UDPMessageDeserializer.zero_code_expand,
     }
 
 
-def _each(fn: Callable[..., object], *args: object) -> Callable[[], object]:
-    return lambda: fn(*args)
-
-
-def cases() -> list[Case]:
-    tpl = default_template()
-    c = _compiled()
-    packets = bench_packets()
-    out: list[Case] = []
-    for name, data in packets.items():
-        msg = _codec_py.decode(data, tpl)
-        out.append(
-            Case(
-                "lludp", f"decode {name}", 1, len(data),
-                None if c is None else _each(c.decode, data, tpl),
-                _each(_codec_py.decode, data, tpl),
-            )
-        )  # fmt: skip
-        out.append(
-            Case(
-                "lludp", f"encode {name}", 1, len(data),
-                None if c is None else _each(c.encode, msg, tpl),
-                _each(_codec_py.encode, msg, tpl),
-            )
-        )  # fmt: skip
-    batch = list(packets.values()) * 20
-    out.append(
-        Case(
-            "lludp", "peek (100 mixed packets)", len(batch), sum(map(len, batch)),
-            None if c is None else _each(lambda: [c.peek(d, tpl) for d in batch]),
-            _each(lambda: [_codec_py.peek(d, tpl) for d in batch]),
-        )
-    )  # fmt: skip
-    body = _zero_body(packets)
-    out.append(
-        Case(
-            "lludp", f"zero_decode ({len(body)} B body)", 1, len(body),
-            None if c is None else _each(c.zero_decode, body),
-            _each(_codec_py.zero_decode, body),
-        )
-    )  # fmt: skip
-    return out
-
-
-def _ratio_targets(c: ModuleType, tpl: Template, rounds: int, min_time: float) -> list[Target]:
+@cache
+def stream(count: int) -> tuple[list[bytes], int]:
+    """The region stream's datagrams that every side decodes, and how many
+    generated packets were left out because the peer refused them."""
+    datagrams = [lludp.encode(m) for m in region_stream(count)]
     hip = hippolyzer()
-    if hip is None:
-        return []
-    out: list[Target] = []
-    for name, data in bench_packets().items():
-        ours = c.decode(data, tpl)
-        theirs = hip["decode"](data)
-        t = measure_together(
-            {
-                "hd": _each(hip["decode"], data),
-                "cd": _each(c.decode, data, tpl),
-                "he": _each(hip["encode"], theirs),
-                "ce": _each(c.encode, ours, tpl),
-                "hp": _each(hip["peek"], data),
-                "cp": _each(c.peek, data, tpl),
-            },
-            rounds=rounds,
-            min_time=min_time,
-        )
-        out += [
-            Target(
-                "lludp", f"Hippolyzer / compiled decode, {name}", ratio(t, "hd", "cd"), 50, False
+    peer = (lambda _: None) if isinstance(hip, str) else hip["decode"]
+    kept = []
+    for data in datagrams:
+        try:
+            lludp.decode(data, strict=True)
+            peer(data)
+        except Exception:
+            continue
+        kept.append(data)
+    return kept, len(datagrams) - len(kept)
+
+
+def _workload(count: int, left_out: int) -> str:
+    extra = f", {left_out} that a decoder refuses left out" if left_out else ""
+    return f"{count:,} distinct packets{extra}"
+
+
+def _loop(fn: Callable[[Any], object], items: list[Any]) -> Side:
+    def run(_: object) -> None:
+        for item in items:
+            fn(item)
+
+    return Side("", run)
+
+
+def _side(label: str, fn: Callable[[Any], object], items: list[Any]) -> Side:
+    return Side(label, _loop(fn, items).run)
+
+
+def _each_of(label: str, fn: Callable[[Any], object], inputs: Lazy) -> Side:
+    """``fn`` on each of the inputs, built when the contest starts."""
+
+    def run(items: Any) -> None:
+        for item in items:
+            fn(item)
+
+    return Side(label, run, inputs.get, finish=inputs.drop)
+
+
+def _kept(label: str, fn: Callable[[Any], object], items: list[Any]) -> Side:
+    """Decode every item and keep every result in one list (the GC on)."""
+
+    def run(_: object) -> list[object]:
+        held: list[object] = []
+        append = held.append
+        for item in items:
+            append(fn(item))
+        return held
+
+    def release(held: object) -> None:
+        assert isinstance(held, list)
+        held.clear()
+
+    return Side(label, run, release=release)
+
+
+def contests(config: Config) -> list[Contest | Row]:
+    """The LLUDP contests on the region stream (see the module docstring)."""
+    count = config.size(2_000, 10_000, 20_000)
+    held_count = config.size(4_000, 10_000, 100_000)
+    config.say(f"lludp: generating a region stream of {count:,} distinct packets ...")
+    data, left_out = stream(count)
+    work = _workload(len(data), left_out)
+    held = list(itertools.islice(itertools.cycle(data), held_count))
+    held_work = f"{held_count:,} decoded messages kept, from the {len(data):,} distinct packets"
+    out: list[Contest | Row] = []
+    hip = hippolyzer()
+    ours_decode = lludp.decode
+    titles = [
+        ("decode, results dropped", 30.0, work),
+        ("decode, results kept in a list (GC on)", 15.0, held_work),
+        ("encode", 15.0, work),
+        ("peek (header and name) vs Hippolyzer's lazy deserialize", 15.0, work),
+    ]
+    if isinstance(hip, str):
+        out += [skipped("lludp", t, hip, peer=PEER, limit=lim, workload=w) for t, lim, w in titles]
+    else:
+        ours_messages = Lazy(lambda: [ours_decode(d) for d in data])
+        their_messages = Lazy(lambda: [hip["decode"](d) for d in data])
+        contests = [
+            (_side("lludp.decode", ours_decode, data), _side(PEER, hip["decode"], data)),
+            (_kept("lludp.decode", ours_decode, held), _kept(PEER, hip["decode"], held)),
+            (
+                _each_of("lludp.encode", lludp.encode, ours_messages),
+                _each_of(PEER, hip["encode"], their_messages),
             ),
-            Target(
-                "lludp", f"Hippolyzer / compiled encode, {name}", ratio(t, "he", "ce"), 40, False
-            ),
-            Target(
-                "lludp", f"Hippolyzer lazy / compiled peek, {name}", ratio(t, "hp", "cp"), 20, False
-            ),
+            (_side("lludp.peek", lludp.peek, data), _side(PEER + " (lazy)", hip["peek"], data)),
         ]
-    body = _zero_body(bench_packets())
-    t = measure_together(
-        {"hz": _each(hip["zero_decode"], body), "cz": _each(c.zero_decode, body)},
-        rounds=rounds,
-        min_time=min_time,
-    )
+        for (title, limit, workload), (ours, peer) in zip(titles, contests, strict=True):
+            items = held_count if "kept" in title else len(data)
+            out.append(Contest("lludp", title, workload, items, "packet", ours, peer, limit=limit))
+    floor = msgpack_floor(data)
     out.append(
-        Target(
+        Contest(
             "lludp",
-            f"Hippolyzer / compiled zero_decode, {len(body)} B",
-            ratio(t, "hz", "cz"),
-            100,
-            False,
+            "decode vs a floor: msgspec.msgpack building equivalent Structs",
+            work,
+            len(data),
+            "packet",
+            _side("lludp.decode", ours_decode, data),
+            _side("msgspec.msgpack", floor[0], floor[1]),
+            kind="cost",
         )
     )
     return out
 
 
-def targets(*, rounds: int = 7, min_time: float = 0.05) -> list[Target]:
-    """Ratios against Hippolyzer (when installed) and against a plain copy."""
-    c = _compiled()
-    if c is None:
-        return []
-    tpl = default_template()
-    out = _ratio_targets(c, tpl, rounds, min_time)
-    for label, buf in expand_buffers().items():
-        t = measure_together(
-            {
-                "copy": _each(lambda b: bytes(memoryview(b)), buf),
-                "zd": _each(c.zero_decode, buf, 1 << 24),
-            },
-            rounds=rounds,
-            min_time=min_time,
-        )
-        out.append(
-            Target("lludp", f"zero-expand 64 KiB ({label}) / copy", ratio(t, "zd", "copy"), 4, True)
-        )
+# ---- the floor: the same values as MessagePack, decoded into Structs ----------
+
+
+def _python_type(ftype: lludp.FieldType) -> Any:
+    t = lludp.FieldType
+    if ftype in (t.F32, t.F64):
+        return float
+    if ftype == t.BOOL:
+        return bool
+    if ftype == t.LLUUID:
+        return uuid.UUID
+    if ftype in (t.LLVECTOR3, t.LLVECTOR3D):
+        return tuple[float, float, float]
+    if ftype in (t.LLVECTOR4, t.LLQUATERNION):
+        return tuple[float, float, float, float]
+    if ftype == t.IPADDR:
+        return str
+    if ftype in (t.FIXED, t.VARIABLE):
+        return bytes
+    return int
+
+
+def _struct_types(names: set[str]) -> tuple[Any, dict[str, tuple[Any, list[Any]]]]:
+    """A tagged union of one array-like Struct per message (its blocks as
+    fields, each a list of array-like, untracked block Structs), and for each
+    message its class and its block classes."""
+    import msgspec
+
+    template = lludp.default_template()
+    classes: dict[str, tuple[Any, list[Any]]] = {}
+    for name in sorted(names):
+        spec = template[name]
+        fields: list[tuple[str, Any]] = [
+            ("flags", int),
+            ("sequence", int),
+            ("acks", tuple[int, ...]),
+        ]
+        blocks = []
+        for block in spec.blocks:
+            block_type = msgspec.defstruct(
+                f"{name}_{block.name}",
+                [(f.name, _python_type(f.type)) for f in block.fields],
+                array_like=True,
+                gc=False,
+            )
+            blocks.append(block_type)
+            fields.append((block.name, list[block_type]))  # type: ignore[valid-type]
+        classes[name] = (msgspec.defstruct(name, fields, array_like=True, tag=name), blocks)
+    union: Any = None
+    for cls, _ in classes.values():
+        union = cls if union is None else union | cls
+    return union, classes
+
+
+def _as_struct(message: lludp.Message, cls: Any, blocks: list[Any]) -> Any:
+    values = [
+        [block_type(*b) for b in instances]
+        for block_type, instances in zip(blocks, message.blocks.values(), strict=True)
+    ]
+    return cls(message.flags, message.sequence, message.acks, *values)
+
+
+def msgpack_floor(data: list[bytes]) -> tuple[Callable[[bytes], object], list[bytes]]:
+    """The floor's decode function and its inputs: each packet's decoded values
+    (header, acks, every block's fields) encoded once as MessagePack."""
+    import msgspec
+
+    messages = [lludp.decode(d) for d in data]
+    union, classes = _struct_types({m.name for m in messages})
+    encode = msgspec.msgpack.Encoder(uuid_format="bytes").encode  # 16 bytes, as on the wire
+    blobs = [encode(_as_struct(m, *classes[m.name])) for m in messages]
+    return msgspec.msgpack.Decoder(union).decode, blobs
+
+
+# ---- secondary table: single packets, one packet again and again ----------------
+
+
+def single_packet_rows(config: Config) -> list[Row]:
+    """The spec's speed-table packets, each decoded and encoded again and again:
+    gamecodec against the pure twin and (when present) Hippolyzer. No targets:
+    a repeated packet is the best case of every cache, not traffic."""
+    pure = pure_twin("lludp", "gamecodec.lludp._codec_py")[0]
+    hip = hippolyzer()
+    tpl = lludp.default_template()
+    out: list[Row] = []
+    for name, message in bench_messages().items():
+        data = lludp.encode(message)
+        msg = lludp.decode(data)
+        fns: dict[str, Callable[[], object]] = {
+            "decode": partial(lludp.decode, data),
+            "encode": partial(lludp.encode, msg),
+        }
+        if pure is not None:
+            fns["pure decode"] = partial(pure.decode, data, tpl)
+            fns["pure encode"] = partial(pure.encode, msg, tpl)
+        if not isinstance(hip, str):
+            fns["peer decode"] = partial(hip["decode"], data)
+            fns["peer encode"] = partial(hip["encode"], hip["decode"](data))
+        config.say(f"lludp: single packet {name} ...")
+        got = measure_together(fns, rounds=config.rounds)
+        for op in ("decode", "encode"):
+            for peer, label in (("pure", "pure twin"), ("peer", PEER)):
+                key = f"{peer} {op}"
+                if key not in got:
+                    continue
+                ratios = [p / o for o, p in zip(got[op], got[key], strict=True)]
+                out.append(
+                    Row(
+                        "lludp",
+                        f"{op} one {name} again and again",
+                        "1 packet, repeated",
+                        "packet",
+                        f"lludp.{op}",
+                        label,
+                        "speedup",
+                        None,
+                        ours_us=statistics.median(got[op]) * 1e6,
+                        peer_us=statistics.median(got[key]) * 1e6,
+                        ratio=statistics.median(ratios),
+                        low=min(ratios),
+                        high=max(ratios),
+                        rounds=ratios,
+                    )
+                )
     return out
+
+
+def rows(config: Config) -> list[Row]:
+    """Every contest of :func:`contests`, timed."""
+    return run_all(contests(config), config)

@@ -1,10 +1,13 @@
 """Deterministic sample LLUDP traffic (for ``gamecodec bench`` and examples).
 
-The packets have the shapes of the Hippolyzer speed table of the spec
-(section 6): AgentUpdate, AgentUpdate with 20 appended acks, ObjectUpdate x5
-(zero-coded, reliable), ImprovedTerseObjectUpdate x15 and PacketAck x200.
-Values are pseudo-random, zero-heavy where real traffic is (object updates
-are mostly zeros, which is why they are zero-coded).
+:func:`region_stream` is a region's traffic: every packet distinct (fresh
+object ids, positions, sequence numbers and acks), in the mix a simulator and
+a viewer exchange. :func:`bench_messages` are five single packets with the
+shapes of the spec's Hippolyzer speed table (section 6): AgentUpdate,
+AgentUpdate with 20 appended acks, ObjectUpdate x5 (zero-coded, reliable),
+ImprovedTerseObjectUpdate x15 and PacketAck x200. Values are pseudo-random,
+zero-heavy where real traffic is (object updates are mostly zeros, which is
+why they are zero-coded).
 """
 
 from __future__ import annotations
@@ -14,10 +17,17 @@ import random
 import uuid
 from typing import Any
 
-from gamecodec.lludp._models import ZEROCODED, FieldType, Message, MessageSpec
+from gamecodec.lludp._models import (
+    ZEROCODED,
+    BlockKind,
+    FieldSpec,
+    FieldType,
+    Message,
+    MessageSpec,
+)
 from gamecodec.lludp.template import Template, default_template
 
-__all__ = ["bench_messages", "random_message"]
+__all__ = ["REGION_MIX", "bench_messages", "random_message", "region_stream"]
 
 _RELIABLE = 0x40
 
@@ -107,3 +117,155 @@ def bench_messages(seed: int = 0x5EED) -> dict[str, Message]:
         ),
         "PacketAck x200": random_message("PacketAck", rng, counts={"Packets": 200}, flags=0),
     }
+
+
+REGION_MIX: tuple[tuple[str, float, bool], ...] = (
+    ("ImprovedTerseObjectUpdate", 0.28, False),
+    ("ObjectUpdate", 0.14, True),
+    ("AgentUpdate", 0.14, False),
+    ("PacketAck", 0.10, False),
+    ("CoarseLocationUpdate", 0.05, False),
+    ("LayerData", 0.04, True),
+    ("ChatFromSimulator", 0.03, True),
+)
+"""(message, share of the packets, sent reliable) of :func:`region_stream`; the
+rest of the packets (22 %) go round every other message of the template, reliable."""
+
+
+class _Pools:
+    """Slices of two large random buffers (text, zero-heavy data): cheap distinct payloads."""
+
+    SIZE = 1 << 16
+
+    def __init__(self, rng: random.Random) -> None:
+        printable = bytes(0x20 + i % 0x5F for i in range(256))
+        self.text = rng.randbytes(self.SIZE).translate(printable)
+        data = bytearray(rng.randbytes(self.SIZE))
+        i = 0
+        while i < self.SIZE:  # zero runs between random bytes, as object data has
+            run = rng.randint(1, 12)
+            if rng.random() < 0.5:
+                data[i : i + run] = bytes(len(data[i : i + run]))
+            i += run
+        self.data = bytes(data)
+        self.rng = rng
+
+    def text_field(self, high: int) -> bytes:
+        n = self.rng.randint(0, high)
+        at = self.rng.randrange(self.SIZE - n)
+        return self.text[at : at + n] + b"\x00"
+
+    def data_field(self, low: int, high: int) -> bytes:
+        n = self.rng.randint(low, high)
+        at = self.rng.randrange(self.SIZE - n)
+        return self.data[at : at + n]
+
+
+_VAR_SIZES: dict[tuple[str, str], tuple[int, int]] = {
+    ("ImprovedTerseObjectUpdate", "Data"): (44, 60),
+    ("ImprovedTerseObjectUpdate", "TextureEntry"): (0, 40),
+    ("ObjectUpdate", "TextureEntry"): (40, 160),
+    ("ObjectUpdate", "ObjectData"): (60, 60),
+    ("ObjectUpdate", "Data"): (0, 16),
+    ("ObjectUpdate", "ExtraParams"): (1, 40),
+    ("ObjectUpdate", "TextureAnim"): (0, 16),
+    ("ObjectUpdate", "PSBlock"): (0, 0),
+    ("LayerData", "Data"): (300, 900),
+}
+
+
+def _field(pools: _Pools, message: str, spec: FieldSpec, zeros: float) -> Any:
+    name, ftype, size = spec
+    rng = pools.rng
+    if ftype == FieldType.VARIABLE:
+        low, high = _VAR_SIZES.get((message, name), (-1, -1))
+        if low < 0:
+            return pools.text_field(min(40, (1 << (8 * size)) - 2))
+        return pools.data_field(low, high)
+    if ftype == FieldType.LLUUID:
+        return uuid.UUID(int=rng.getrandbits(128))
+    if ftype == FieldType.F32:
+        return 0.0 if rng.random() < zeros else round(rng.uniform(-256, 256), 3)
+    if ftype == FieldType.U32:
+        return 0 if rng.random() < zeros else rng.getrandbits(32)
+    if ftype == FieldType.U8:
+        return 0 if rng.random() < zeros else rng.getrandbits(8)
+    return _value(ftype, size, rng, zeros, 0)
+
+
+def _counts(rng: random.Random, name: str, spec: MessageSpec) -> dict[str, int]:
+    if name == "ObjectUpdate":
+        return {"ObjectData": rng.randint(1, 4)}
+    if name == "ImprovedTerseObjectUpdate":
+        return {"ObjectData": rng.randint(1, 12)}
+    if name == "CoarseLocationUpdate":
+        n = rng.randint(2, 30)
+        return {"Location": n, "AgentData": n}
+    if name == "PacketAck":
+        return {"Packets": rng.randint(1, 24)}
+    return {b.name: rng.randint(1, 3) for b in spec.blocks if b.kind == BlockKind.VARIABLE}
+
+
+def _region_message(
+    pools: _Pools,
+    name: str,
+    template: Template,
+    *,
+    flags: int,
+    sequence: int,
+    acks: tuple[int, ...],
+) -> Message:
+    rng = pools.rng
+    spec = template[name]
+    classes = template.block_classes(name)
+    counts = _counts(rng, name, spec)
+    zeros = 0.5 if spec.zerocoded else 0.2
+    blocks = {}
+    for block in spec.blocks:
+        n = block.count if block.kind != BlockKind.VARIABLE else counts.get(block.name, 0)
+        cls = classes[block.name]
+        blocks[block.name] = [
+            cls(_field(pools, name, f, zeros) for f in block.fields) for _ in range(n)
+        ]
+    if name == "PacketAck":  # ascending ids just behind the peer's sequence
+        base = max(0, sequence - rng.randint(30, 300))
+        ids = sorted(rng.sample(range(base, base + 400), len(blocks["Packets"])))
+        blocks["Packets"] = [classes["Packets"]((i,)) for i in ids]
+    if spec.zerocoded:
+        flags |= ZEROCODED
+    return Message(name, blocks, flags, sequence, acks, b"", spec.frequency, spec.number)
+
+
+def region_stream(
+    count: int = 20_000, *, seed: int = 0x5E61, template: Template | None = None
+) -> list[Message]:
+    """``count`` distinct messages of a region's traffic, in :data:`REGION_MIX`.
+
+    Every packet gets fresh values (object UUIDs and local ids, positions,
+    texture entries, chat text, terrain patches), the next sequence number,
+    and one in eight reliable packets carries 1-8 appended acks. The other
+    template messages (all of them, round the template in turn) fill 22 %."""
+    tpl = default_template() if template is None else template
+    rng = random.Random(seed)
+    pools = _Pools(rng)
+    named = {name for name, _, _ in REGION_MIX}
+    others = sorted(m.name for m in tpl if m.name not in named)
+    weights = [share for _, share, _ in REGION_MIX]
+    weights.append(1.0 - sum(weights))
+    choices = [*REGION_MIX, ("", 0.0, True)]
+    out: list[Message] = []
+    sequence = rng.randint(1, 1 << 20)
+    other = 0
+    while len(out) < count:
+        name, _, reliable = rng.choices(choices, weights)[0]
+        if not name:
+            name = others[other % len(others)]
+            other += 1
+        sequence += 1
+        flags = _RELIABLE if reliable else 0
+        acks: tuple[int, ...] = ()
+        if reliable and name != "PacketAck" and rng.random() < 0.125:
+            base = sequence - rng.randint(20, 200)
+            acks = tuple(base + i for i in range(rng.randint(1, 8)))
+        out.append(_region_message(pools, name, tpl, flags=flags, sequence=sequence, acks=acks))
+    return out
