@@ -45,9 +45,9 @@ cdef class Circuit:
     cdef str _zero_coding
     cdef double _ping_interval, _circuit_timeout
     cdef double _reliable_timeout_factor, _minimum_reliable_timeout
-    cdef long long _max_resends
+    cdef object _max_resends, _duplicate_window  # any int, as given
     cdef double _ping_alpha, _ping_min, _ping_max, _ack_collect_time
-    cdef long long _max_appended_acks, _duplicate_window
+    cdef long long _max_appended_acks
     cdef public bint deliver_control
     # sending
     cdef long long _seq
@@ -114,8 +114,8 @@ cdef class Circuit:
     cpdef list datagrams_to_send(self, object now)
 
     @cython.final
-    @cython.locals(timeline=object, unacked=dict, cap="long long", seq="long long", p=_Pending, wire=bytes,
-                   flags=int, exp=double, dropped=bytes)
+    @cython.locals(timeline=object, unacked=dict, cap=object, seq="long long", p=_Pending,
+                   wire=bytes, flags=int, exp=double, dropped=bytes)
     cdef _timers(self, double now)
 
     @cython.final
