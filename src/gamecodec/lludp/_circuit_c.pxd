@@ -1,7 +1,10 @@
 # cython: language_level=3
-# Types for _circuit_py.py, compiled as gamecodec.lludp._circuit_c (one source
-# for both twins: Cython reads this beside the pure source). The constants
-# declared here are the private ones; the public constants stay Python objects.
+# Types for _circuit_py.py, compiled as gamecodec.lludp._circuit_c: one source
+# for both twins, typed by this augmenting .pxd (as aiohttp's reader_c.pxd
+# types reader_py.py). The private constants are C values here; the public
+# ones stay Python objects. Sequence numbers are long long: a received header
+# carries 32 bits. max_size, mtu, max_resends and duplicate_window stay Python
+# ints, as given, so both twins take the same values.
 cimport cython
 
 

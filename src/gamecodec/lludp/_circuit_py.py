@@ -93,7 +93,7 @@ _PING_BODY = struct.Struct("<BI")
 def _seconds(now: float) -> float:
     """``now``, refused by :func:`check_time` unless it is a time the timers can use."""
     if type(now) is float:
-        t = now
+        t = now  # a C double when compiled: the range check below is two compares
         if -_MAX_TIME <= t <= _MAX_TIME:
             return t
     check_time(now)
