@@ -360,8 +360,8 @@ class _Reentrant:
 
 def test_acks_owed_during_the_send_that_carries_acks(twin: ModuleType, codec: ModuleType) -> None:
     """Acks the circuit comes to owe while a send encodes (a value's conversion
-    running the circuit) neither corrupt the acks that send carries (the
-    compiled twin read them from an array that grew and moved) nor get lost."""
+    running the circuit) neither corrupt the acks that send carries nor get
+    lost."""
     c = make(twin, codec, **QUIET)
     for seq in range(1, 17):
         c.receive_datagram(reliable_from_peer(codec, seq, seq), 0.0)
@@ -887,7 +887,7 @@ def test_resend_timeouts_that_would_loop_are_refused(
         make(twin, codec, **kw)
 
 
-# -- the twins agree over long runs (the compiled twin's containers grow, compact, wrap) -------
+# -- the twins agree over long runs (the containers grow, are pruned, and wrap) ---------------
 
 
 def _long_run(twin: ModuleType, codec: ModuleType, seed: int, kw: dict[str, Any]) -> list[Any]:
@@ -964,61 +964,57 @@ def test_py_and_c_twins_agree_over_long_runs(
     assert max(s[1] for s in trace if isinstance(s, tuple) and len(s) == 6) > 40
 
 
-class _NoCapsule:
-    """The compiled codec's functions without its C entry point."""
+class _Functions:
+    """A codec's four functions the circuit calls, in a plain object."""
 
     def __init__(self, codec: ModuleType) -> None:
         self.decode = codec.decode
-        self.encode = codec.encode
         self.encode_packet = codec.encode_packet
         self.zero_decode = codec.zero_decode
+        self.encode = codec.encode  # (for the test's own packets)
 
 
-@pytest.mark.parametrize("variant", ["py codec", "c codec, no capsule"])
+@pytest.mark.parametrize("variant", ["py circuit, c codec", "c circuit, py codec", "any object"])
 @pytest.mark.parametrize(
     ("seed", "kw"),
     [(1, {}), (4, {"max_appended_acks": 2, "mtu": 140, "ping_interval": 2.0, "max_resends": 1})],
 )
-def test_the_compiled_circuit_agrees_on_any_codec(
+def test_either_circuit_agrees_on_either_codec(
     pair_of_twins: tuple[ModuleType, ModuleType, ModuleType, ModuleType],
     seed: int,
     kw: dict[str, Any],
     variant: str,
 ) -> None:
-    """With the compiled codec, the compiled circuit hands its owed acks to the
-    codec's C entry point (a capsule); with any other codec, to
-    ``encode_packet``. Both give the pure twin's run."""
+    """A circuit uses its codec only through ``decode``, ``encode_packet`` and
+    ``zero_decode``: each circuit twin on the other codec twin, or the
+    compiled circuit on any object with those functions, gives the pure run."""
     py_twin, py_codec, c_twin, c_codec = pair_of_twins
-    assert hasattr(c_codec, "_ENCODE_PACKET_C")
-    codec: Any = py_codec if variant == "py codec" else _NoCapsule(c_codec)
-    assert _long_run(c_twin, codec, seed, kw) == _long_run(py_twin, py_codec, seed, kw)
+    twin, codec = {
+        "py circuit, c codec": (py_twin, c_codec),
+        "c circuit, py codec": (c_twin, py_codec),
+        "any object": (c_twin, _Functions(c_codec)),
+    }[variant]
+    assert _long_run(twin, codec, seed, kw) == _long_run(py_twin, py_codec, seed, kw)
 
 
-class _ForeignCapsules(_NoCapsule):
-    """The compiled codec's functions with capsules that are not the ones the
-    circuit takes: each other's (the wrong name, as a capsule of another
-    version would have) or not capsules at all."""
+def test_the_default_codec_is_the_one_the_facade_picks(twin: ModuleType) -> None:
+    """Without ``codec=``, a circuit of either twin uses the active codec."""
+    from gamecodec.lludp import circuit, decode, encode
 
-    def __init__(self, codec: ModuleType, swap: bool) -> None:
-        super().__init__(codec)
-        self._ENCODE_PACKET_C = codec._DECODE_C if swap else 1
-        self._DECODE_C = codec._ENCODE_PACKET_C if swap else "capsule"
-
-
-@pytest.mark.parametrize("swap", [True, False])
-def test_capsules_by_another_name_are_not_used(
-    pair_of_twins: tuple[ModuleType, ModuleType, ModuleType, ModuleType], swap: bool
-) -> None:
-    """A capsule under another name (another version, another entry point) or
-    another object is ignored: the circuit calls the codec's functions."""
-    py_twin, py_codec, c_twin, c_codec = pair_of_twins
-    codec = _ForeignCapsules(c_codec, swap)
-    kw = {"max_appended_acks": 2, "mtu": 140, "ping_interval": 2.0, "max_resends": 1}
-    assert _long_run(c_twin, codec, 4, kw) == _long_run(py_twin, py_codec, 4, kw)
+    c = twin.Circuit(**QUIET)
+    assert c.send(chat(b"hi"), reliable=True, now=0.0) == 1
+    (dg,) = c.datagrams_to_send(0.0)
+    assert decode(dg).ChatData[0].Message == b"hi"
+    peer = twin.Circuit(**QUIET)
+    got = peer.receive_datagram(encode(chat(b"yo")._replace(flags=RELIABLE, sequence=5)), 0.0)
+    assert [m.ChatData[0].Message for m in got] == [b"yo"] and peer.acks_pending == [5]
+    assert circuit._codec.__name__ == "gamecodec.lludp._codec_" + (
+        "c" if circuit.Circuit.__module__.endswith("_c") else "py"
+    )
 
 
 # a template whose control messages have numbers of every form: Medium, Low with a
-# zero byte, Fixed; the compiled twin's lead tables must not miss any of them
+# zero byte, Fixed; the circuit must recognise each of them
 ODD_CONTROL_TEMPLATE = """
 version 2.0
 { StartPingCheck Medium 1 NotTrusted Unencoded
@@ -1070,8 +1066,7 @@ def test_control_messages_of_every_number_form(
 ) -> None:
     """PacketAck, StartPingCheck and CompletePingCheck at Medium and Low numbers
     (one with a zero byte, zero-coded), with and without appended acks: handled
-    as control messages by both twins (the compiled one filters by the numbers'
-    first bytes before it looks at the name)."""
+    as control messages by both twins."""
     py_twin, py_codec, c_twin, c_codec = pair_of_twins
     trace = _odd_control_run(c_twin, c_codec)
     assert _odd_control_run(py_twin, py_codec) == trace
@@ -1086,7 +1081,7 @@ def test_the_expansion_limit_is_the_same_on_both_twins(
     pair_of_twins: tuple[ModuleType, ModuleType, ModuleType, ModuleType],
 ) -> None:
     """Zero-coded packets whose bodies expand to just within and just past
-    max_size (the compiled circuit takes the expanded size from its codec)."""
+    max_size."""
     py_twin, py_codec, c_twin, c_codec = pair_of_twins
 
     def outcomes(twin: ModuleType, codec: ModuleType) -> list[Any]:

@@ -1,4 +1,4 @@
-"""Circuit over a simulated lossy network (tests/netsim.py): the issue's fault tests.
+"""Circuit over a simulated lossy network (tests/netsim.py): loss, duplicates, reordering.
 
 Seeded and deterministic, virtual time. Every test runs on both twins ([py]:
 pure circuit on the pure codec, [c]: compiled circuit on the compiled codec).

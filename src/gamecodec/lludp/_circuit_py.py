@@ -1,34 +1,31 @@
-"""The LLUDP circuit, pure twin: the readable reference.
+# cython: annotation_typing=False
+"""The LLUDP circuit, both twins in one source.
 
-The compiled twin, ``_circuit_c.pyx``, follows this file step for step with
-C containers in place of the Python ones (the parity tests hold the two
-together). The public documentation is in :mod:`gamecodec.lludp.circuit`;
-the LL viewer sources each rule comes from are named beside it below.
+Run as Python, this is the pure twin; Cython compiles the same file, typed by
+``_circuit_c.pxd``, into ``gamecodec.lludp._circuit_c``. The public
+documentation is in :mod:`gamecodec.lludp.circuit`, which picks the twin, the
+codec a circuit uses by default and defines the events; the LL viewer sources
+each rule comes from are named beside it below.
 
-Hot-path notes: the header (flags, sequence) is read from the raw bytes; a
-reliable sequence number already seen is acked again without decoding; the
-codec's ``decode`` runs once per new datagram and its ``encode_packet`` once
-per sent message, which writes the header, the body and the appended acks
-in one go (the circuit reads back how many acks fitted); pending reliable
-packets live in a dict keyed by sequence number (retired in O(1), oldest
-first in insertion order) holding the wire bytes as first sent and where
-their acks begin, with a timeline in resend-time order, cleaned lazily. The
-timeline and the order of sequence numbers seen are FIFO queues kept as a
-list and the index of their head (compacted once half of the list is
-consumed). The compiled twin keeps the same structures in C: the pending
-dict as an insertion-ordered open-addressing map, the timeline as a
-``uint32`` array, the seen set and its order as an open-addressing set and a
-``uint32`` ring.
+The header (flags, sequence) is read from the raw bytes, so a reliable
+packet seen before is acked again without being decoded. The codec's
+``decode`` runs once per new datagram and its ``encode_packet`` once per sent
+message, writing the header, the body and the appended acks in one go (the
+circuit reads back from the last byte how many acks fitted). Reliable packets
+waiting for their ack are a dict keyed by sequence number (insertion order:
+the oldest first) holding the wire bytes as first sent; a deque of their
+sequence numbers in resend-time order, cleaned lazily of acked ones, gives
+the next one due. Reliable sequence numbers received are a set, with a deque
+in arrival order to forget the oldest first.
 """
 
 from __future__ import annotations
 
-import math
 import struct
+from collections import deque
 from types import ModuleType
 from typing import Any
 
-from gamecodec import _accel
 from gamecodec._clock import MAX_TIME, check_time
 from gamecodec.errors import DecodeError, EncodeError, LocalProtocolError
 from gamecodec.lludp._models import Message
@@ -83,49 +80,51 @@ _RELIABLE = 0x40
 _RESENT = 0x20
 _ACK = 0x10
 _CONTROL = frozenset(("PacketAck", "StartPingCheck", "CompletePingCheck"))
-_INF = math.inf
-_MAX_LIMIT = 0xFFFFFFFF
-_MAX_ACKS = MAX_APPENDED_ACKS
+_INF = float("inf")
+_MAX_TIME = MAX_TIME  # (these copies are C values compiled; the public names stay objects)
 _MAX_DATAGRAM = MAX_DATAGRAM
-_MAX_TIME = MAX_TIME
-
 _HEAD = struct.Struct(">BI")
-_ONE_ACK = struct.Struct(">IB")
-_ACK_TAILS: dict[int, struct.Struct] = {}
-_ACK_IDS: dict[int, struct.Struct] = {}
 _PACKET_ACK_HEAD = b"\x00\xff\xff\xff\xfb"  # extra length 0, Fixed number 0xFFFFFFFB
 _START_PING_HEAD = b"\x00\x01"  # extra length 0, High 1
 _COMPLETE_PING_HEAD = b"\x00\x02"  # extra length 0, High 2
 _PING_BODY = struct.Struct("<BI")
 
 
-def _ack_tail(acks: list[int], count: int) -> bytes:
-    """``count`` queued ids as appended acks: big-endian u32s, then the u8 count.
-
-    Queue order on the wire (LL's ``sendMessage``), so the codec's ``acks[0]``
-    (the id nearest the count byte) is the last one taken.
-    """
-    if count == 1:
-        return _ONE_ACK.pack(acks[0], 1)
-    fmt = _ACK_TAILS.get(count)
-    if fmt is None:
-        fmt = _ACK_TAILS[count] = struct.Struct(f">{count}IB")
-    return fmt.pack(*acks[:count], count)
-
-
-def _packet_ack_body(ids: list[int]) -> bytes:
-    """The body of a PacketAck (after the 5 header bytes): Packets count + u32 LE ids."""
-    count = len(ids)
-    fmt = _ACK_IDS.get(count)
-    if fmt is None:
-        fmt = _ACK_IDS[count] = struct.Struct(f"<B{count}I")
-    return _PACKET_ACK_HEAD + fmt.pack(count, *ids)
+def _seconds(now: float) -> float:
+    """``now``, refused by :func:`check_time` unless it is a time the timers can use."""
+    if type(now) is float:
+        t = now  # a C double when compiled: the range check below is two compares
+        if -_MAX_TIME <= t <= _MAX_TIME:
+            return t
+    check_time(now)
+    return now
 
 
 def _older(a: int, b: int) -> bool:
     """Sequence ``a`` comes before ``b`` (24-bit wrap-around)."""
     d = (b - a) & _MASK
     return 0 < d < _HALF
+
+
+def _ack_tail(acks: list[int], count: int) -> bytes:
+    """The first ``count`` owed ids as appended acks: big-endian u32s in
+    queue order (LL's ``sendMessage``), then the u8 count."""
+    return struct.pack(f">{count}IB", *acks[:count], count)
+
+
+def _packet_ack_body(ids: list[int]) -> bytes:
+    """A PacketAck after its 5 header bytes: the number, then the Packets
+    count and the ids (u32, little-endian)."""
+    return _PACKET_ACK_HEAD + struct.pack(f"<B{len(ids)}I", len(ids), *ids)
+
+
+def _facade() -> ModuleType:
+    """``gamecodec.lludp.circuit``: it defines the events (one class for both
+    twins) and picks the default codec. Imported when first needed, since it
+    imports this module."""
+    from gamecodec.lludp import circuit
+
+    return circuit
 
 
 class _Pending:
@@ -141,38 +140,12 @@ class _Pending:
 
 
 def _pending(wire: bytes, end: int, exp: float) -> _Pending:
-    # __new__ and field stores, no __init__ call
     p = _Pending.__new__(_Pending)
     p.wire = wire
     p.end = end
     p.exp = exp
     p.resends = 0
     return p
-
-
-def _control_leads(template: Any) -> bytes:
-    """256 flags by a packet's byte 6, the first byte of its message number
-    (zero-coding leaves it as it is): 1 where the template has a control
-    message (PacketAck, StartPingCheck, CompletePingCheck) starting so. Only
-    those packets need their decoded name checked. All 1s if the template
-    cannot say."""
-    try:
-        table = bytearray(256)
-        for spec in template:
-            if spec.name in _CONTROL:
-                code = spec.code
-                table[code if 0 <= code < 0xFF else 0xFF] = 1
-        return bytes(table)
-    except (TypeError, AttributeError, ValueError, IndexError):
-        return b"\x01" * 256
-
-
-def _event(name: str, *args: Any) -> Any:
-    # The event classes live in the never-compiled facade (one class for both
-    # twins); events are rare, so importing here costs nothing on the hot path.
-    from gamecodec.lludp import circuit
-
-    return getattr(circuit, name)(*args)
 
 
 class Circuit:
@@ -205,7 +178,7 @@ class Circuit:
     ) -> None:
         check_time(now)
         if codec is None:
-            codec = _accel.load("gamecodec.lludp", "_codec", "lludp")
+            codec = _facade()._codec
         if zero_coding not in ("flag", "smaller"):
             raise ValueError(f"zero_coding must be 'flag' or 'smaller', not {zero_coding!r}")
         if not (ping_interval > 0 and circuit_timeout > 0 and minimum_reliable_timeout >= 0.001):
@@ -245,8 +218,7 @@ class Circuit:
         # sending
         self._seq = int(first_sequence) & _MASK
         self._unacked: dict[int, _Pending] = {}
-        self._timeline: list[int] = []  # unacked sequences by resend time, from _tl_head on
-        self._tl_head = 0
+        self._timeline: deque[int] = deque()  # unacked sequences by resend time
         self._last_exp = -_INF
         self._out: list[bytes] = []
         self._out_at = _INF
@@ -255,8 +227,7 @@ class Circuit:
         self._ack_deadline = _INF
         # duplicate suppression
         self._seen: set[int] = set()
-        self._order: list[int] = []  # reliable sequences seen, oldest first, from _order_head on
-        self._order_head = 0
+        self._order: deque[int] = deque()  # the same sequences, oldest first
         self._prune_at = -1  # the OldestUnacked of the previous StartPingCheck
         self._ping_in = -1  # the PingID of that StartPingCheck
         # pings and round-trip time (llcircuit.cpp)
@@ -364,10 +335,7 @@ class Circuit:
 
     @max_size.setter
     def max_size(self, value: int) -> None:
-        # stored as given here; the compiled twin converts it through a C long
-        # (its conversion, as the attribute it replaced)
-        self._max_size_c = value
-        self._max_size = self._max_size_c
+        self._max_size = value
 
     @property
     def template(self) -> Template:
@@ -377,7 +345,6 @@ class Circuit:
     @template.setter
     def template(self, value: Template) -> None:
         self._template = value
-        self._control_lead = _control_leads(value)
 
     @property
     def mtu(self) -> int:
@@ -386,8 +353,8 @@ class Circuit:
 
     @mtu.setter
     def mtu(self, value: int) -> None:
-        self._mtu = value  # a C long in the compiled twin (as given here)
-        self._limit = min(max(self._mtu, 0), _MAX_LIMIT)  # kept as an int object
+        self._mtu = value
+        self._limit = min(max(value, 0), 0xFFFFFFFF)  # encode_packet's range
 
     @property
     def next_sequence(self) -> int:
@@ -427,8 +394,7 @@ class Circuit:
     def reliable_timeout(self, now: float) -> float:
         """Seconds a reliable packet sent at ``now`` waits before its resend:
         ``max(minimum_reliable_timeout, factor * averaged ping)`` (llcircuit.cpp)."""
-        check_time(now)
-        return self._rto_at(now)
+        return self._rto_at(_seconds(now))
 
     def events(self) -> list[Any]:
         """Events since the last call: PeerLost, MessageDropped, BadDatagram."""
@@ -467,21 +433,13 @@ class Circuit:
         timeline = self._timeline
         unacked = self._unacked
         t = self._next_ping
-        head = self._tl_head
-        n = len(timeline)
-        while head < n:
-            p = unacked.get(timeline[head])
+        while timeline:
+            p = unacked.get(timeline[0])
             if p is not None:
-                exp = p.exp
-                t = min(t, exp)
+                t = min(t, p.exp)
                 break
-            head += 1
-        if head and head * 2 >= n:
-            del timeline[:head]
-            head = 0
-        self._tl_head = head
-        lost_at = self._last_ping_answer + self._circuit_timeout
-        t = min(t, lost_at)
+            timeline.popleft()
+        t = min(t, self._last_ping_answer + self._circuit_timeout)
         self._timer_wake = t
         if self._acks and self._ack_deadline < t:
             t = self._ack_deadline
@@ -502,49 +460,30 @@ class Circuit:
         than ``MAX_DATAGRAM`` (no UDP datagram holds it), and a zero-coded packet
         whose body expands past ``max_size`` (the receiver's check).
         """
-        return self._send(message, reliable, now)
-
-    def _check_expansion(self, message: Message, wire: bytes, end: int) -> None:
-        """A zero-coded packet must expand within ``max_size`` too: the receiver's
-        check (the LL viewer's buffer, this circuit's decoder) is on the expanded
-        body. Each zero byte adds at most 256 bytes, so most packets need no
-        expansion to know."""
-        body_end = end - 4 * wire[end - 1] - 1 if wire[0] & _ACK else end
-        if body_end - 6 + 256 * wire.count(0, 6, body_end) <= self._max_size_c:
-            return
-        try:
-            self._zero_decode(wire[6:body_end], self._max_size)
-        except DecodeError:
-            raise EncodeError(
-                f"{message.name}: its zero-coded body expands past max_size "
-                f"{self._max_size_c} (the receiver's limit)"
-            ) from None
+        return self._send(message, bool(reliable), _seconds(now))
 
     def _send(self, message: Message, reliable: bool, now: float) -> int:
-        if not -_MAX_TIME <= now <= _MAX_TIME:
-            check_time(now)
         if self._lost is not None:
             raise LocalProtocolError(f"send on a lost circuit ({self._lost.reason})")
         seq = self._seq
-        key = seq  # the codec's argument and the return value
         acks = self._acks
-        count = max(0, min(len(acks), self._max_appended_acks, _MAX_ACKS)) if acks else 0
+        count = min(len(acks), self._max_appended_acks)
         # encode's errors come out before anything changes
         wire: bytes = self._encode_packet(
             message,
             self._template,
             self._zero_coding,
             _RELIABLE if reliable else 0,
-            key,
+            seq,
             acks,
             count,
             self._limit,
         )
         end = len(wire)
-        if end > self._max_size_c or end > _MAX_DATAGRAM:
+        if end > self._max_size or end > _MAX_DATAGRAM:
             raise EncodeError(
                 f"{message.name}: {end} bytes encoded, more than a peer takes "
-                f"(max_size {self._max_size_c}, as the LL viewer's buffer; UDP at most "
+                f"(max_size {self._max_size}, as the LL viewer's buffer; UDP at most "
                 f"{MAX_DATAGRAM})"
             )
         if wire[0] & _ZEROCODED:
@@ -559,38 +498,47 @@ class Circuit:
                 self._wake = self._timer_wake  # no ack flush to wake up for
             else:
                 del acks[:count]
-        self._queue(key, wire, end, reliable, now)
+        self._queue(seq, wire, end, reliable, now)
         return seq
 
-    def _put(self, flags: int, body: bytes, can_ack: bool, now: float) -> int:
-        """Put one packet (``body`` = everything after the sequence number) on
-        the outgoing queue with the next sequence number and the acks that fit."""
+    def _check_expansion(self, message: Message, wire: bytes, end: int) -> None:
+        """A zero-coded packet must expand within ``max_size`` too: the receiver's
+        check (the LL viewer's buffer, this circuit's decoder) is on the expanded
+        body. Each zero byte adds at most 256 bytes, so most packets need no
+        expansion to know."""
+        body_end = end - 4 * wire[end - 1] - 1 if wire[0] & _ACK else end
+        if body_end - 6 + 256 * wire.count(0, 6, body_end) <= self._max_size:
+            return
+        try:
+            self._zero_decode(wire[6:body_end], self._max_size)
+        except DecodeError:
+            raise EncodeError(
+                f"{message.name}: its zero-coded body expands past max_size "
+                f"{self._max_size} (the receiver's limit)"
+            ) from None
+
+    def _put(self, flags: int, body: bytes, can_ack: bool, now: float) -> None:
+        """Queue one packet of the circuit's own (``body``: everything after
+        the sequence number) with the next sequence number and, if
+        ``can_ack``, the owed acks that fit."""
         seq = self._seq
         self._seq = (seq + 1) & _MASK
         acks = self._acks
-        wire: bytes
         end = 5 + len(body)
-        if acks and can_ack:
-            count = len(acks)
-            count = min(count, self._max_appended_acks)
-            room = (self._mtu - 6 - len(body)) >> 2
-            count = min(count, room)
-            if count > 0:
-                wire = _HEAD.pack(flags | _ACK, seq) + body + _ack_tail(acks, count)
-                if count == len(acks):
-                    acks.clear()
-                    self._ack_deadline = _INF
-                    self._wake = self._timer_wake
-                else:
-                    del acks[:count]
+        count = min(len(acks), self._max_appended_acks, (self._mtu - 6 - len(body)) >> 2)
+        if can_ack and count > 0:
+            wire = _HEAD.pack(flags | _ACK, seq) + body + _ack_tail(acks, count)
+            if count == len(acks):
+                acks.clear()
+                self._ack_deadline = _INF
+                self._wake = self._timer_wake
             else:
-                wire = _HEAD.pack(flags, seq) + body
+                del acks[:count]
         else:
             wire = _HEAD.pack(flags, seq) + body
         self._queue(seq, wire, end, bool(flags & _RELIABLE), now)
-        return seq
 
-    def _queue(self, seq: Any, wire: bytes, end: int, reliable: bool, now: float) -> None:
+    def _queue(self, seq: int, wire: bytes, end: int, reliable: bool, now: float) -> None:
         """Queue ``wire`` (packet ``seq``, appended acks from ``end`` on) for
         sending; keep it until acked if ``reliable``."""
         if reliable:
@@ -603,10 +551,9 @@ class Circuit:
                 self._schedule_early(seq, exp)
             self._timer_wake = min(self._timer_wake, exp)
             self._wake = min(self._wake, exp)
-        out = self._out
-        if not out:
+        if not self._out:
             self._out_at = now
-        out.append(wire)
+        self._out.append(wire)
         self.packets_out += 1
 
     def _schedule_early(self, seq: int, exp: float) -> None:
@@ -616,7 +563,7 @@ class Circuit:
         timeline = self._timeline
         unacked = self._unacked
         i = len(timeline)
-        while i > self._tl_head:
+        while i > 0:
             p = unacked.get(timeline[i - 1])
             if p is None:
                 del timeline[i - 1]
@@ -630,12 +577,11 @@ class Circuit:
         (RESENT flag set, no acks appended, as LL resends its stored buffer),
         a StartPingCheck every ``ping_interval``, PacketAck messages for acks
         that no outgoing packet carried within ``ack_collect_time``."""
-        if not -_MAX_TIME <= now <= _MAX_TIME:
-            check_time(now)
+        t = _seconds(now)
         if self._lost is not None:
             return []
-        if now >= self._wake:
-            self._timers(now)
+        if t >= self._wake:
+            self._timers(t)
         out = self._out
         if not out:
             return []  # the caller's own: later packets go to self._out
@@ -650,33 +596,31 @@ class Circuit:
         timeline = self._timeline
         unacked = self._unacked
         cap = self._max_resends
-        while self._tl_head < len(timeline):
-            seq = timeline[self._tl_head]
+        while timeline:
+            seq = timeline[0]
             p = unacked.get(seq)
             if p is None:
-                self._tl_head += 1  # acked meanwhile
+                timeline.popleft()  # acked meanwhile
                 continue
             if p.exp > now:
                 break
-            self._tl_head += 1
+            timeline.popleft()
             wire = p.wire
-            end = p.end
             flags = wire[0] & ~_ACK  # as first sent, without its appended acks
             if 0 <= cap <= p.resends:
                 del unacked[seq]
                 self.dropped += 1
-                self._events.append(
-                    _event("MessageDropped", seq, bytes((flags,)) + wire[1:end], now)
-                )
+                dropped = bytes((flags,)) + wire[1 : p.end]
+                self._events.append(_facade().MessageDropped(seq, dropped, now))
                 continue
             if not self._out:
                 self._out_at = now
-            self._out.append(bytes((flags | _RESENT,)) + wire[1:end])
+            self._out.append(bytes((flags | _RESENT,)) + wire[1 : p.end])
             self.resent += 1
             exp = now + self._rto_at(now)
             p.exp = exp
             p.resends += 1
-            if exp >= self._last_exp or self._tl_head >= len(timeline):
+            if exp >= self._last_exp or not timeline:
                 timeline.append(seq)
                 self._last_exp = exp
             else:
@@ -701,22 +645,17 @@ class Circuit:
     def _flush_acks(self, now: float) -> None:
         """``LLCircuit::sendAcks``: every owed ack in PacketAck messages."""
         acks = self._acks
-        start = 0
-        n = len(acks)
-        while start < n:
-            chunk = acks[start : start + MAX_PACKET_ACK_IDS]
-            start += len(chunk)
-            self._put(0, _packet_ack_body(chunk), False, now)
+        for start in range(0, len(acks), MAX_PACKET_ACK_IDS):
+            self._put(0, _packet_ack_body(acks[start : start + MAX_PACKET_ACK_IDS]), False, now)
         acks.clear()
         self._ack_deadline = _INF
 
     def _kill(self, reason: str, now: float) -> None:
-        lost = _event("PeerLost", reason, now)
+        lost = _facade().PeerLost(reason, now)
         self._lost = lost
         self._events.append(lost)
         self._unacked.clear()
         self._timeline.clear()
-        self._tl_head = 0
         self._acks.clear()
         self._out = []
 
@@ -732,30 +671,24 @@ class Circuit:
         datagram the codec cannot decode is reported as a :class:`BadDatagram`
         event and changes nothing.
         """
-        if not -_MAX_TIME <= now <= _MAX_TIME:
-            check_time(now)
+        t = _seconds(now)
         if self._lost is not None:
             return []
         raw = data if type(data) is bytes else bytes(data)
-        flags = 0
-        key: Any = None
-        if len(raw) >= 7:
-            flags = raw[0]
-            if flags & _RELIABLE:
-                seq = raw[1]
-                seq = (seq << 24) | (raw[2] << 16) | (raw[3] << 8) | raw[4]
-                key = seq
-                if key in self._seen:
-                    self.duplicates += 1
-                    self._queue_ack(key, now)
-                    return []
+        seq = -1  # a reliable packet's sequence number
+        if len(raw) >= 7 and raw[0] & _RELIABLE:
+            seq = raw[1]  # then shifted in seq's own width (a C long long compiled)
+            seq = seq << 24 | raw[2] << 16 | raw[3] << 8 | raw[4]
+            if seq in self._seen:
+                self.duplicates += 1
+                self._queue_ack(seq, t)
+                return []
         try:
             msg: Message = self._decode(raw, self._template, self.strict, self._max_size)
         except DecodeError as exc:
-            self._events.append(_event("BadDatagram", exc, raw, now))
+            self._events.append(_facade().BadDatagram(exc, raw, t))
             return []
-        # the lead table spares the name lookup for every other message
-        control = self._control_lead[raw[6]] and msg.name in _CONTROL and msg.body is None
+        control = msg.name in _CONTROL and msg.body is None
         if control and msg.truncated:
             # the codec zero-filled a cut-short PacketAck or ping (LL's
             # tolerance): acting on made-up ids would retire the wrong
@@ -763,50 +696,33 @@ class Circuit:
             try:
                 self._decode(raw, self._template, True, self._max_size)
             except DecodeError as exc:
-                self._events.append(_event("BadDatagram", exc, raw, now))
+                self._events.append(_facade().BadDatagram(exc, raw, t))
             return []
         self.packets_in += 1
-        if flags & _ACK:
-            # the acks the codec just read (msg.acks), taken from the raw tail:
-            # big-endian ids before the count byte
+        if msg.acks:
             unacked = self._unacked
-            end = len(raw) - 1
-            pos = end - 4 * raw[end]
-            while pos < end:
-                a = raw[pos]
-                a = (a << 24) | (raw[pos + 1] << 16) | (raw[pos + 2] << 8) | raw[pos + 3]
-                pos += 4
-                if unacked.pop(a, None) is not None:
-                    # acks come mostly in sending order: step the timeline's
-                    # head past it now rather than look it up again later
-                    timeline = self._timeline
-                    head = self._tl_head
-                    if head < len(timeline):
-                        first = timeline[head]
-                        if first == a:
-                            self._tl_head = head + 1
-        if key is not None:
-            self._seen.add(key)
-            order = self._order
-            order.append(key)
-            if len(order) - self._order_head > self._duplicate_window:
-                self._seen.discard(order[self._order_head])
-                self._forget_to(self._order_head + 1)
-            self._queue_ack(key, now)
+            timeline = self._timeline
+            for a in reversed(msg.acks):  # the order they were queued in
+                if unacked.pop(a, None) is not None and timeline and timeline[0] == a:
+                    timeline.popleft()  # acks come mostly in sending order
+        if seq >= 0:
+            self._seen.add(seq)
+            self._order.append(seq)
+            if len(self._order) > self._duplicate_window:
+                self._seen.discard(self._order.popleft())
+            self._queue_ack(seq, t)
         if control:
-            self._control(msg, now)
+            self._control(msg, t)
             if not self.deliver_control:
                 return []
         return [msg]
 
     def _queue_ack(self, seq: int, now: float) -> None:
         """``collectRAck``: owe the peer an ack; the first one starts the clock."""
-        acks = self._acks
-        if not acks:
-            deadline = now + self._ack_collect_time
-            self._ack_deadline = deadline
-            self._wake = min(self._wake, deadline)
-        acks.append(seq)
+        if not self._acks:
+            self._ack_deadline = now + self._ack_collect_time
+            self._wake = min(self._wake, self._ack_deadline)
+        self._acks.append(seq)
 
     def _control(self, msg: Message, now: float) -> None:
         name = msg.name
@@ -843,20 +759,8 @@ class Circuit:
         if prune < 0:
             return
         order = self._order
-        seen = self._seen
-        head = self._order_head
-        n = len(order)
-        while head < n and _older(order[head], prune):
-            seen.discard(order[head])
-            head += 1
-        self._forget_to(head)
-
-    def _forget_to(self, head: int) -> None:
-        """Move the head of the seen-order queue to ``head`` (compacting)."""
-        if head * 2 >= len(self._order):
-            del self._order[:head]
-            head = 0
-        self._order_head = head
+        while order and _older(order[0], prune):
+            self._seen.discard(order.popleft())
 
     def _ping_answered(self, ping_id: int, now: float) -> None:
         """``pingTimerStop`` + ``setPingDelay``: whole pings behind count one
@@ -865,8 +769,7 @@ class Circuit:
         behind = (self._ping_id - ping_id) & 0xFF
         rtt = behind * self._ping_interval + (now - self._ping_sent)
         self.rtt = rtt
-        avg = self._ping_avg
-        avg = max(avg, rtt)
+        avg = max(self._ping_avg, rtt)
         avg = (1.0 - self._ping_alpha) * avg + self._ping_alpha * rtt
         if avg < self._ping_min:
             avg = self._ping_min
@@ -876,26 +779,3 @@ class Circuit:
         self._pings_in_transit = behind
         self._rto = self._timeout_for(avg)
         self._last_ping_answer = now
-
-
-class _Idle:
-    """A stand-in with ``Circuit``'s three per-packet calls that does nothing
-    and allocates nothing (it returns shared lists): what the loop driving a
-    circuit and the bare calls cost. ``_bench_circuit`` subtracts it, as the
-    Avara session bench subtracts ``avara._session_c._Idle``."""
-
-    def __init__(self, datagram: bytes) -> None:
-        self._out = [datagram]
-        self._none: list[Message] = []
-
-    def send(self, message: Message, *, reliable: bool = False, now: float) -> int:
-        """Take the arguments; return 0."""
-        return 0
-
-    def datagrams_to_send(self, now: float) -> list[bytes]:
-        """The same one-datagram list every time."""
-        return self._out
-
-    def receive_datagram(self, data: bytes, now: float) -> list[Message]:
-        """The same empty list every time."""
-        return self._none

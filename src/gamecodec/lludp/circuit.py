@@ -1,4 +1,4 @@
-"""Sans-IO LLUDP circuit: sequence numbers, acks, resends, pings (issue 7).
+"""Sans-IO LLUDP circuit: sequence numbers, acks, resends, pings.
 
 A :class:`Circuit` is the viewer's ``LLCircuitData`` for one peer plus the
 parts of ``LLMessageSystem`` that stamp, ack and resend its packets. It does
@@ -162,6 +162,8 @@ CircuitEvent = PeerLost | MessageDropped | BadDatagram
 """What :meth:`Circuit.events` returns (delivered messages are returned by
 :meth:`Circuit.receive_datagram` itself)."""
 
+# The twins take the events above and this codec (a Circuit's default) from here.
+_codec = _accel.load("gamecodec.lludp", "_codec", "lludp")
 _impl = _accel.load("gamecodec.lludp", "_circuit", "lludp.circuit")
 
 if TYPE_CHECKING:
