@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "_capi.h"
+#include "../_capi.h"
 
 /* 8 bytes at p, in the machine's order. */
 static inline uint64_t lludp_load64(const unsigned char *p)
@@ -22,7 +22,8 @@ static inline uint64_t lludp_load64(const unsigned char *p)
 /* Spare bytes the callers keep after their buffers (not needed by the loops). */
 #define LLUDP_SLACK 32
 
-#if defined(__GNUC__) && defined(__SSE2__)
+/* -DLLUDP_NO_SIMD: the portable paths alone (tools/expand_fuzz.c checks both) */
+#if defined(__GNUC__) && defined(__SSE2__) && !defined(LLUDP_NO_SIMD)
 #include <emmintrin.h>
 #define LLUDP_SSE2 1
 #endif
@@ -126,7 +127,7 @@ static __inline int lludp_ctz64(unsigned __int64 m)
 }
 #define LLUDP_CTZ64(m) lludp_ctz64(m)
 #define LLUDP_HAVE_CTZ 1
-#if defined(_M_X64) && !defined(LLUDP_SSE2)
+#if defined(_M_X64) && !defined(LLUDP_SSE2) && !defined(LLUDP_NO_SIMD)
 #include <emmintrin.h>
 #define LLUDP_SSE2 1
 #endif
