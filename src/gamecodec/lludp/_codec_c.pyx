@@ -264,6 +264,17 @@ def peek(data, template):
 # ------------------------------------------------------------------ decode
 
 
+cdef inline int _block_layout(tuple block, Py_ssize_t *count, const uint8_t **layout,
+                              Py_ssize_t *nfields) noexcept:
+    """The kind of a plan's block ``(name, kind, count, cls, layout)``; its
+    count, its layout bytes (3 a field) and its number of fields."""
+    cdef bytes lay = <bytes>PyTuple_GET_ITEM(block, 4)
+    count[0] = <Py_ssize_t><object>PyTuple_GET_ITEM(block, 2)
+    layout[0] = <const uint8_t *>PyBytes_AS_STRING(lay)
+    nfields[0] = PyBytes_GET_SIZE(lay) // 3
+    return <int><object>PyTuple_GET_ITEM(block, 1)
+
+
 cdef object _walk(const uint8_t *r, Py_ssize_t end, Py_ssize_t *ppos, tuple plan, bint strict,
                   Py_ssize_t *first_absent, int *truncated):
     # Once a count byte is missing the data has ended, so every later Variable
@@ -271,22 +282,19 @@ cdef object _walk(const uint8_t *r, Py_ssize_t end, Py_ssize_t *ppos, tuple plan
     cdef dict out = {}
     cdef tuple blocks = <tuple>plan[4]
     cdef tuple block
-    cdef Py_ssize_t pos = ppos[0], nb = PyTuple_GET_SIZE(blocks), b, f, nfields, i, count
+    cdef Py_ssize_t pos = ppos[0], nb = PyTuple_GET_SIZE(blocks), b, f, i
     cdef Py_ssize_t produced = 0
     cdef uint64_t length = 0
     cdef int rc
-    cdef const uint8_t *layout
+    cdef const uint8_t *layout = NULL
+    cdef Py_ssize_t nfields = 0, count = 0
     cdef object name = plan[1]
     cdef list items
     for b in range(nb):
         block = <tuple>PyTuple_GET_ITEM(blocks, b)
-        bname = <object>PyTuple_GET_ITEM(block, 0)
-        count = <Py_ssize_t><object>PyTuple_GET_ITEM(block, 2)
-        cls = <object>PyTuple_GET_ITEM(block, 3)
-        lay = <object>PyTuple_GET_ITEM(block, 4)
-        layout = <const uint8_t *>PyBytes_AS_STRING(lay)
-        nfields = PyBytes_GET_SIZE(lay) // 3
-        if <int><object>PyTuple_GET_ITEM(block, 1) == KIND_VARIABLE:
+        bname = block[0]
+        cls = block[3]
+        if _block_layout(block, &count, &layout, &nfields) == KIND_VARIABLE:
             if pos >= end:
                 if strict:
                     raise M.missing_count(6 + pos, name, bname)
@@ -522,9 +530,10 @@ cdef Py_ssize_t _absent_tail(tuple blocks, object given, object absent) except -
 cdef int _body(Buf *b, object message, tuple plan) except -1:
     cdef object name = plan[1]
     cdef tuple blocks = <tuple>plan[4]
-    cdef Py_ssize_t nb = PyTuple_GET_SIZE(blocks), bi, f, nfields, count, nitems, k, tail, need
-    cdef int ftype
-    cdef const uint8_t *layout
+    cdef Py_ssize_t nb = PyTuple_GET_SIZE(blocks), bi, f, nitems, k, tail, need
+    cdef Py_ssize_t nfields = 0, count = 0
+    cdef int ftype, kind
+    cdef const uint8_t *layout = NULL
     cdef uint8_t one
     cdef PyObject *found
     given = _item(message, 1)
@@ -534,12 +543,9 @@ cdef int _body(Buf *b, object message, tuple plan) except -1:
     tail = _absent_tail(blocks, given, absent) if absent else nb
     for bi in range(nb):
         block = <tuple>PyTuple_GET_ITEM(blocks, bi)
-        bname = <object>PyTuple_GET_ITEM(block, 0)
-        count = <Py_ssize_t><object>PyTuple_GET_ITEM(block, 2)
-        cls = <object>PyTuple_GET_ITEM(block, 3)
-        lay = <object>PyTuple_GET_ITEM(block, 4)
-        layout = <const uint8_t *>PyBytes_AS_STRING(lay)
-        nfields = PyBytes_GET_SIZE(lay) // 3
+        bname = block[0]
+        cls = block[3]
+        kind = _block_layout(block, &count, &layout, &nfields)
         if PyDict_CheckExact(given):
             found = PyDict_GetItemWithError(given, bname)
             items = _EMPTY if found == NULL else <object>found
@@ -548,7 +554,7 @@ cdef int _body(Buf *b, object message, tuple plan) except -1:
         if not (PyList_CheckExact(items) or PyTuple_CheckExact(items)):
             items = list(items)
         nitems = _seq_len(items)
-        if <int><object>PyTuple_GET_ITEM(block, 1) == KIND_VARIABLE:
+        if kind == KIND_VARIABLE:
             if bi >= tail:
                 continue
             if nitems > 0xFF:
