@@ -25,6 +25,17 @@ static inline PyObject *gamecodec_alloc_subtuple(PyObject *cls, Py_ssize_t n)
     return obj;
 }
 
+/* cls(*items) for a tuple subclass such as a NamedTuple (items an exact
+   tuple), without calling its __new__. */
+static inline PyObject *gamecodec_subtuple_of(PyObject *cls, PyObject *items)
+{
+    Py_ssize_t i, n = PyTuple_GET_SIZE(items);
+    PyObject *obj = gamecodec_alloc_subtuple(cls, n);
+    if (obj == NULL) return NULL;
+    for (i = 0; i < n; i++) PyTuple_SET_ITEM(obj, i, Py_NewRef(PyTuple_GET_ITEM(items, i)));
+    return obj;
+}
+
 /* ---------------------------------------------------------------- ints
 
    Reads of an int's value as C integers. LAYOUT: where GAMECODEC_INT_DIGITS

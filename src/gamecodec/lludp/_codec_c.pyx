@@ -33,6 +33,7 @@ from gamecodec.lludp._models import Header, Message, split_code
 
 cdef extern from "_capi.h":
     object gamecodec_alloc_subtuple(object cls, Py_ssize_t n)
+    object _named "gamecodec_subtuple_of"(object cls, tuple items)
     int gamecodec_as_u64(object v, unsigned long long *out)
     int gamecodec_as_i64(object v, long long *out)
     object gamecodec_uint128(const uint8_t *p)
@@ -113,15 +114,6 @@ cdef inline object _item(object t, Py_ssize_t i):
 cdef inline void _set(object t, Py_ssize_t i, object value) noexcept:
     Py_INCREF(value)
     PyTuple_SET_ITEM(t, i, value)
-
-
-cdef object _named(object cls, tuple items):
-    """cls(*items) for a NamedTuple class, without its __new__."""
-    cdef Py_ssize_t i, n = PyTuple_GET_SIZE(items)
-    obj = gamecodec_alloc_subtuple(cls, n)
-    for i in range(n):
-        _set(obj, i, <object>PyTuple_GET_ITEM(items, i))
-    return obj
 
 
 # ------------------------------------------------------------------ zero-coding
