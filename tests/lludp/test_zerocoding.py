@@ -455,7 +455,7 @@ def dense_coded(rng: random.Random, size: int) -> bytes:
 
 
 def test_dense_inputs_match_the_byte_loop(codec: ModuleType) -> None:
-    """Seeded dense inputs (the compiled twin's AVX-512 path where the CPU has it), with
+    """Seeded dense inputs (the compiled twin's 64-byte bulk walk), with
     caps that cut the output anywhere, cut a block, or leave exactly no room."""
     rng = random.Random(2026)
     for _ in range(150):

@@ -2,26 +2,27 @@
 """LLUDP packet codec, compiled twin of ``_codec_py.py``.
 
 Same results, same errors (messages and offsets) as the pure twin; the
-parity tests hold them together. Zero-coding runs in ``_lludp.h``; the field
-walk follows the per-message plan of :meth:`Template.plan` over raw bytes,
-building Block tuples directly. Any value the fast encoder does not handle
-itself (an unusual type, or an error) goes to the pure twin's field encoder,
-so both raise the same EncodeError.
+parity tests hold them together. Zero-coding, the field walk and the field
+writer are in ``_lludp.h``; the walk follows the per-message plan of
+:meth:`Template.plan` over raw bytes, building Block tuples directly. Any
+value the writer does not take itself (an unusual type, or an error) goes
+to the pure twin's field encoder, so both raise the same EncodeError.
+
+Decoded blocks, UUIDs and tuples of floats hold only atomic values: they are
+left untracked by the cyclic GC (see ``_lludp.h``), so a program keeping
+many decoded messages does not make every collection traverse them.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.pycapsule cimport PyCapsule_New
-from cpython.unicode cimport PyUnicode_GET_LENGTH
 from cpython.dict cimport PyDict_GetItemWithError, PyDict_SetItem
-from cpython.float cimport PyFloat_FromDouble
-from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM, PyList_SetItem
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
-from cpython.object cimport PyObject, PyObject_GetItem, PyTypeObject
+from cpython.object cimport PyObject, PyObject_GetItem
 from cpython.ref cimport Py_INCREF
-from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
-from libc.math cimport isfinite, isinf, signbit, sqrt
-from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
-from libc.string cimport memcpy, memset
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_SET_ITEM
+from cpython.unicode cimport PyUnicode_GET_LENGTH
+from libc.stdint cimport uint8_t, uint32_t, uint64_t
+from libc.string cimport memcpy
 
 import uuid as _uuid_mod
 
@@ -30,63 +31,44 @@ from gamecodec.lludp import _codec_py as _py
 from gamecodec.lludp import _messages as M
 from gamecodec.lludp._models import Header, Message, split_code
 
+cdef extern from "_capi.h":
+    object gamecodec_alloc_subtuple(object cls, Py_ssize_t n)
+    object _named "gamecodec_subtuple_of"(object cls, tuple items)
+    int gamecodec_as_u64(object v, unsigned long long *out)
+    int gamecodec_as_i64(object v, long long *out)
+    object gamecodec_uint128(const uint8_t *p)
+    int gamecodec_uint128_bytes(object v, uint8_t *out)
+
 cdef extern from "_lludp.h":
     enum: LLUDP_SLACK
-    enum: LLUDP_FREE_THREADED
+    enum: LLUDP_SHORT
+    enum: LLUDP_TOO_LONG
     Py_ssize_t lludp_expand(const uint8_t *src, Py_ssize_t n, uint8_t *dst, Py_ssize_t cap,
                             Py_ssize_t *err) nogil
     Py_ssize_t lludp_compress(const uint8_t *src, Py_ssize_t n, uint8_t *dst, Py_ssize_t cap) nogil
     Py_ssize_t lludp_compressed_size(const uint8_t *src, Py_ssize_t n) nogil
     object lludp_expand_bytes(const uint8_t *src, Py_ssize_t n, Py_ssize_t cap, Py_ssize_t *err)
-    object lludp_uint128(const uint8_t *p)
-    int lludp_as_u64(object v, unsigned long long *out)
-    int lludp_as_u64_exact(object v, unsigned long long *out)
-    int lludp_as_i64(object v, long long *out)
-    bint lludp_small_uint(PyObject *v, unsigned long long *out)
-    int lludp_uint128_bytes(object v, uint8_t *out) noexcept
-    PyObject **lludp_slot(PyObject *obj, PyObject *descr)
-    object lludp_alloc(object cls)
-    void lludp_fast_init(object plain_heap_class)
-    object lludp_new_tuple(object cls, Py_ssize_t n)
-    Py_ssize_t lludp_fl_total()
-    PyObject *lludp_uuid_get(const uint8_t *p)
-    void lludp_uuid_put(const uint8_t *p, object obj)
-    int lludp_uuid_cache(int on)
-    double lludp_f32_value(uint32_t bits) noexcept nogil
-    uint32_t lludp_f32_bits(double d) noexcept nogil
-    void lludp_values_init(object zero, object one, object zero3)
-    int lludp_uuid_setup(PyObject *cls, PyObject *int_descr, PyObject *safe_descr,
-                         PyObject *safe_unknown)
-    object lludp_make_uuid(const uint8_t *p)
-    object lludp_uint_obj(uint32_t v)
-    int lludp_int_ring_use(int on)
-    Py_ssize_t lludp_fields(object blk, const uint8_t *layout, Py_ssize_t f, Py_ssize_t nfields,
-                            const uint8_t *r, Py_ssize_t end, Py_ssize_t *ppos) except -1
+    void lludp_init(object zero, object one, object zero3, object uuid_cls, object uuid_int,
+                    object uuid_safe, object safe_unknown)
+    int lludp_block_fill(object blk, const uint8_t *layout, Py_ssize_t nfields, const uint8_t *r,
+                         Py_ssize_t end, Py_ssize_t *ppos, bint strict, int *truncated,
+                         Py_ssize_t *pf, uint64_t *plength) except -1
+    object lludp_acks_tuple(const uint8_t *p, Py_ssize_t n, Py_ssize_t count)
     Py_ssize_t lludp_fields_put(object item, const uint8_t *layout, Py_ssize_t f,
                                 Py_ssize_t nfields, uint8_t *buf, Py_ssize_t cap,
-                                Py_ssize_t *pn) except -1
-    object lludp_acks_tuple(const uint8_t *p, Py_ssize_t n, Py_ssize_t count)
+                                Py_ssize_t *pn, Py_ssize_t *need)
 
 cdef extern from "Python.h":
     const Py_ssize_t PY_SSIZE_T_MAX
-    object PyUnicode_FromFormat(const char *fmt, ...)
     object PyLong_FromUnsignedLong(unsigned long v)
-    object PyLong_FromUnsignedLongLong(unsigned long long v)
-    object PyLong_FromLongLong(long long v)
     object PyLong_FromLong(long v)
-    unsigned long long PyLong_AsUnsignedLongLong(object o) except? <unsigned long long>-1
-    long long PyLong_AsLongLong(object o) except? -1
-    double PyFloat_AS_DOUBLE(object o)
     bint PyLong_CheckExact(object o)
     bint PyLong_Check(object o)
-    bint PyFloat_CheckExact(object o)
     bint PyBytes_CheckExact(object o)
     bint PyTuple_CheckExact(object o)
     bint PyList_CheckExact(object o)
     bint PyDict_CheckExact(object o)
     bint PyTuple_Check(object o)
-    PyObject *Py_True
-    PyObject *Py_False
 
 __all__ = [
     "decode",
@@ -105,33 +87,24 @@ cdef enum:
     ACKF = 0x10
     STACK = 8192
     KIND_VARIABLE = 3
-    KIND_VARIABLE_FIELD = 20
-    MAX_VARIABLE = 0xFFFF
     MAX_ACKS_C = 250
 
-cdef object _UUID = _uuid_mod.UUID
-cdef object _UUID_INT = _uuid_mod.UUID.__dict__["int"]
-cdef object _UUID_SAFE = _uuid_mod.UUID.__dict__["is_safe"]
-cdef object _SAFE_UNKNOWN = _uuid_mod.SafeUUID.unknown
-cdef bint _fast_tuples = True
-cdef bint _fast_uuid = True
 cdef tuple _EMPTY = ()
 # module globals cost a dict lookup per use on Python 3.12+: keep C references
 cdef object _Message = Message
 cdef object _Header = Header
-cdef object _ZERO = 0.0
-cdef object _ONE = 1.0
-cdef tuple _ZERO3 = (0.0, 0.0, 0.0)
 cdef bytes _NOBYTES = b""
 cdef str _FLAG = "flag"
+
+lludp_init(0.0, 1.0, (0.0, 0.0, 0.0), _uuid_mod.UUID, _uuid_mod.UUID.__dict__["int"],
+           _uuid_mod.UUID.__dict__["is_safe"], _uuid_mod.SafeUUID.unknown)
 
 
 # ------------------------------------------------------------------ objects
 
 
 cdef inline object _u32(uint32_t v):
-    # one-digit ints built directly where the int layout is known (_lludp.h)
-    return lludp_uint_obj(v)
+    return PyLong_FromUnsignedLong(v)
 
 
 cdef inline object _item(object t, Py_ssize_t i):
@@ -143,168 +116,12 @@ cdef inline void _set(object t, Py_ssize_t i, object value) noexcept:
     PyTuple_SET_ITEM(t, i, value)
 
 
-cdef object _make_uuid(const uint8_t *q):
-    cdef PyObject *hit
-    if _fast_uuid:
-        return lludp_make_uuid(q)
-    hit = lludp_uuid_get(q)
-    if hit != NULL:
-        return <object>hit
-    obj = _new_uuid(q)
-    lludp_uuid_put(q, obj)
-    return obj
-
-
-cdef object _new_uuid(const uint8_t *q):
-    cdef object value = lludp_uint128(q)
-    cdef object obj
-    cdef PyObject **slot
-    if _fast_uuid:
-        obj = lludp_alloc(_UUID)
-        slot = lludp_slot(<PyObject *>obj, <PyObject *>_UUID_INT)
-        Py_INCREF(value)
-        slot[0] = <PyObject *>value
-        slot = lludp_slot(<PyObject *>obj, <PyObject *>_UUID_SAFE)
-        Py_INCREF(_SAFE_UNKNOWN)
-        slot[0] = <PyObject *>_SAFE_UNKNOWN
-        return obj
-    obj = object.__new__(_UUID)
-    _UUID_INT.__set__(obj, value)
-    _UUID_SAFE.__set__(obj, _SAFE_UNKNOWN)
-    return obj
-
-
-cdef inline double _f32(const uint8_t *q) noexcept:
-    return lludp_f32_value(q[0] | (<uint32_t>q[1] << 8) | (<uint32_t>q[2] << 16) | (<uint32_t>q[3] << 24))
-
-
-cdef inline uint64_t _u64(const uint8_t *q) noexcept:
-    cdef uint64_t v = 0
-    cdef int k
-    for k in range(7, -1, -1):
-        v = (v << 8) | q[k]
-    return v
-
-
-cdef inline double _f64(const uint8_t *q) noexcept:
-    cdef uint64_t bits = _u64(q)
-    cdef double d
-    memcpy(&d, &bits, 8)
-    return d
-
-
-cdef inline object _float(double d):
-    """A float object; +0.0 and 1.0, the commonest values on the wire, are shared."""
-    if d == 0.0:
-        if not signbit(d):
-            return _ZERO
-    elif d == 1.0:
-        return _ONE
-    return PyFloat_FromDouble(d)
-
-
-cdef bint _all_zero(const uint8_t *q, int n) noexcept:
-    cdef int k
-    for k in range(n):
-        if q[k]:
-            return False
-    return True
-
-
-cdef object _floats(const uint8_t *q, int count, bint wide):
-    cdef object t
-    cdef int k
-    if count == 3 and _all_zero(q, 24 if wide else 12):
-        return _ZERO3  # (0.0, 0.0, 0.0): immutable, so one object serves
-    t = PyTuple_New(count)
-    for k in range(count):
-        _set(t, k, _float(_f64(q + 8 * k) if wide else _f32(q + 4 * k)))
-    return t
-
-
-cdef object _value(int t, const uint8_t *q, Py_ssize_t size):
-    """The value of a fixed-size field at q (size bytes, all present)."""
-    cdef double x, y, z, w, s
-    cdef uint32_t u32
-    if t == 15:
-        return _make_uuid(q)
-    elif t == 3:
-        u32 = q[0] | (<uint32_t>q[1] << 8) | (<uint32_t>q[2] << 16) | (<uint32_t>q[3] << 24)
-        return _u32(u32)
-    elif t == 1:
-        return PyLong_FromLong(q[0])
-    elif t == 9:
-        return _float(_f32(q))
-    elif t == 11:
-        return _floats(q, 3, False)
-    elif t == 14:
-        x = _f32(q)
-        y = _f32(q + 4)
-        z = _f32(q + 8)
-        s = 1.0 - (x * x + y * y + z * z)
-        w = sqrt(s) if s > 0 else 0.0
-        tup = PyTuple_New(4)
-        _set(tup, 0, _float(x))
-        _set(tup, 1, _float(y))
-        _set(tup, 2, _float(z))
-        _set(tup, 3, _float(w))
-        return tup
-    elif t == 16:
-        if q[0] == 0:
-            return False
-        if q[0] == 1:
-            return True
-        return PyLong_FromLong(q[0])
-    elif t == 7:
-        u32 = q[0] | (<uint32_t>q[1] << 8) | (<uint32_t>q[2] << 16) | (<uint32_t>q[3] << 24)
-        return PyLong_FromLong(<int32_t>u32)
-    elif t == 2:
-        return PyLong_FromLong(q[0] | (q[1] << 8))
-    elif t == 4:
-        return PyLong_FromUnsignedLongLong(_u64(q))
-    elif t == 5:
-        return PyLong_FromLong(<int8_t>q[0])
-    elif t == 6:
-        return PyLong_FromLong(<int16_t>(q[0] | (q[1] << 8)))
-    elif t == 8:
-        return PyLong_FromLongLong(<int64_t>_u64(q))
-    elif t == 10:
-        return _float(_f64(q))
-    elif t == 12:
-        return _floats(q, 3, True)
-    elif t == 13:
-        return _floats(q, 4, False)
-    elif t == 17:
-        return PyUnicode_FromFormat(b"%d.%d.%d.%d", <int>q[0], <int>q[1], <int>q[2], <int>q[3])
-    elif t == 18:
-        return PyLong_FromLong((q[0] << 8) | q[1])
-    else:
-        return PyBytes_FromStringAndSize(<const char *>q, size)  # Fixed
-
-
-cdef inline object _new_block(object cls, Py_ssize_t n):
-    """An empty Block of n slots (or a plain tuple to convert, without fast tuples)."""
-    if _fast_tuples:
-        return lludp_new_tuple(cls, n)
-    return PyTuple_New(n)
-
-
-cdef object _named(object cls, tuple items):
-    cdef Py_ssize_t i, n = PyTuple_GET_SIZE(items)
-    if not _fast_tuples:
-        return tuple.__new__(cls, items)
-    obj = lludp_new_tuple(cls, n)
-    for i in range(n):
-        _set(obj, i, <object>PyTuple_GET_ITEM(items, i))
-    return obj
-
-
 # ------------------------------------------------------------------ zero-coding
 
 
 cdef Py_ssize_t _cap(object max_size) except -1:
     cdef unsigned long long v
-    if PyLong_CheckExact(max_size) and lludp_as_u64_exact(max_size, &v) == 0:
+    if PyLong_CheckExact(max_size) and gamecodec_as_u64(max_size, &v) == 0:
         return v if v <= <unsigned long long>PY_SSIZE_T_MAX else PY_SSIZE_T_MAX
     if type(max_size) is not int or max_size < 0:
         raise M.bad_max_size(max_size)
@@ -389,41 +206,11 @@ cdef uint32_t _number(const uint8_t *r, Py_ssize_t size, Py_ssize_t *pos) except
     return 0xFFFF0000 | (<uint32_t>r[2] << 8) | r[3]
 
 
-cdef object _last_template = None
-cdef object _last_plans = None
-
-
-cdef object _last_name_template = None
-cdef object _last_name_plans = None
-
-
-cdef object _name_plans(object template):
-    """``template._name_plans``, looked up once per template (as _plan does ``_plans``)."""
-    global _last_name_template, _last_name_plans
-    if LLUDP_FREE_THREADED:
-        return template._name_plans
-    if template is not _last_name_template:
-        _last_name_plans = template._name_plans
-        _last_name_template = template
-    return _last_name_plans
-
-
 cdef object _plan(object template, uint32_t code):
-    global _last_template, _last_plans
-    cdef object key = _u32(code)
-    cdef object plans
+    cdef object plans = template._plans
     cdef PyObject *found
-    if LLUDP_FREE_THREADED:
-        plans = template._plans  # no cache shared between threads without a GIL
-    else:
-        if template is not _last_template:
-            # one attribute lookup per template, not per packet; a Template's
-            # _plans dict is made once, with it, and only grows
-            _last_plans = template._plans
-            _last_template = template
-        plans = _last_plans
     if PyDict_CheckExact(plans):
-        found = PyDict_GetItemWithError(plans, key)
+        found = PyDict_GetItemWithError(plans, _u32(code))
         if found != NULL:
             return <object>found
     return template.plan(code)
@@ -462,38 +249,44 @@ def peek(data, template):
         name = (<tuple>plan)[1]
         frequency = (<tuple>plan)[2]
         number = (<tuple>plan)[3]
-    return _named(_Header, (flags, _u32(_be32(p + 1)), p[5], frequency,
-                           number, name, acks, body_end))
+    return _named(_Header, (flags, _u32(_be32(p + 1)), p[5], frequency, number, name, acks,
+                           body_end))
 
 
 # ------------------------------------------------------------------ decode
 
 
+cdef inline int _block_layout(tuple block, Py_ssize_t *count, const uint8_t **layout,
+                              Py_ssize_t *nfields) noexcept:
+    """The kind of a plan's block ``(name, kind, count, cls, layout)``; its
+    count, its layout bytes (3 a field) and its number of fields."""
+    cdef bytes lay = <bytes>PyTuple_GET_ITEM(block, 4)
+    count[0] = <Py_ssize_t><object>PyTuple_GET_ITEM(block, 2)
+    layout[0] = <const uint8_t *>PyBytes_AS_STRING(lay)
+    nfields[0] = PyBytes_GET_SIZE(lay) // 3
+    return <int><object>PyTuple_GET_ITEM(block, 1)
+
+
 cdef object _walk(const uint8_t *r, Py_ssize_t end, Py_ssize_t *ppos, tuple plan, bint strict,
-                  Py_ssize_t *first_absent, bint *truncated):
+                  Py_ssize_t *first_absent, int *truncated):
     # Once a count byte is missing the data has ended, so every later Variable
     # block is missing too: *first_absent (the index of the first) says it all.
     cdef dict out = {}
     cdef tuple blocks = <tuple>plan[4]
     cdef tuple block
-    cdef Py_ssize_t pos = ppos[0], nb = PyTuple_GET_SIZE(blocks), b, f, nfields, size, i, count
-    cdef Py_ssize_t produced = 0, length, have, k
-    cdef const uint8_t *layout
-    cdef int kind, ftype
-    cdef uint8_t tmp[32]
+    cdef Py_ssize_t pos = ppos[0], nb = PyTuple_GET_SIZE(blocks), b, f, i
+    cdef Py_ssize_t produced = 0
+    cdef uint64_t length = 0
+    cdef int rc
+    cdef const uint8_t *layout = NULL
+    cdef Py_ssize_t nfields = 0, count = 0
     cdef object name = plan[1]
     cdef list items
-    cdef object blk
     for b in range(nb):
         block = <tuple>PyTuple_GET_ITEM(blocks, b)
-        bname = <object>PyTuple_GET_ITEM(block, 0)
-        kind = <int><object>PyTuple_GET_ITEM(block, 1)
-        count = <Py_ssize_t><object>PyTuple_GET_ITEM(block, 2)
-        cls = <object>PyTuple_GET_ITEM(block, 3)
-        lay = <object>PyTuple_GET_ITEM(block, 4)
-        layout = <const uint8_t *>PyBytes_AS_STRING(lay)
-        nfields = PyBytes_GET_SIZE(lay) // 3
-        if kind == KIND_VARIABLE:
+        bname = block[0]
+        cls = block[3]
+        if _block_layout(block, &count, &layout, &nfields) == KIND_VARIABLE:
             if pos >= end:
                 if strict:
                     raise M.missing_count(6 + pos, name, bname)
@@ -505,67 +298,15 @@ cdef object _walk(const uint8_t *r, Py_ssize_t end, Py_ssize_t *ppos, tuple plan
             pos += 1
         items = PyList_New(count)
         for i in range(count):
-            blk = _new_block(cls, nfields)
+            blk = gamecodec_alloc_subtuple(cls, nfields)
             PyList_SET_ITEM(items, i, blk)
             Py_INCREF(blk)
-            f = 0
-            while True:
-                # the fixed-size fields that fit, in C; the rest here, one at a time
-                f = lludp_fields(blk, layout, f, nfields, r, end, &pos)
-                if f >= nfields:
-                    break
-                ftype = layout[3 * f]
-                size = layout[3 * f + 1] | (layout[3 * f + 2] << 8)
-                if ftype == 20:
-                    if pos + size > end:
-                        if strict:
-                            raise M.short_field(6 + pos, name, bname, cls._fields[f])
-                        truncated[0] = True
-                        pos = end
-                        _set(blk, f, _NOBYTES)
-                        f += 1
-                        continue
-                    length = 0
-                    for k in range(size - 1, -1, -1):
-                        length = (length << 8) | r[pos + k]
-                    if length > MAX_VARIABLE:
-                        raise M.too_long_variable(6 + pos, name, bname, cls._fields[f], length)
-                    pos += size
-                    if pos + length > end:
-                        if strict:
-                            raise M.short_field(6 + pos, name, bname, cls._fields[f])
-                        truncated[0] = True
-                        value = PyBytes_FromStringAndSize(NULL, length)
-                        memset(PyBytes_AS_STRING(value), 0, length)
-                        memcpy(PyBytes_AS_STRING(value), r + pos, end - pos)
-                        _set(blk, f, value)
-                        pos = end
-                    else:
-                        _set(blk, f, PyBytes_FromStringAndSize(<const char *>r + pos, length))
-                        pos += length
-                    f += 1
-                    continue
-                if pos + size > end:
-                    if strict:
-                        raise M.short_field(6 + pos, name, bname, cls._fields[f])
-                    truncated[0] = True
-                    have = end - pos if end > pos else 0
-                    if ftype == 19:
-                        value = PyBytes_FromStringAndSize(NULL, size)
-                        memset(PyBytes_AS_STRING(value), 0, size)
-                        memcpy(PyBytes_AS_STRING(value), r + pos, have)
-                        _set(blk, f, value)
-                    else:
-                        memset(tmp, 0, 32)
-                        memcpy(tmp, r + pos, have)
-                        _set(blk, f, _value(ftype, tmp, size))
-                    pos = end
-                else:
-                    _set(blk, f, _value(ftype, r + pos, size))
-                    pos += size
-                f += 1
-            if not _fast_tuples:
-                PyList_SetItem(items, i, tuple.__new__(cls, blk))
+            rc = lludp_block_fill(blk, layout, nfields, r, end, &pos, strict, truncated, &f,
+                                  &length)
+            if rc == LLUDP_SHORT:
+                raise M.short_field(6 + pos, name, bname, cls._fields[f])
+            if rc == LLUDP_TOO_LONG:
+                raise M.too_long_variable(6 + pos, name, bname, cls._fields[f], length)
         produced += count
         PyDict_SetItem(out, bname, items)
     if produced == 0 and nb:
@@ -583,7 +324,7 @@ cdef object _decode_region(const uint8_t *r, Py_ssize_t rn, uint8_t flags, uint3
                            Py_ssize_t extra_len, tuple acks, object template, bint strict):
     cdef Py_ssize_t pos = 0
     cdef uint32_t code = _number(r, rn, &pos)
-    cdef bint truncated = False
+    cdef int truncated = 0
     cdef Py_ssize_t first_absent = -1
     if pos + extra_len > rn:
         raise M.short_extra(6 + rn, extra_len)
@@ -604,13 +345,8 @@ cdef object _decode_region(const uint8_t *r, Py_ssize_t rn, uint8_t flags, uint3
         if strict:
             raise M.excess_bytes(6 + pos, (<tuple>plan)[1], rn - pos)
         excess = PyBytes_FromStringAndSize(<const char *>r + pos, rn - pos)
-    if not _fast_tuples:
-        return _named(_Message, (
-            (<tuple>plan)[1], blocks, flags, _u32(seq), acks, extra,
-            (<tuple>plan)[2], (<tuple>plan)[3], excess,
-            absent, truncated, None,
-        ))
-    obj = lludp_new_tuple(_Message, 12)
+    # the Message stays tracked by the GC: its blocks dict and lists are the user's to fill
+    obj = gamecodec_alloc_subtuple(_Message, 12)
     _set(obj, 0, (<tuple>plan)[1])
     _set(obj, 1, blocks)
     _set(obj, 2, PyLong_FromLong(flags))
@@ -668,21 +404,6 @@ def decode(data, template, bint strict=False, max_size=8192):
     return _decode(src, template, strict, _cap(max_size))
 
 
-cdef object _decode_c(object raw, object template, bint strict, object max_size):
-    """``decode(raw, template, strict, max_size)`` for the compiled circuit
-    (``raw`` an exact ``bytes``), without the call's argument parsing. Reached
-    through the ``_DECODE_C`` capsule."""
-    return _decode(<bytes>raw, template, strict, _cap(max_size))
-
-
-ctypedef object (*_decode_c_t)(object, object, bint, object)
-
-_DECODE_C = PyCapsule_New(
-    <void *>(<_decode_c_t>_decode_c), b"gamecodec.lludp._codec_c.decode_c.v1", NULL
-)
-"""The C entry point ``_decode_c`` for the compiled circuit (see there)."""
-
-
 def decode_many(datagrams, template, bint strict=False, max_size=8192):
     """Decode each packet; a bad one gives its DecodeError in its place."""
     cdef Py_ssize_t cap = _cap(max_size)
@@ -733,29 +454,7 @@ cdef inline int _put(Buf *b, const void *src, Py_ssize_t size) except -1:
     return 0
 
 
-cdef inline int _put_le(Buf *b, uint64_t v, int size) except -1:
-    cdef int k
-    if b.n + size > b.cap:
-        _grow(b, size)
-    for k in range(size):
-        b.p[b.n + k] = (v >> (8 * k)) & 0xFF
-    b.n += size
-    return 0
-
-
-cdef inline int _put_f64(Buf *b, double d) except -1:
-    cdef uint64_t bits
-    memcpy(&bits, &d, 8)
-    return _put_le(b, bits, 8)
-
-
-cdef inline int _put_f32(Buf *b, double d) except -1:
-    return _put_le(b, lludp_f32_bits(d), 4)
-
-
-cdef int _slow(Buf *b, int ftype, Py_ssize_t size, object value, str where, str name) except -1:
-    """The pure twin's field encoder: identical errors, and every unusual type."""
-    cdef bytes raw = _py._field_bytes(ftype, size, value, where, name)
+cdef inline int _put_bytes(Buf *b, bytes raw) except -1:
     return _put(b, PyBytes_AS_STRING(raw), PyBytes_GET_SIZE(raw))
 
 
@@ -780,8 +479,8 @@ cdef int _number_out(Buf *b, object frequency, object number, object name) excep
     cdef long long fv
     cdef unsigned long long nv
     # read as C integers (a Frequency is an IntEnum): no Python comparisons
-    if (PyLong_Check(frequency) and lludp_as_i64(frequency, &fv) == 0 and 1 <= fv <= 5
-            and PyLong_CheckExact(number) and lludp_as_u64(number, &nv) == 0
+    if (PyLong_Check(frequency) and gamecodec_as_i64(frequency, &fv) == 0 and 1 <= fv <= 5
+            and PyLong_CheckExact(number) and gamecodec_as_u64(number, &nv) == 0
             and nv <= 0xFFFFFFFF):
         f = <int>fv
         n = <unsigned long>nv
@@ -800,154 +499,6 @@ cdef int _number_out(Buf *b, object frequency, object number, object name) excep
             return _put(b, raw, 4)
     nb = _py._number_bytes(frequency, number, name)
     return _put(b, PyBytes_AS_STRING(nb), PyBytes_GET_SIZE(nb))
-
-
-cdef int _floats_out(Buf *b, object value, int count, bint wide) except 1:
-    """Fast path for a tuple/list of exact floats; returns 1 to ask for the slow path."""
-    cdef Py_ssize_t k
-    cdef double d
-    cdef float f
-    if not (PyTuple_CheckExact(value) or PyList_CheckExact(value)) or _seq_len(value) != count:
-        return 2
-    for k in range(count):
-        item = _seq_item(value, k)
-        if PyFloat_CheckExact(item):
-            d = PyFloat_AS_DOUBLE(item)
-        else:
-            return 2
-        if not wide:
-            f = <float>d
-            if isinf(f) and not isinf(d):
-                return 2
-    for k in range(count):
-        d = PyFloat_AS_DOUBLE(_seq_item(value, k))
-        if wide:
-            _put_f64(b, d)
-        else:
-            _put_f32(b, d)
-    return 0
-
-
-cdef int _quat_out(Buf *b, object value) except 1:
-    """LL's packToVector3 for a tuple/list of exact floats; 2 asks for the slow path."""
-    cdef double q[4]
-    cdef double mag, x, y, z, w
-    cdef float fl
-    cdef Py_ssize_t k, n
-    if not (PyTuple_CheckExact(value) or PyList_CheckExact(value)):
-        return 2
-    n = _seq_len(value)
-    if n != 3 and n != 4:
-        return 2
-    for k in range(n):
-        item = _seq_item(value, k)
-        if not PyFloat_CheckExact(item):
-            return 2
-        q[k] = PyFloat_AS_DOUBLE(item)
-    if n == 4:
-        x = q[0]
-        y = q[1]
-        z = q[2]
-        w = q[3]
-        mag = 1.0 - (x * x + y * y + z * z)
-        if w == (sqrt(mag) if mag > 0 else 0.0):
-            n = 3  # the w that decoding rebuilds: send x, y, z back as they came
-    if n == 4:
-        mag = sqrt(x * x + y * y + z * z + w * w)
-        if not isfinite(mag):
-            return 2
-        if mag <= 1e-7:
-            q[0] = q[1] = q[2] = 0.0
-        else:
-            x = x / mag
-            y = y / mag
-            z = z / mag
-            w = w / mag
-            if w < 0:
-                x = -x
-                y = -y
-                z = -z
-            q[0] = x
-            q[1] = y
-            q[2] = z
-    for k in range(3):
-        fl = <float>q[k]
-        if isinf(fl) and not isinf(q[k]):
-            return 2
-    for k in range(3):
-        _put_f32(b, q[k])
-    return 0
-
-
-cdef int _field_out(Buf *b, int ftype, Py_ssize_t size, object value, object bname,
-                    object cls, Py_ssize_t f, object name) except -1:
-    cdef unsigned long long u
-    cdef long long s
-    cdef double d
-    cdef float fl
-    cdef uint8_t raw[16]
-    cdef Py_ssize_t length
-    cdef PyObject **slot
-    if ftype == 15:
-        if type(value) is _UUID and _fast_uuid:
-            slot = lludp_slot(<PyObject *>value, <PyObject *>_UUID_INT)
-            if slot[0] != NULL and lludp_uint128_bytes(<object>slot[0], raw) == 0:
-                return _put(b, raw, 16)
-    elif ftype <= 4 or ftype == 18:  # unsigned ints, IPPORT
-        if PyLong_CheckExact(value):
-            if lludp_as_u64(value, &u) == 0:
-                if size == 8 or u < (<unsigned long long>1 << (8 * size)):
-                    if ftype == 18:
-                        raw[0] = (u >> 8) & 0xFF
-                        raw[1] = u & 0xFF
-                        return _put(b, raw, 2)
-                    return _put_le(b, u, size)
-    elif ftype <= 8:  # signed ints
-        if PyLong_CheckExact(value):
-            if lludp_as_i64(value, &s) == 0:
-                if size == 8 or (-(<long long>1 << (8 * size - 1)) <= s < (<long long>1 << (8 * size - 1))):
-                    return _put_le(b, <uint64_t>s, size)
-    elif ftype == 9:
-        if PyFloat_CheckExact(value):
-            d = PyFloat_AS_DOUBLE(value)
-            fl = <float>d
-            if not (isinf(fl) and not isinf(d)):
-                return _put_f32(b, d)
-    elif ftype == 10:
-        if PyFloat_CheckExact(value):
-            d = PyFloat_AS_DOUBLE(value)
-            return _put_f64(b, PyFloat_AS_DOUBLE(value))
-    elif ftype == 14:
-        if _quat_out(b, value) == 0:
-            return 0
-    elif ftype == 11 or ftype == 12 or ftype == 13:
-        if _floats_out(b, value, 4 if ftype == 13 else 3, ftype == 12) == 0:
-            return 0
-    elif ftype == 16:
-        if value is True:
-            raw[0] = 1
-            return _put(b, raw, 1)
-        if value is False:
-            raw[0] = 0
-            return _put(b, raw, 1)
-    elif ftype == 19:
-        if PyBytes_CheckExact(value) and PyBytes_GET_SIZE(value) == size:
-            return _put(b, PyBytes_AS_STRING(value), size)
-    elif ftype == 20:
-        if PyBytes_CheckExact(value):
-            length = PyBytes_GET_SIZE(value)
-            if <unsigned long long>length < (<unsigned long long>1 << (8 * size)):
-                _put_le(b, length, size)
-                return _put(b, PyBytes_AS_STRING(value), length)
-        where = f"{bname}.{cls._fields[f]}"
-        raw_value = _py._bytes(value, where, name)
-        if <unsigned long long>len(raw_value) >= (<unsigned long long>1 << (8 * size)):
-            raise M.encode_error(
-                name, where, f"{len(raw_value)} bytes do not fit a {size}-byte length"
-            )
-        _put_le(b, len(raw_value), size)
-        return _put(b, PyBytes_AS_STRING(raw_value), len(raw_value))
-    return _slow(b, ftype, size, value, f"{bname}.{cls._fields[f]}", name)
 
 
 cdef Py_ssize_t _absent_tail(tuple blocks, object given, object absent) except -1:
@@ -971,9 +522,10 @@ cdef Py_ssize_t _absent_tail(tuple blocks, object given, object absent) except -
 cdef int _body(Buf *b, object message, tuple plan) except -1:
     cdef object name = plan[1]
     cdef tuple blocks = <tuple>plan[4]
-    cdef Py_ssize_t nb = PyTuple_GET_SIZE(blocks), bi, f, nfields, count, nitems, k, size, tail, room
-    cdef int kind, ftype
-    cdef const uint8_t *layout
+    cdef Py_ssize_t nb = PyTuple_GET_SIZE(blocks), bi, f, nitems, k, tail, need
+    cdef Py_ssize_t nfields = 0, count = 0
+    cdef int ftype, kind
+    cdef const uint8_t *layout = NULL
     cdef uint8_t one
     cdef PyObject *found
     given = _item(message, 1)
@@ -983,13 +535,9 @@ cdef int _body(Buf *b, object message, tuple plan) except -1:
     tail = _absent_tail(blocks, given, absent) if absent else nb
     for bi in range(nb):
         block = <tuple>PyTuple_GET_ITEM(blocks, bi)
-        bname = <object>PyTuple_GET_ITEM(block, 0)
-        kind = <int><object>PyTuple_GET_ITEM(block, 1)
-        count = <Py_ssize_t><object>PyTuple_GET_ITEM(block, 2)
-        cls = <object>PyTuple_GET_ITEM(block, 3)
-        lay = <object>PyTuple_GET_ITEM(block, 4)
-        layout = <const uint8_t *>PyBytes_AS_STRING(lay)
-        nfields = PyBytes_GET_SIZE(lay) // 3
+        bname = block[0]
+        cls = block[3]
+        kind = _block_layout(block, &count, &layout, &nfields)
         if PyDict_CheckExact(given):
             found = PyDict_GetItemWithError(given, bname)
             items = _EMPTY if found == NULL else <object>found
@@ -1021,28 +569,24 @@ cdef int _body(Buf *b, object message, tuple plan) except -1:
                 )
             f = 0
             while True:
-                # the fixed-size fields it takes, in C; the rest here, one at a time
-                f = lludp_fields_put(item, layout, f, nfields, b.p, b.cap, &b.n)
+                f = lludp_fields_put(item, layout, f, nfields, b.p, b.cap, &b.n, &need)
                 if f >= nfields:
                     break
-                ftype = layout[3 * f]
-                size = layout[3 * f + 1] | (layout[3 * f + 2] << 8)
-                room = size if size > 32 else 32
-                if ftype != KIND_VARIABLE_FIELD and b.cap - b.n < room:
-                    _grow(b, room)
+                if need:
+                    _grow(b, need)
                     continue
-                _field_out(b, ftype, size, <object>PyTuple_GET_ITEM(item, f), bname, cls, f, name)
+                # a value the writer leaves: the pure twin's bytes, or its error
+                ftype = layout[3 * f]
+                _put_bytes(b, _py._field_bytes(
+                    ftype, layout[3 * f + 1] | (layout[3 * f + 2] << 8),
+                    <object>PyTuple_GET_ITEM(item, f), f"{bname}.{cls._fields[f]}", name,
+                ))
                 f += 1
     return 0
 
 
-cdef bytes _encode(
-    object message, object template, bint smaller, Py_ssize_t reserve, Py_ssize_t *plain=NULL
-):
-    """The packet of ``message``, followed by ``reserve`` spare bytes (not
-    counted by the packet: the caller fills them or drops the object).
-    ``*plain``, if given: how many bytes follow the 6 header bytes before
-    zero-coding (what the coded ones expand to), before the appended acks."""
+cdef bytes _encode(object message, object template, bint smaller):
+    """The packet of ``message``."""
     cdef unsigned long long seq_v
     cdef Buf b
     cdef uint8_t stack[2048]
@@ -1070,11 +614,10 @@ cdef bytes _encode(
         body_raw = _item(message, 11)
         if body_raw is not None:
             _number_out(&b, _item(message, 6), _item(message, 7), name)
-            _put(&b, PyBytes_AS_STRING(extra), PyBytes_GET_SIZE(extra))
-            body_raw = _py._bytes(body_raw, "body", name)
-            _put(&b, PyBytes_AS_STRING(body_raw), PyBytes_GET_SIZE(body_raw))
+            _put_bytes(&b, extra)
+            _put_bytes(&b, _py._bytes(body_raw, "body", name))
         else:
-            plans = _name_plans(template)
+            plans = template._name_plans
             found = (PyDict_GetItemWithError(plans, name)
                      if type(name) is str and PyDict_CheckExact(plans) else NULL)
             plan = None if found == NULL else <object>found
@@ -1084,18 +627,18 @@ cdef bytes _encode(
                 except KeyError:
                     raise M.encode_error(name, "name", "not in the template") from None
             _number_out(&b, (<tuple>plan)[2], (<tuple>plan)[3], name)
-            _put(&b, PyBytes_AS_STRING(extra), PyBytes_GET_SIZE(extra))
+            _put_bytes(&b, extra)
             _body(&b, message, <tuple>plan)
             excess = _item(message, 8)
             if not PyBytes_CheckExact(excess):
                 excess = _py._bytes(excess, "excess", name)
-            _put(&b, PyBytes_AS_STRING(excess), PyBytes_GET_SIZE(excess))
+            _put_bytes(&b, excess)
         fl = _item(message, 2)
-        if not (PyLong_CheckExact(fl) and lludp_as_u64(fl, &v) == 0 and v <= 0xFF):
+        if not (PyLong_CheckExact(fl) and gamecodec_as_u64(fl, &v) == 0 and v <= 0xFF):
             v = _py._int(fl, 0, 0xFF, "flags", name)
         flags = <uint8_t>v
         seq = _item(message, 3)
-        if not (PyLong_CheckExact(seq) and lludp_as_u64(seq, &seq_v) == 0 and (seq_v >> 32) == 0):
+        if not (PyLong_CheckExact(seq) and gamecodec_as_u64(seq, &seq_v) == 0 and (seq_v >> 32) == 0):
             seq_v = _py._int(seq, 0, 0xFFFFFFFF, "sequence", name)
         if PyBytes_GET_SIZE(extra) > 0xFF:
             raise M.encode_error(name, "extra", f"{PyBytes_GET_SIZE(extra)} bytes, at most 255")
@@ -1107,8 +650,6 @@ cdef bytes _encode(
             flags |= ACKF
         src_p = b.p
         coded_n = b.n
-        if plain != NULL:
-            plain[0] = b.n
         if flags & ZC:
             if 2 * b.n + LLUDP_SLACK <= 4096:
                 zbuf = zstack
@@ -1123,9 +664,8 @@ cdef bytes _encode(
                 coded_n = b.n
             else:
                 src_p = zbuf
-        # one allocation of the exact size: no realloc churn in the allocator
         result = PyBytes_FromStringAndSize(
-            NULL, 6 + coded_n + ((4 * nacks + 1) if flags & ACKF else 0) + reserve
+            NULL, 6 + coded_n + ((4 * nacks + 1) if flags & ACKF else 0)
         )
         o = <uint8_t *>PyBytes_AS_STRING(result)
         memcpy(o + 6, src_p, coded_n)
@@ -1133,15 +673,14 @@ cdef bytes _encode(
         if flags & ACKF:
             for k in range(nacks - 1, -1, -1):
                 ack = <object>PyTuple_GET_ITEM(acks, k) if PyTuple_CheckExact(acks) else acks[k]
-                if not (PyLong_CheckExact(ack) and lludp_as_u64(ack, &v) == 0 and (v >> 32) == 0):
+                if not (PyLong_CheckExact(ack) and gamecodec_as_u64(ack, &v) == 0 and (v >> 32) == 0):
                     v = _py._int(ack, 0, 0xFFFFFFFF, "acks", name)
                 _put_be32(o + total, <uint32_t>v)
                 total += 4
             o[total] = <uint8_t>nacks
             total += 1
         o[0] = flags
-        v = seq_v
-        _put_be32(o + 1, <uint32_t>v)
+        _put_be32(o + 1, <uint32_t>seq_v)
         o[5] = <uint8_t>PyBytes_GET_SIZE(extra)
     finally:
         if b.heap:
@@ -1154,18 +693,18 @@ cdef bytes _encode(
 def encode(message, template, zero_coding="flag"):
     """The packet bytes of ``message`` (see ``gamecodec.lludp.encode``)."""
     if zero_coding is _FLAG:  # the default (an interned str): no comparison
-        return _encode(message, template, False, 0)
+        return _encode(message, template, False)
     if zero_coding != "flag" and zero_coding != "smaller":
         if not isinstance(message, Message):
             raise TypeError(f"expected a Message, got {type(message).__name__}")
         raise ValueError(f"zero_coding must be 'flag' or 'smaller', not {zero_coding!r}")
-    return _encode(message, template, zero_coding == "smaller", 0)
+    return _encode(message, template, zero_coding == "smaller")
 
 
 cdef inline unsigned long long _u(object value, unsigned long long hi, str where, object name) except? 0xFFFFFFFFFFFFFFFF:
     """``value`` as an int in 0..hi, or the pure twin's EncodeError."""
     cdef unsigned long long v
-    if PyLong_CheckExact(value) and lludp_as_u64_exact(value, &v) == 0 and v <= hi:
+    if PyLong_CheckExact(value) and gamecodec_as_u64(value, &v) == 0 and v <= hi:
         return v
     return _py._int(value, 0, hi, where, name)
 
@@ -1177,66 +716,21 @@ cdef inline bint _is_packet_ack(object name):
     return name == "PacketAck"
 
 
-cdef inline bytes _headed(
-    bytes data, Py_ssize_t size, Py_ssize_t end, Py_ssize_t n, Py_ssize_t reserve,
-    unsigned int head, uint32_t sequence
-):
-    """``data`` (an encoded packet: ``size`` bytes, its acks from ``end`` on,
-    then ``reserve`` spare bytes) with ``head`` as its flags (ACK added when
-    ``n`` acks follow), ``sequence`` in its header and room after ``end`` for
-    ``n`` acks and their count, which the caller writes: ``data`` itself when
-    the spare bytes are exactly that room (ours alone, not hashed yet: it is
-    rewritten in place), else a copy of its first ``end`` bytes."""
-    cdef Py_ssize_t tail = 4 * n + 1 if n else 0
-    cdef bytes result
-    cdef uint8_t *o
-    if end == size and tail == reserve:
-        result = data
-    else:
-        result = PyBytes_FromStringAndSize(NULL, end + tail)
-        memcpy(PyBytes_AS_STRING(result), PyBytes_AS_STRING(data), end)
-    o = <uint8_t *>PyBytes_AS_STRING(result)
-    o[0] = <uint8_t>(head | ACKF if n else head)
-    _put_be32(o + 1, sequence)
-    return result
-
-
 def encode_packet(message, template, zero_coding, flags, sequence, acks, count, limit):
     """``message`` as a circuit sends it (see the pure twin): encode's packet
     with ``flags``/``sequence`` in the header and up to ``count`` ids of
     ``acks`` appended in that order, within ``limit`` bytes."""
-    cdef bytes data
-    cdef const uint8_t *p
+    cdef bytes data = encode(message, template, zero_coding)
+    cdef const uint8_t *p = <const uint8_t *>PyBytes_AS_STRING(data)
+    cdef Py_ssize_t size = PyBytes_GET_SIZE(data), end, n = 0, k
+    cdef unsigned long long head, seq_v, cnt, lim
     cdef uint8_t *o
-    cdef Py_ssize_t size, end, n, k, total, reserve = 0
-    cdef unsigned long long head, seq_v, cnt, lim, v
-    cdef bint smaller = False
-    if zero_coding is not _FLAG:
-        if zero_coding != "flag" and zero_coding != "smaller":
-            if not isinstance(message, Message):
-                raise TypeError(f"expected a Message, got {type(message).__name__}")
-            raise ValueError(f"zero_coding must be 'flag' or 'smaller', not {zero_coding!r}")
-        smaller = zero_coding == "smaller"
-    # room for the tail the acks will most likely need, so that it is written
-    # in place (a guess that checks nothing and raises nothing: every check
-    # below is made as before, and a wrong guess only costs a copy)
-    if PyList_CheckExact(acks) and PyLong_CheckExact(count):
-        n = PyList_GET_SIZE(acks)
-        if n and lludp_as_u64(count, &v) == 0 and v <= MAX_ACKS_C:
-            if <Py_ssize_t>v < n:
-                n = <Py_ssize_t>v
-            if n:
-                reserve = 4 * n + 1
-    data = _encode(message, template, smaller, reserve)
     name = _item(message, 0)
-    p = <const uint8_t *>PyBytes_AS_STRING(data)
-    size = PyBytes_GET_SIZE(data) - reserve
     head = (_u(flags, 0xFF, "flags", name) & ~(<unsigned long long>(ZC | ACKF))) | (p[0] & ZC)
     seq_v = _u(sequence, 0xFFFFFFFF, "sequence", name)
     cnt = _u(count, MAX_ACKS_C, "acks", name)
     lim = _u(limit, 0xFFFFFFFF, "limit", name)
     end = size - 1 - 4 * <Py_ssize_t>p[size - 1] if p[0] & ACKF else size
-    n = 0
     if not _is_packet_ack(name):
         n = len(acks)
         if <Py_ssize_t>cnt < n:
@@ -1245,90 +739,18 @@ def encode_packet(message, template, zero_coding, flags, sequence, acks, count, 
             n = (<Py_ssize_t>lim - end - 1) >> 2
         if n < 0:
             n = 0
-    result = _headed(data, size, end, n, reserve, <unsigned int>head, <uint32_t>seq_v)
+    result = PyBytes_FromStringAndSize(NULL, end + (4 * n + 1 if n else 0))
     o = <uint8_t *>PyBytes_AS_STRING(result)
+    memcpy(o, p, end)
+    o[0] = <uint8_t>(head | ACKF if n else head)
+    _put_be32(o + 1, <uint32_t>seq_v)
+    for k in range(n):
+        # as the pure twin's acks[k]: converting an ack may run code that
+        # changes the list (acks[k] then raises IndexError)
+        _put_be32(o + end + 4 * k, <uint32_t>_u(PyObject_GetItem(acks, k), 0xFFFFFFFF, "acks", name))
     if n:
-        total = end
-        k = 0
-        if PyList_CheckExact(acks) or PyTuple_CheckExact(acks):
-            # exact ints in range: no code of the caller's runs, so the n
-            # items stay there (len(acks) >= n was taken after the last call)
-            while k < n:
-                ack = _seq_item(acks, k)
-                if not (PyLong_CheckExact(ack) and lludp_as_u64(ack, &v) == 0 and (v >> 32) == 0):
-                    break
-                _put_be32(o + total, <uint32_t>v)
-                total += 4
-                k += 1
-        while k < n:
-            # anything else, as the pure twin's acks[k]: converting an ack may
-            # run code that changes the list (acks[k] then raises IndexError)
-            ack = PyObject_GetItem(acks, k)
-            v = _u(ack, 0xFFFFFFFF, "acks", name)
-            _put_be32(o + total, <uint32_t>v)
-            total += 4
-            k += 1
-        o[total] = <uint8_t>n
+        o[end + 4 * n] = <uint8_t>n
     return result
-
-
-cdef object _encode_packet_c(
-    object message,
-    object template,
-    bint smaller,
-    unsigned int flags,
-    uint32_t sequence,
-    const uint32_t *acks,
-    Py_ssize_t count,
-    Py_ssize_t limit,
-    Py_ssize_t *plain,
-):
-    """``encode_packet(message, template, zero_coding, flags, sequence, ids,
-    count, limit)`` for a circuit whose owed acks are a C array: ``ids`` =
-    ``acks[:count]`` (``count`` <= 250 of them), ``flags`` < 256, ``limit``
-    within 0..0xFFFFFFFF (what the circuit passes; the same bytes and the same
-    errors as the Python call). ``*plain``: the size of the packet's bytes 6..
-    before zero-coding and before any acks (what a zero-coded body expands
-    to). Reached through the ``_ENCODE_PACKET_C`` capsule."""
-    cdef bytes data
-    cdef const uint8_t *p
-    cdef uint8_t *o
-    cdef Py_ssize_t size, end, n, k, total
-    cdef Py_ssize_t reserve = 4 * count + 1 if count > 0 else 0
-    cdef unsigned int head
-    data = _encode(message, template, smaller, reserve, plain)
-    name = _item(message, 0)
-    p = <const uint8_t *>PyBytes_AS_STRING(data)
-    size = PyBytes_GET_SIZE(data) - reserve
-    head = (flags & ~(<unsigned int>(ZC | ACKF))) | (p[0] & ZC)
-    end = size - 1 - 4 * <Py_ssize_t>p[size - 1] if p[0] & ACKF else size
-    n = 0
-    if count > 0 and not _is_packet_ack(name):
-        n = count
-        if (limit - end - 1) >> 2 < n:
-            n = (limit - end - 1) >> 2
-        if n < 0:
-            n = 0
-    result = _headed(data, size, end, n, reserve, head, sequence)
-    o = <uint8_t *>PyBytes_AS_STRING(result)
-    if n:
-        total = end
-        for k in range(n):
-            _put_be32(o + total, acks[k])
-            total += 4
-        o[total] = <uint8_t>n
-    return result
-
-
-ctypedef object (*_encode_packet_c_t)(
-    object, object, bint, unsigned int, uint32_t, const uint32_t *, Py_ssize_t, Py_ssize_t,
-    Py_ssize_t *
-)
-
-_ENCODE_PACKET_C = PyCapsule_New(
-    <void *>(<_encode_packet_c_t>_encode_packet_c), b"gamecodec.lludp._codec_c.encode_packet_c.v2", NULL
-)
-"""The C entry point ``_encode_packet_c`` for the compiled circuit (see there)."""
 
 
 def encode_into(message, buf, offset, template, zero_coding="flag"):
@@ -1385,84 +807,36 @@ def forward(data, flags=None, sequence=None, acks=None):
     return result
 
 
-# ------------------------------------------------------------------ self-checks
+# ------------------------------------------------------------------ self-check
 
 
-def _check_fast_objects():
-    """Use direct tuple and UUID construction only where it is indistinguishable."""
-    global _fast_tuples, _fast_uuid
-    lludp_fast_init(type("_Plain", (tuple,), {"__slots__": ()}))
+def _check_capi():
+    """Compare the helpers of _capi.h that know CPython's layout with the public
+    API; ImportError (the pure twin is used) if they disagree."""
+    cdef unsigned long long u = 0
+    cdef long long s = 0
+    cdef uint8_t raw[16]
+    values = [0, 1, 255, 256, (1 << 30) - 1, 1 << 30, (1 << 60) - 1, 1 << 60, (1 << 64) - 1,
+              1 << 64, (1 << 128) - 1, 1 << 128, 0x0123456789ABCDEF0FEDCBA987654321]
+    for v in values + [-x for x in values]:
+        if (gamecodec_as_u64(v, &u) == 0) != (0 <= v < 1 << 64) or (0 <= v < 1 << 64 and u != v):
+            raise ImportError("gamecodec_as_u64 disagrees with the int value")
+        ok = -(1 << 63) <= v < 1 << 63
+        if (gamecodec_as_i64(v, &s) == 0) != ok or (ok and s != v):
+            raise ImportError("gamecodec_as_i64 disagrees with the int value")
+        ok = 0 <= v < 1 << 128
+        if (gamecodec_uint128_bytes(v, raw) == 0) != ok or (ok and raw[:16] != v.to_bytes(16, "big")):
+            raise ImportError("gamecodec_uint128_bytes disagrees with the int value")
+        if ok and gamecodec_uint128(v.to_bytes(16, "big")) != v:
+            raise ImportError("gamecodec_uint128 disagrees with int.from_bytes")
     items = ("X", {}, 1, 2, (), b"", 1, 4, b"", (), False, None)
-    slow = tuple.__new__(Message, items)
-    fast = _named(Message, items)
-    _fast_tuples = (type(fast) is Message and fast == slow and repr(fast) == repr(slow))
-    raw = bytes(range(1, 17))
-    lludp_values_init(_ZERO, _ONE, _ZERO3)
-    try:
-        probe = object.__new__(_UUID)
-        _fast_uuid = (lludp_slot(<PyObject *>probe, <PyObject *>_UUID_INT) != NULL
-                      and lludp_slot(<PyObject *>probe, <PyObject *>_UUID_SAFE) != NULL
-                      and lludp_uuid_setup(<PyObject *>_UUID, <PyObject *>_UUID_INT,
-                                           <PyObject *>_UUID_SAFE, <PyObject *>_SAFE_UNKNOWN) == 1)
-        if _fast_uuid:
-            made = _make_uuid(raw)
-            ref = _uuid_mod.UUID(bytes=raw)
-            _fast_uuid = (type(made) is _UUID and made == ref and hash(made) == hash(ref)
-                          and str(made) == str(ref) and made.is_safe is ref.is_safe
-                          and made.bytes == raw)
-    except Exception:
-        _fast_uuid = False
-    if not _fast_uuid:
-        lludp_uuid_setup(NULL, NULL, NULL, NULL)  # the walk leaves UUIDs to _make_uuid
+    made = _named(Message, items)
+    ref = tuple.__new__(Message, items)
+    if type(made) is not Message or made != ref or repr(made) != repr(ref):
+        raise ImportError("gamecodec_alloc_subtuple does not make a plain instance")
+    made = _named(Header, (1, 2, 3, 4, 5, "x", (), 7))
+    if hash(made) != hash(tuple.__new__(Header, (1, 2, 3, 4, 5, "x", (), 7))):
+        raise ImportError("gamecodec_alloc_subtuple does not make a plain instance")
 
 
-_check_fast_objects()
-lludp_uuid_cache(1)
-
-
-def _check_int_ring():
-    """Reuse the ints of the ring only where they come out as CPython makes them."""
-    cdef uint32_t v
-    lludp_int_ring_use(1)
-    try:
-        for _ in range(80):  # past the ring's size twice: reused ints, with other values
-            for v in (257, 1000, 0x3FFFFFFF, 0x40000000, 0x7FFFFFFF, 0xFFFFFFFF, 4097):
-                made = _u32(v)
-                ok = (type(made) is int and made == int(v) and hash(made) == hash(int(v))
-                      and str(made) == str(int(v)) and made.bit_length() == int(v).bit_length()
-                      and made + 0 == int(v) and -made == -int(v))
-                if not ok:
-                    lludp_int_ring_use(0)
-                    return
-                del made
-    except Exception:
-        lludp_int_ring_use(0)
-
-
-_check_int_ring()
-
-
-def _set_uuid_cache(bint on):
-    """Turn the decoded-UUID cache on or off (off also empties it); returns the old state.
-
-    For tests and for measuring decode without cache hits; it is on by default.
-    """
-    return bool(lludp_uuid_cache(on))
-
-
-def _set_int_ring(bint on):
-    """Turn the ring of reused ints on or off (off also empties it); returns the old state.
-
-    For tests and for measuring decode without reuse; it is on by default.
-    """
-    return bool(lludp_int_ring_use(on))
-
-
-def _parked():
-    """How many dead result tuples the free list holds (-1 where there is none; for tests)."""
-    return lludp_fl_total()
-
-
-def _uses_fast_objects():
-    """(fast tuples, fast UUIDs): whether the direct constructions are in use (for tests)."""
-    return _fast_tuples, _fast_uuid
+_check_capi()

@@ -521,8 +521,12 @@ def _field_bytes(ftype: int, size: int, value: Any, where: str, name: str) -> by
         return bytes(int(p) for p in parts)
     if ftype == 18:
         return _int(value, 0, 0xFFFF, where, name).to_bytes(2, "big")
-    raw = _bytes(value, where, name)  # Fixed
-    if len(raw) != size:
+    raw = _bytes(value, where, name)
+    if ftype == 20:  # Variable: a little-endian length prefix of `size` bytes
+        if len(raw) >= 1 << (8 * size):
+            raise M.encode_error(name, where, f"{len(raw)} bytes do not fit a {size}-byte length")
+        return len(raw).to_bytes(size, "little") + raw
+    if len(raw) != size:  # Fixed
         raise M.encode_error(name, where, f"expected {size} bytes, got {len(raw)}")
     return raw
 
@@ -569,18 +573,8 @@ def _body(message: Message, plan: Any) -> bytes:
                 ftype = layout[3 * f]
                 size = layout[3 * f + 1] | layout[3 * f + 2] << 8
                 value = tuple.__getitem__(item, f)
-                fname = _cls._fields[f]
-                where = f"{bname}.{fname}"
-                if ftype == 20:
-                    raw = _bytes(value, where, name)
-                    if len(raw) >= 1 << (8 * size):
-                        raise M.encode_error(
-                            name, where, f"{len(raw)} bytes do not fit a {size}-byte length"
-                        )
-                    parts.append(len(raw).to_bytes(size, "little"))
-                    parts.append(raw)
-                else:
-                    parts.append(_field_bytes(ftype, size, value, where, name))
+                where = f"{bname}.{_cls._fields[f]}"
+                parts.append(_field_bytes(ftype, size, value, where, name))
     parts.append(_bytes(message.excess, "excess", name))
     return b"".join(parts)
 

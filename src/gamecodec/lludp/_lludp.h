@@ -1,6 +1,6 @@
-/* LLUDP hot loops in plain C, used by _codec_c.pyx: zero-coding and 128-bit
-   UUID integers. The semantics are those of _codec_py.py (tests hold them
-   together). */
+/* LLUDP hot loops in plain C, used by _codec_c.pyx: zero-coding, the field
+   walk that builds a block's values and the field writer. The semantics are
+   those of _codec_py.py (the parity tests hold them together). */
 #ifndef GAMECODEC_LLUDP_H
 #define GAMECODEC_LLUDP_H
 
@@ -9,10 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#ifndef Py_T_OBJECT_EX
-#include <structmember.h>
-#define Py_T_OBJECT_EX T_OBJECT_EX
-#endif
+#include "../_capi.h"
 
 /* 8 bytes at p, in the machine's order. */
 static inline uint64_t lludp_load64(const unsigned char *p)
@@ -25,9 +22,8 @@ static inline uint64_t lludp_load64(const unsigned char *p)
 /* Spare bytes the callers keep after their buffers (not needed by the loops). */
 #define LLUDP_SLACK 32
 
-#include "_lludp_simd.h"
-
-#if defined(__GNUC__) && defined(__SSE2__)
+/* -DLLUDP_NO_SIMD: the portable paths alone (tools/expand_fuzz.c checks both) */
+#if defined(__GNUC__) && defined(__SSE2__) && !defined(LLUDP_NO_SIMD)
 #include <emmintrin.h>
 #define LLUDP_SSE2 1
 #endif
@@ -131,7 +127,7 @@ static __inline int lludp_ctz64(unsigned __int64 m)
 }
 #define LLUDP_CTZ64(m) lludp_ctz64(m)
 #define LLUDP_HAVE_CTZ 1
-#if defined(_M_X64) && !defined(LLUDP_SSE2)
+#if defined(_M_X64) && !defined(LLUDP_SSE2) && !defined(LLUDP_NO_SIMD)
 #include <emmintrin.h>
 #define LLUDP_SSE2 1
 #endif
@@ -234,13 +230,9 @@ static int lludp_expand_from(const unsigned char *src, Py_ssize_t n, unsigned ch
                              Py_ssize_t cap, Py_ssize_t *pi, Py_ssize_t *po)
 {
     Py_ssize_t i, o;
-    /* AVX-512 where the CPU has it (one 64-byte block and a count byte), else
-       the portable bulk walk */
-    if (!(n - *pi >= 65 && lludp_expand_bulk_simd(src, n, dst, cap, pi, po))) {
 #ifdef LLUDP_HAVE_CTZ
-        if (n - *pi >= 96) lludp_expand_bulk(src, n, dst, cap, pi, po);
+    if (n - *pi >= 96) lludp_expand_bulk(src, n, dst, cap, pi, po);
 #endif
-    }
     i = *pi;
     o = *po;
     while (i < n) {
@@ -372,608 +364,54 @@ static Py_ssize_t lludp_compressed_size(const unsigned char *src, Py_ssize_t n)
     }
     return o;
 }
-
-/* Where the digits of an int can be read directly (CPython's own layout:
-   ob_size and ob_digit before 3.12, lv_tag and long_value.ob_digit from 3.12;
-   only the versions it was checked against). */
-#if !defined(Py_LIMITED_API) && !defined(PYPY_VERSION) && !defined(Py_GIL_DISABLED) && \
-    PY_VERSION_HEX >= 0x03090000 && PY_VERSION_HEX < 0x030E0000 && PyLong_SHIFT == 30
-#define LLUDP_INT_DIGITS 1
-#if PY_VERSION_HEX >= 0x030C0000
-#define LLUDP_DIGITS(v) (((PyLongObject *)(v))->long_value.ob_digit)
-/* the digit count, negated for a negative int (as ob_size was) */
-static inline Py_ssize_t lludp_long_size(PyObject *v)
-{
-    uintptr_t tag = ((PyLongObject *)v)->long_value.lv_tag;
-    Py_ssize_t n = (Py_ssize_t)(tag >> _PyLong_NON_SIZE_BITS);
-    return (tag & _PyLong_SIGN_MASK) == 2 ? -n : n;
-}
-#else
-#define LLUDP_DIGITS(v) (((PyLongObject *)(v))->ob_digit)
-static inline Py_ssize_t lludp_long_size(PyObject *v) { return Py_SIZE(v); }
-#endif
-#endif
-
-/* The int of 16 big-endian bytes. */
-static PyObject *lludp_uint128(const unsigned char *p)
-{
-#if PY_VERSION_HEX >= 0x030D0000
-    return PyLong_FromUnsignedNativeBytes(p, 16, Py_ASNATIVEBYTES_BIG_ENDIAN);
-#else
-    return _PyLong_FromByteArray(p, 16, 0, 0);
-#endif
-}
-
-/* 16 big-endian bytes of v when v is an exact int in [0, 2**128): 0. For
-   anything else (another type, a negative or too big int) 1, with no
-   exception: the caller's general path then decides, as the pure twin does
-   (a UUID's `int` slot can be set to anything through object.__setattr__). */
-#ifndef LLUDP_INT_DIGITS
-static int lludp_uint128_bytes_api(PyObject *v, unsigned char *out)
-{
-#if PY_VERSION_HEX >= 0x030D0000
-    Py_ssize_t r = PyLong_AsNativeBytes(v, out, 16,
-                                        Py_ASNATIVEBYTES_BIG_ENDIAN |
-                                            Py_ASNATIVEBYTES_UNSIGNED_BUFFER |
-                                            Py_ASNATIVEBYTES_REJECT_NEGATIVE);
-    if (r < 0) {
-        PyErr_Clear(); /* negative: the general path raises the pure twin's error */
-        return 1;
-    }
-    return r > 16 ? 1 : 0;
-#else
-    if (_PyLong_AsByteArray((PyLongObject *)v, out, 16, 0, 0) < 0) {
-        PyErr_Clear(); /* negative or too big (OverflowError): the general path decides */
-        return 1;
-    }
-    return 0;
-#endif
-}
-#endif
-
-static inline int lludp_uint128_bytes(PyObject *v, unsigned char *out)
-{
-    if (!PyLong_CheckExact(v)) return 1;
-#ifdef LLUDP_INT_DIGITS
-    {
-        /* at most 5 digits of 30 bits: the two 64-bit halves straight from them */
-        Py_ssize_t size = lludp_long_size(v), k;
-        const digit *d = LLUDP_DIGITS(v);
-        uint64_t x[5] = {0, 0, 0, 0, 0}, hi, lo;
-        if (size < 0 || size > 5 || (size == 5 && (d[4] >> 8) != 0)) return 1;
-        for (k = 0; k < size; k++) x[k] = d[k];
-        lo = x[0] | (x[1] << 30) | (x[2] << 60);
-        hi = (x[2] >> 4) | (x[3] << 26) | (x[4] << 56);
-#ifdef LLUDP_WORDS
-        hi = __builtin_bswap64(hi); /* big-endian halves: one store each */
-        lo = __builtin_bswap64(lo);
-        memcpy(out, &hi, 8);
-        memcpy(out + 8, &lo, 8);
-#else
-        for (k = 0; k < 8; k++) {
-            out[k] = (unsigned char)(hi >> (56 - 8 * k));
-            out[8 + k] = (unsigned char)(lo >> (56 - 8 * k));
-        }
-#endif
-        return 0;
-    }
-#else
-    return lludp_uint128_bytes_api(v, out);
-#endif
-}
-
-/* The value of an int (exact or a subclass) as an unsigned 64-bit integer:
-   0, or -1 (with no exception left) if it is negative or too big. Ints of up
-   to two digits are read straight from their digits where the layout is
-   known (on 3.11 PyLong_AsUnsignedLongLong goes through _PyLong_AsByteArray). */
-static inline int lludp_as_u64(PyObject *v, unsigned long long *out)
-{
-    unsigned long long u;
-#ifdef LLUDP_INT_DIGITS
-    Py_ssize_t size = lludp_long_size(v);
-    const digit *d = LLUDP_DIGITS(v);
-    if (size < 0) return -1;
-    if (size <= 2) {
-        if (size == 0) *out = 0;
-        else if (size == 1) *out = d[0];
-        else *out = ((unsigned long long)d[1] << PyLong_SHIFT) | d[0];
-        return 0;
-    }
-#endif
-    u = PyLong_AsUnsignedLongLong(v);
-    if (u == (unsigned long long)-1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return -1;
-    }
-    *out = u;
-    return 0;
-}
-
-/* The same (kept for its callers: encode_packet's header and ack values). */
-static inline int lludp_as_u64_exact(PyObject *v, unsigned long long *out)
-{
-    return lludp_as_u64(v, out);
-}
-
-/* 1 and *out = the value if v is an exact int in [0, 2**32); 0 otherwise. */
-static inline int lludp_small_uint(PyObject *v, unsigned long long *out)
-{
-    if (!PyLong_CheckExact(v)) return 0;
-    return lludp_as_u64(v, out) == 0 && (*out >> 32) == 0;
-}
-
-/* The same for a signed 64-bit integer. */
-static inline int lludp_as_i64(PyObject *v, long long *out)
-{
-    long long s;
-#ifdef LLUDP_INT_DIGITS
-    Py_ssize_t size = lludp_long_size(v);
-    const digit *d = LLUDP_DIGITS(v);
-    if (size >= -2 && size <= 2) {
-        long long m;
-        if (size == 0) m = 0;
-        else if (size == 1 || size == -1) m = (long long)d[0];
-        else m = ((long long)d[1] << PyLong_SHIFT) | (long long)d[0];
-        *out = size < 0 ? -m : m;
-        return 0;
-    }
-#endif
-    s = PyLong_AsLongLong(v);
-    if (s == -1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return -1;
-    }
-    *out = s;
-    return 0;
-}
-
-/* A fresh instance of cls from its tp_alloc (slots NULL), as object.__new__ makes it. */
-static PyObject *lludp_alloc(PyObject *cls)
-{
-    return ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
-}
-
-/* The address of an object's __slots__ member, from its member descriptor;
-   NULL if descr is not a plain object member. */
-static PyObject **lludp_slot(PyObject *obj, PyObject *descr)
-{
-    PyMemberDef *m;
-    if (!PyObject_TypeCheck(descr, &PyMemberDescr_Type)) return NULL;
-    m = ((PyMemberDescrObject *)descr)->d_member;
-    if (m->type != Py_T_OBJECT_EX) return NULL;
-    return (PyObject **)((char *)obj + m->offset);
-}
-
-/* 1 on free-threaded builds: no module-level caches shared between threads there. */
-#ifdef Py_GIL_DISABLED
-#define LLUDP_FREE_THREADED 1
-#else
-#define LLUDP_FREE_THREADED 0
-#endif
-
-/* ------------------------------------------------------------------ fast objects
-
-   A free list for the codec's tuple-subclass results (Block classes, Message,
-   Header). CPython gives instances of a tuple subclass no free list: each one
-   costs PyType_GenericAlloc plus subtype_dealloc, which dominated decoding.
-   lludp_adopt(cls) gives an eligible class (a heap subclass of tuple with
-   __slots__ = (), no finalizer, still CPython's subtype_dealloc) our
-   lludp_tuple_dealloc, which parks dead instances here; lludp_new_tuple reuses
-   them for any adopted class of the same length. Everything an instance sees
-   is unchanged: type, refcounts, GC tracking, hash, repr. Only GIL builds of
-   CPython 3.11-3.13 (the versions whose subtype_dealloc contract this code was
-   checked against); elsewhere the classes are left alone and tp_alloc is used. */
-
-#if !defined(Py_GIL_DISABLED) && !defined(Py_LIMITED_API) && !defined(PYPY_VERSION) && \
-    PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030E0000
-#define LLUDP_FREELIST 1
-#define LLUDP_FL_SIZES 64
-#endif
-
-#ifdef LLUDP_FREELIST
-static PyObject *lludp_fl_head[LLUDP_FL_SIZES + 1];
-static int lludp_fl_count[LLUDP_FL_SIZES + 1];
-/* CPython's slots of a plain heap subclass of tuple with __slots__ = (), read
-   off such a class at import (they are private to typeobject.c). */
-static destructor lludp_subtype_dealloc = NULL;
-static traverseproc lludp_subtype_traverse = NULL;
-
-static inline int lludp_fl_limit(Py_ssize_t n) { return n <= 20 ? 1000 : 100; }
-
-static void lludp_tuple_dealloc(PyObject *op);
-
-/* 1 if op is an instance of an adopted class (the exact class). */
-#define LLUDP_ADOPTED(tp) ((tp)->tp_dealloc == lludp_tuple_dealloc)
-
-/* Nesting of lludp_tuple_dealloc calls: below LLUDP_NEST it skips CPython's
-   trashcan (which costs a thread-state lookup per object); deeper chains of
-   blocks inside blocks go through it, so deallocation never overflows the stack. */
-#define LLUDP_NEST 32
-static int lludp_nest = 0;
-
-static inline void lludp_park(PyObject *op, PyTypeObject *tp)
-{
-    Py_ssize_t i, n = Py_SIZE(op);
-    for (i = 0; i < n; i++) Py_CLEAR(((PyTupleObject *)op)->ob_item[i]);
-    /* an object that was finalized once (a __del__ that resurrected it, since
-       removed) keeps the GC FINALIZED bit, which no public API clears: a reused
-       one would never get a __del__ set on its next class */
-    if (n >= 1 && n <= LLUDP_FL_SIZES && lludp_fl_count[n] < lludp_fl_limit(n) &&
-        tp->tp_finalize == NULL && !PyObject_GC_IsFinalized(op)) {
-        ((PyTupleObject *)op)->ob_item[0] = lludp_fl_head[n];
-        lludp_fl_head[n] = op;
-        lludp_fl_count[n]++;
-    }
-    else {
-        tp->tp_free(op);
-    }
-    Py_DECREF(tp);
-}
-
-static void lludp_tuple_dealloc(PyObject *op)
-{
-    PyTypeObject *tp = Py_TYPE(op);
-    if (!LLUDP_ADOPTED(tp)) {
-        /* An instance of a Python subclass of an adopted class: its
-           subtype_dealloc has done the subclass' part and calls us as the base
-           dealloc. Because the base is a heap type it leaves the type's
-           reference to us (typeobject.c, type_needs_decref). */
-        PyTuple_Type.tp_dealloc(op);
-        Py_DECREF(tp);
-        return;
-    }
-    if (tp->tp_finalize != NULL && !PyObject_GC_IsFinalized(op)) {
-        /* a __del__ added to the class later; tracked while it runs, as
-           subtype_dealloc does (a trashcan re-entry comes here untracked) */
-        if (!PyObject_GC_IsTracked(op)) PyObject_GC_Track(op);
-        if (PyObject_CallFinalizerFromDealloc(op) < 0) return; /* resurrected */
-    }
-    PyObject_GC_UnTrack(op);
-    if (lludp_nest < LLUDP_NEST) {
-        lludp_nest++;
-        lludp_park(op, tp);
-        lludp_nest--;
-        return;
-    }
-    Py_TRASHCAN_BEGIN(op, lludp_tuple_dealloc)
-    lludp_park(op, tp);
-    Py_TRASHCAN_END
-}
-
-/* Give cls our dealloc if it is a class we know how to recycle; 1 if it has it. */
-static int lludp_adopt(PyTypeObject *tp)
-{
-    if (LLUDP_ADOPTED(tp)) return 1;
-    if (lludp_subtype_dealloc == NULL || tp->tp_dealloc != lludp_subtype_dealloc) return 0;
-    PyTypeObject *b;
-    if (tp->tp_finalize != NULL || tp->tp_del != NULL || tp->tp_free != PyObject_GC_Del ||
-        tp->tp_alloc != PyType_GenericAlloc || tp->tp_traverse != lludp_subtype_traverse ||
-        tp->tp_itemsize != PyTuple_Type.tp_itemsize)
-        return 0;
-    /* tp and every class between it and tuple: heap classes that add nothing
-       to a tuple (__slots__ = ()), deallocated by subtype_dealloc (or adopted) */
-    for (b = tp; b != &PyTuple_Type; b = b->tp_base) {
-        if (b == NULL || !(b->tp_flags & Py_TPFLAGS_HEAPTYPE) || !(b->tp_flags & Py_TPFLAGS_HAVE_GC) ||
-            b->tp_basicsize != PyTuple_Type.tp_basicsize || b->tp_dictoffset != 0 ||
-            b->tp_weaklistoffset != 0 ||
-            (b->tp_dealloc != lludp_subtype_dealloc && !LLUDP_ADOPTED(b)))
-            return 0;
-    }
-    tp->tp_dealloc = lludp_tuple_dealloc;
-    return 1;
-}
-
-/* Learn CPython's subtype_dealloc from a plain heap class (once, at import). */
-static void lludp_fast_init(PyObject *plain_heap_class)
-{
-    PyTypeObject *tp = (PyTypeObject *)plain_heap_class;
-    if (tp->tp_base != &PyTuple_Type || tp->tp_dictoffset != 0 || tp->tp_weaklistoffset != 0 ||
-        !(tp->tp_flags & Py_TPFLAGS_HEAPTYPE))
-        return;
-    lludp_subtype_traverse = tp->tp_traverse;
-    lludp_subtype_dealloc = tp->tp_dealloc;
-}
-
-/* An instance of cls with n empty (NULL) slots, GC-tracked, as tp_alloc gives. */
-static PyObject *lludp_new_tuple(PyObject *cls, Py_ssize_t n)
-{
-    PyTypeObject *tp = (PyTypeObject *)cls;
-    PyObject *op;
-    if (n >= 1 && n <= LLUDP_FL_SIZES && lludp_fl_head[n] != NULL && lludp_adopt(tp) &&
-        tp->tp_finalize == NULL) {
-        op = lludp_fl_head[n];
-        lludp_fl_head[n] = ((PyTupleObject *)op)->ob_item[0];
-        lludp_fl_count[n]--;
-        ((PyTupleObject *)op)->ob_item[0] = NULL;
-        Py_INCREF(tp);
-        Py_SET_TYPE(op, tp);
-        _Py_NewReference(op); /* refcount 1; debug totals; 3.13's PyRefTracer CREATE event */
-        PyObject_GC_Track(op);
-        return op;
-    }
-    if (!LLUDP_ADOPTED(tp)) lludp_adopt(tp);
-    return tp->tp_alloc(tp, n);
-}
-
-/* How many parked instances there are (for tests). */
-static Py_ssize_t lludp_fl_total(void)
-{
-    Py_ssize_t k, total = 0;
-    for (k = 0; k <= LLUDP_FL_SIZES; k++) total += lludp_fl_count[k];
-    return total;
-}
-#else
-static void lludp_fast_init(PyObject *plain_heap_class) { (void)plain_heap_class; }
-static inline int lludp_adopt(PyTypeObject *tp) { (void)tp; return 0; }
-static PyObject *lludp_new_tuple(PyObject *cls, Py_ssize_t n)
-{
-    PyObject *op = ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, n);
-#if PY_VERSION_HEX >= 0x030E0000
-    if (op != NULL) ((PyTupleObject *)op)->ob_hash = -1;
-#endif
-    return op;
-}
-static Py_ssize_t lludp_fl_total(void) { return -1; }
-#endif
-
-/* ------------------------------------------------------------------ UUID cache
-
-   Decoded UUIDs are uuid.UUID objects (immutable). The same ids come back all
-   the time (AgentID and SessionID in every AgentUpdate, an object's FullID and
-   OwnerID in each of its updates, the nil id everywhere), so a small
-   direct-mapped cache hands back the object already made for the same 16
-   bytes. GIL builds only: without a GIL the table would be a data race. */
-
-#define LLUDP_UUID_SLOTS 1024
-typedef struct {
-    uint64_t hi, lo;
-    PyObject *obj;
-} lludp_uuid_entry;
-static lludp_uuid_entry lludp_uuids[LLUDP_UUID_SLOTS];
-static int lludp_uuid_cache_on = 0;
-
-static inline Py_ssize_t lludp_uuid_index(uint64_t hi, uint64_t lo)
-{
-    uint64_t h = (hi ^ (lo * 0x9E3779B97F4A7C15ULL)) * 0xC2B2AE3D27D4EB4FULL;
-    return (Py_ssize_t)(h >> (64 - 10));
-}
-
-/* A borrowed reference to the cached UUID of p, or NULL (no exception) on a miss. */
-static inline PyObject *lludp_uuid_get(const unsigned char *p)
-{
-#ifndef Py_GIL_DISABLED
-    uint64_t hi, lo;
-    lludp_uuid_entry *e;
-    if (!lludp_uuid_cache_on) return NULL;
-    hi = lludp_load64(p);
-    lo = lludp_load64(p + 8);
-    e = &lludp_uuids[lludp_uuid_index(hi, lo)];
-    if (e->obj != NULL && e->hi == hi && e->lo == lo) return e->obj;
-#else
-    (void)p;
-#endif
-    return NULL;
-}
-
-static inline void lludp_uuid_put(const unsigned char *p, PyObject *obj)
-{
-#ifndef Py_GIL_DISABLED
-    uint64_t hi, lo;
-    lludp_uuid_entry *e;
-    PyObject *old;
-    if (!lludp_uuid_cache_on) return;
-    hi = lludp_load64(p);
-    lo = lludp_load64(p + 8);
-    e = &lludp_uuids[lludp_uuid_index(hi, lo)];
-    old = e->obj;
-    Py_INCREF(obj);
-    e->hi = hi;
-    e->lo = lo;
-    e->obj = obj;
-    Py_XDECREF(old);
-#else
-    (void)p;
-    (void)obj;
-#endif
-}
-
-/* Turn the cache on or off (off empties it); returns the previous state. */
-static int lludp_uuid_cache(int on)
-{
-    int was = lludp_uuid_cache_on, k;
-#ifdef Py_GIL_DISABLED
-    on = 0;
-#endif
-    lludp_uuid_cache_on = 0;
-    for (k = 0; k < LLUDP_UUID_SLOTS; k++) Py_CLEAR(lludp_uuids[k].obj);
-    lludp_uuid_cache_on = on;
-    return was;
-}
-
-
 /* ------------------------------------------------------------------ decoded values
 
-   The field walk of _codec_c.pyx's _walk for fixed-size fields, in C: one
-   loop that builds each value and stores it straight into the block's slot
-   (no temporary references). The values are exactly those of _value in the
-   .pyx (which keeps handling Variable fields, fields cut short and, where the
-   direct construction is off, UUIDs). */
+   Every value the walk makes is atomic (int, float, bool, str, bytes) or an
+   immutable object holding only such values (a tuple of floats, a uuid.UUID
+   holding an int): those are untracked by the cyclic GC as they are made
+   (CPython untracks such tuples itself, at its next collection), and so is
+   each block filled with them. No reference cycle can pass through them, and
+   the collector has nothing to traverse in a capture of decoded messages but
+   the Message tuples, their dicts and their lists, which stay tracked: a
+   user can put anything in those. */
 
 typedef struct {
     PyObject *zero;  /* the shared 0.0 */
     PyObject *one;   /* the shared 1.0 */
     PyObject *zero3; /* the shared (0.0, 0.0, 0.0) */
-    /* direct uuid.UUID construction (lludp_uuid_setup); off: uuid_cls NULL */
-    PyObject *uuid_cls;
-    PyObject *safe_unknown;
-    Py_ssize_t uuid_int_off, uuid_safe_off;
-} lludp_values_ctx;
-static lludp_values_ctx lludp_vc;
+    PyTypeObject *uuid_cls;
+    PyObject *uuid_int;  /* the member descriptors of uuid.UUID's slots */
+    PyObject *uuid_safe;
+    PyObject *safe_unknown; /* uuid.SafeUUID.unknown */
+} lludp_ctx_t;
+static lludp_ctx_t lludp_ctx;
 
-/* The shared float and tuple objects (new references kept for the module's life). */
-static void lludp_values_init(PyObject *zero, PyObject *one, PyObject *zero3)
+/* The shared values and uuid.UUID's pieces, kept for the module's life (once, at import). */
+static void lludp_init(PyObject *zero, PyObject *one, PyObject *zero3, PyObject *uuid_cls,
+                       PyObject *uuid_int, PyObject *uuid_safe, PyObject *safe_unknown)
 {
-    if (lludp_vc.zero != NULL) return; /* once (the module's import): kept for its life */
+    if (lludp_ctx.zero != NULL) return;
     Py_INCREF(zero);
     Py_INCREF(one);
     Py_INCREF(zero3);
-    lludp_vc.zero = zero;
-    lludp_vc.one = one;
-    lludp_vc.zero3 = zero3;
-}
-
-/* The offset of a plain object __slots__ member, from its descriptor; -1 if it is not one. */
-static Py_ssize_t lludp_slot_offset(PyObject *descr)
-{
-    PyMemberDef *m;
-    if (!PyObject_TypeCheck(descr, &PyMemberDescr_Type)) return -1;
-    m = ((PyMemberDescrObject *)descr)->d_member;
-    if (m->type != Py_T_OBJECT_EX) return -1;
-    return m->offset;
-}
-
-/* Turn the direct UUID construction on (cls and its `int` and `is_safe`
-   member descriptors, the SafeUUID.unknown value) or off (cls NULL).
-   Returns 1 if it is on. */
-static int lludp_uuid_setup(PyObject *cls, PyObject *int_descr, PyObject *safe_descr,
-                            PyObject *safe_unknown)
-{
-    Py_ssize_t a, b;
-    Py_CLEAR(lludp_vc.uuid_cls);
-    Py_CLEAR(lludp_vc.safe_unknown);
-    if (cls == NULL) return 0;
-    a = lludp_slot_offset(int_descr);
-    b = lludp_slot_offset(safe_descr);
-    if (a < 0 || b < 0) return 0;
-    Py_INCREF(cls);
+    Py_INCREF(uuid_cls);
+    Py_INCREF(uuid_int);
+    Py_INCREF(uuid_safe);
     Py_INCREF(safe_unknown);
-    lludp_vc.uuid_int_off = a;
-    lludp_vc.uuid_safe_off = b;
-    lludp_vc.safe_unknown = safe_unknown;
-    lludp_vc.uuid_cls = cls;
-    return 1;
+    lludp_ctx.zero = zero;
+    lludp_ctx.one = one;
+    lludp_ctx.zero3 = zero3;
+    lludp_ctx.uuid_cls = (PyTypeObject *)uuid_cls;
+    lludp_ctx.uuid_int = uuid_int;
+    lludp_ctx.uuid_safe = uuid_safe;
+    lludp_ctx.safe_unknown = safe_unknown;
 }
 
-/* A new uuid.UUID of the 16 big-endian bytes at p, made as object.__new__
-   and the two slot stores of UUID.__init__ make it (direct construction on),
-   through the cache of decoded UUIDs. */
-static PyObject *lludp_make_uuid(const unsigned char *p)
+/* Leave a new object that cannot be part of a reference cycle to refcounting alone. */
+static inline void lludp_untrack(PyObject *op)
 {
-    PyObject *obj, *value = lludp_uuid_get(p);
-    if (value != NULL) {
-        Py_INCREF(value);
-        return value;
-    }
-    value = lludp_uint128(p);
-    if (value == NULL) return NULL;
-    obj = ((PyTypeObject *)lludp_vc.uuid_cls)->tp_alloc((PyTypeObject *)lludp_vc.uuid_cls, 0);
-    if (obj == NULL) {
-        Py_DECREF(value);
-        return NULL;
-    }
-    *(PyObject **)((char *)obj + lludp_vc.uuid_int_off) = value; /* steals */
-    Py_INCREF(lludp_vc.safe_unknown);
-    *(PyObject **)((char *)obj + lludp_vc.uuid_safe_off) = lludp_vc.safe_unknown;
-    lludp_uuid_put(p, obj);
-    return obj;
+    if (PyObject_IS_GC(op)) PyObject_GC_UnTrack(op);
 }
-
-/* The reference count of a fresh object from PyObject_Malloc: 1. Before
-   3.13, in release builds, that is all _Py_NewReference does (besides
-   tracemalloc's re-dating of a block it traced: this one was traced just
-   now, by PyObject_Malloc); 3.13 also reports the object to a PyRefTracer,
-   and debug builds count it, so they call it. */
-#if PY_VERSION_HEX < 0x030D0000 && !defined(Py_REF_DEBUG) && !defined(Py_TRACE_REFS)
-#define LLUDP_NEW_REFERENCE(op) ((op)->ob_refcnt = 1)
-#else
-#define LLUDP_NEW_REFERENCE(op) _Py_NewReference(op)
-#endif
-
-/* An int of a non-negative value below 2**32. Where the int layout is known
-   (LLUDP_INT_DIGITS), ints above 256 come from a ring of the ones made
-   before: an int whose only reference left is the ring's cannot be seen by
-   anything else, so it takes the new value in place (as a free list would
-   hand its memory out again, without the free and the allocation). The
-   others are built as CPython's PyLong_FromLongLong builds them (PyObject_Malloc,
-   the type, a new reference, the digits), with room for two digits so that
-   any value fits when the ring reuses them. Small ints come from CPython's
-   cache as always. */
-#ifdef LLUDP_INT_DIGITS
-#define LLUDP_INT_RING 256 /* a power of 2 */
-static PyObject *lludp_int_ring[LLUDP_INT_RING];
-static unsigned int lludp_int_at = 0;
-static int lludp_int_ring_on = 0;
-
-static inline void lludp_int_set(PyLongObject *o, uint32_t v)
-{
-    uintptr_t nd = (v >> PyLong_SHIFT) ? 2 : 1;
-    digit *d;
-#if PY_VERSION_HEX >= 0x030C0000
-    o->long_value.lv_tag = nd << _PyLong_NON_SIZE_BITS; /* positive */
-    d = o->long_value.ob_digit;
-#else
-    Py_SET_SIZE(o, (Py_ssize_t)nd);
-    d = o->ob_digit;
-#endif
-    d[0] = (digit)(v & PyLong_MASK);
-    d[1] = (digit)(v >> PyLong_SHIFT); /* room for it: see lludp_int_new */
-}
-
-/* A new int of v (> 256), put in ring slot k in place of the one there. */
-static PyObject *lludp_int_new(unsigned int k, uint32_t v)
-{
-#if PY_VERSION_HEX >= 0x030C0000
-    PyObject *o = (PyObject *)PyObject_Malloc(offsetof(PyLongObject, long_value.ob_digit) +
-                                              2 * sizeof(digit));
-#else
-    PyObject *o = (PyObject *)PyObject_Malloc(offsetof(PyLongObject, ob_digit) + 2 * sizeof(digit));
-#endif
-    PyObject *old;
-    if (o == NULL) return PyErr_NoMemory();
-    lludp_int_set((PyLongObject *)o, v);
-    Py_SET_TYPE(o, &PyLong_Type); /* a static type: no reference to take */
-    LLUDP_NEW_REFERENCE(o);
-    if (lludp_int_ring_on) {
-        old = lludp_int_ring[k];
-        Py_INCREF(o);
-        lludp_int_ring[k] = o;
-        Py_XDECREF(old); /* still referenced elsewhere (or it would have been reused) */
-    }
-    return o;
-}
-
-static inline PyObject *lludp_uint_obj(uint32_t v)
-{
-    if (v > 256) {
-        unsigned int k = lludp_int_at++ & (LLUDP_INT_RING - 1);
-        PyObject *o = lludp_int_ring[k];
-        if (o != NULL && Py_REFCNT(o) == 1) {
-            lludp_int_set((PyLongObject *)o, v);
-            Py_INCREF(o);
-            return o;
-        }
-        return lludp_int_new(k, v);
-    }
-    return PyLong_FromLong((long)v);
-}
-
-/* Turn the ring on or off (off empties it); returns the previous state. */
-static int lludp_int_ring_use(int on)
-{
-    int was = lludp_int_ring_on, k;
-    lludp_int_ring_on = 0;
-    for (k = 0; k < LLUDP_INT_RING; k++) Py_CLEAR(lludp_int_ring[k]);
-    lludp_int_ring_on = on;
-    return was;
-}
-#else
-static inline PyObject *lludp_uint_obj(uint32_t v) { return PyLong_FromLongLong((long long)v); }
-static int lludp_int_ring_use(int on)
-{
-    (void)on;
-    return 0;
-}
-#endif
 
 static inline uint32_t lludp_le32(const unsigned char *q)
 {
@@ -993,63 +431,45 @@ static inline double lludp_f64_value(const unsigned char *q)
     return d;
 }
 
+/* A uuid.UUID of the 16 big-endian bytes at p, made as uuid.UUID(bytes=...)
+   makes it: object.__new__, then its `int` and `is_safe` slots set. */
+static PyObject *lludp_uuid_obj(const unsigned char *p)
+{
+    PyTypeObject *cls = lludp_ctx.uuid_cls;
+    PyObject *value = gamecodec_uint128(p), *obj;
+    if (value == NULL) return NULL;
+    obj = cls->tp_alloc(cls, 0);
+    if (obj == NULL || Py_TYPE(lludp_ctx.uuid_int)->tp_descr_set(lludp_ctx.uuid_int, obj, value) < 0 ||
+        Py_TYPE(lludp_ctx.uuid_safe)->tp_descr_set(lludp_ctx.uuid_safe, obj,
+                                                   lludp_ctx.safe_unknown) < 0) {
+        Py_DECREF(value);
+        Py_XDECREF(obj);
+        return NULL;
+    }
+    Py_DECREF(value);
+    lludp_untrack(obj);
+    return obj;
+}
+
 /* A float object; +0.0 and 1.0, the commonest values on the wire, are shared. */
 static inline PyObject *lludp_float_obj(double d)
 {
     if (d == 0.0) {
-        if (!signbit(d)) {
-            Py_INCREF(lludp_vc.zero);
-            return lludp_vc.zero;
-        }
+        if (!signbit(d)) return Py_NewRef(lludp_ctx.zero);
     }
     else if (d == 1.0) {
-        Py_INCREF(lludp_vc.one);
-        return lludp_vc.one;
+        return Py_NewRef(lludp_ctx.one);
     }
     return PyFloat_FromDouble(d);
 }
 
-/* A tuple of count floats (F32, or F64 if wide) at q; all-zero 3-vectors share one tuple. */
-static PyObject *lludp_floats_obj(const unsigned char *q, int count, int wide)
+/* A tuple of the count doubles of c. */
+static PyObject *lludp_float_tuple(const double *c, int count)
 {
-    PyObject *t, *v;
+    PyObject *t = PyTuple_New(count), *v;
     int k;
-    if (count == 3) {
-        uint64_t a = lludp_load64(q), b;
-        if (wide) b = lludp_load64(q + 8) | lludp_load64(q + 16);
-        else b = (uint64_t)lludp_le32(q + 8);
-        if ((a | b) == 0) {
-            Py_INCREF(lludp_vc.zero3);
-            return lludp_vc.zero3;
-        }
-    }
-    t = PyTuple_New(count);
     if (t == NULL) return NULL;
     for (k = 0; k < count; k++) {
-        v = lludp_float_obj(wide ? lludp_f64_value(q + 8 * k) : lludp_f32_value(lludp_le32(q + 4 * k)));
-        if (v == NULL) {
-            Py_DECREF(t);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(t, k, v);
-    }
-    return t;
-}
-
-/* LLQuaternion: x, y, z on the wire, w rebuilt as LL does. */
-static PyObject *lludp_quat_obj(const unsigned char *q)
-{
-    double c[4], s;
-    PyObject *t, *v;
-    int k;
-    c[0] = lludp_f32_value(lludp_le32(q));
-    c[1] = lludp_f32_value(lludp_le32(q + 4));
-    c[2] = lludp_f32_value(lludp_le32(q + 8));
-    s = 1.0 - (c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
-    c[3] = s > 0 ? sqrt(s) : 0.0;
-    t = PyTuple_New(4);
-    if (t == NULL) return NULL;
-    for (k = 0; k < 4; k++) {
         v = lludp_float_obj(c[k]);
         if (v == NULL) {
             Py_DECREF(t);
@@ -1057,19 +477,47 @@ static PyObject *lludp_quat_obj(const unsigned char *q)
         }
         PyTuple_SET_ITEM(t, k, v);
     }
+    lludp_untrack(t);
     return t;
 }
 
+/* A tuple of count floats (F32, or F64 if wide) at q; all-zero 3-vectors share one tuple. */
+static PyObject *lludp_floats_obj(const unsigned char *q, int count, int wide)
+{
+    double c[4];
+    int k;
+    if (count == 3) {
+        uint64_t a = lludp_load64(q), b;
+        if (wide) b = lludp_load64(q + 8) | lludp_load64(q + 16);
+        else b = (uint64_t)lludp_le32(q + 8);
+        if ((a | b) == 0) return Py_NewRef(lludp_ctx.zero3);
+    }
+    for (k = 0; k < count; k++)
+        c[k] = wide ? lludp_f64_value(q + 8 * k) : lludp_f32_value(lludp_le32(q + 4 * k));
+    return lludp_float_tuple(c, count);
+}
+
+/* LLQuaternion: x, y, z on the wire, w rebuilt as LL does. */
+static PyObject *lludp_quat_obj(const unsigned char *q)
+{
+    double c[4], s;
+    c[0] = lludp_f32_value(lludp_le32(q));
+    c[1] = lludp_f32_value(lludp_le32(q + 4));
+    c[2] = lludp_f32_value(lludp_le32(q + 8));
+    s = 1.0 - (c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
+    c[3] = s > 0 ? sqrt(s) : 0.0;
+    return lludp_float_tuple(c, 4);
+}
+
 /* The value of a fixed-size field of type t at q (size bytes, all present);
-   NULL with an exception on failure. Not for UUIDs without the direct
-   construction (the caller checks). */
+   NULL with an exception on failure. */
 static PyObject *lludp_value_obj(int t, const unsigned char *q, Py_ssize_t size)
 {
     switch (t) {
     case 15:
-        return lludp_make_uuid(q);
+        return lludp_uuid_obj(q);
     case 3:
-        return lludp_uint_obj(lludp_le32(q));
+        return PyLong_FromUnsignedLong(lludp_le32(q));
     case 1:
         return PyLong_FromLong(q[0]);
     case 9:
@@ -1109,48 +557,103 @@ static PyObject *lludp_value_obj(int t, const unsigned char *q, Py_ssize_t size)
     }
 }
 
-/* Fill the slots f.. of block tuple blk (nfields fields, 3 layout bytes
-   each: type, size low, size high) from r[*ppos:end], each value stored in
-   its slot. Stops at the first field it leaves to the caller: one that does
-   not fit before end (a Variable field: its length prefix or its data), a
-   Variable field longer than 0xFFFF, or a UUID without the direct
-   construction. Returns that field's index (nfields if none), *ppos past
-   the fields done; -1 with an exception if a value cannot be made. */
-static Py_ssize_t lludp_fields(PyObject *blk, const unsigned char *layout, Py_ssize_t f,
-                               Py_ssize_t nfields, const unsigned char *r, Py_ssize_t end,
-                               Py_ssize_t *ppos)
+/* A bytes object of size bytes: the have bytes at q, then zeros. */
+static PyObject *lludp_padded_bytes(const unsigned char *q, Py_ssize_t have, Py_ssize_t size)
 {
-    Py_ssize_t pos = *ppos;
-    for (; f < nfields; f++) {
+    PyObject *v = PyBytes_FromStringAndSize(NULL, size);
+    if (v == NULL) return NULL;
+    memcpy(PyBytes_AS_STRING(v), q, (size_t)have);
+    memset(PyBytes_AS_STRING(v) + have, 0, (size_t)(size - have));
+    return v;
+}
+
+#define LLUDP_SHORT (-2)    /* strict: a field runs past the end */
+#define LLUDP_TOO_LONG (-3) /* a Variable field's length is above 0xFFFF */
+
+/* The field walk: fill the nfields slots of the new block tuple blk (3
+   layout bytes a field: type, size low, size high; for Variable the size is
+   that of its little-endian length prefix) from r[*ppos:end], as
+   _codec_py._walk does. A field cut short by the end is zero-filled and sets
+   *truncated, unless strict. Returns 0 (*ppos past the block); -1 with an
+   exception; LLUDP_SHORT (*pf the field, *ppos where the missing bytes
+   start) or LLUDP_TOO_LONG (*pf, *ppos at the prefix, *plength): the caller
+   raises the pure twin's DecodeError. */
+static int lludp_block_fill(PyObject *blk, const unsigned char *layout, Py_ssize_t nfields,
+                            const unsigned char *r, Py_ssize_t end, Py_ssize_t *ppos, int strict,
+                            int *truncated, Py_ssize_t *pf, uint64_t *plength)
+{
+    Py_ssize_t pos = *ppos, f;
+    int rc = 0;
+    for (f = 0; f < nfields; f++) {
         int t = layout[3 * f];
         Py_ssize_t size = layout[3 * f + 1] | ((Py_ssize_t)layout[3 * f + 2] << 8);
         PyObject *v;
-        if (size > end - pos) break;
         if (t == 20) {
             uint64_t length = 0;
             Py_ssize_t k;
-            for (k = size - 1; k >= 0; k--) length = (length << 8) | r[pos + k];
-            if (length > 0xFFFF || (Py_ssize_t)length > end - pos - size) break;
-            v = PyBytes_FromStringAndSize((const char *)r + pos + size, (Py_ssize_t)length);
-            if (v == NULL) {
-                *ppos = pos;
-                return -1;
+            if (size > end - pos) {
+                if (strict) {
+                    rc = LLUDP_SHORT;
+                    break;
+                }
+                *truncated = 1;
+                pos = end;
+                v = PyBytes_FromStringAndSize(NULL, 0);
             }
-            PyTuple_SET_ITEM(blk, f, v);
-            pos += size + (Py_ssize_t)length;
-            continue;
+            else {
+                for (k = size - 1; k >= 0; k--) length = (length << 8) | r[pos + k];
+                if (length > 0xFFFF) {
+                    *plength = length;
+                    rc = LLUDP_TOO_LONG;
+                    break;
+                }
+                pos += size;
+                if ((Py_ssize_t)length > end - pos) {
+                    if (strict) {
+                        rc = LLUDP_SHORT;
+                        break;
+                    }
+                    *truncated = 1;
+                    v = lludp_padded_bytes(r + pos, end - pos, (Py_ssize_t)length);
+                    pos = end;
+                }
+                else {
+                    v = PyBytes_FromStringAndSize((const char *)r + pos, (Py_ssize_t)length);
+                    pos += (Py_ssize_t)length;
+                }
+            }
         }
-        if (t == 15 && lludp_vc.uuid_cls == NULL) break;
-        v = lludp_value_obj(t, r + pos, size);
+        else if (size > end - pos) {
+            Py_ssize_t have = end - pos;
+            if (strict) {
+                rc = LLUDP_SHORT;
+                break;
+            }
+            *truncated = 1;
+            if (t == 19) {
+                v = lludp_padded_bytes(r + pos, have, size);
+            }
+            else {
+                unsigned char tmp[32] = {0}; /* the other types take at most 24 bytes */
+                memcpy(tmp, r + pos, (size_t)have);
+                v = lludp_value_obj(t, tmp, size);
+            }
+            pos = end;
+        }
+        else {
+            v = lludp_value_obj(t, r + pos, size);
+            pos += size;
+        }
         if (v == NULL) {
-            *ppos = pos;
-            return -1;
+            rc = -1;
+            break;
         }
         PyTuple_SET_ITEM(blk, f, v);
-        pos += size;
     }
+    if (rc == 0 && Py_TYPE(blk)->tp_dictoffset == 0) lludp_untrack(blk); /* see above */
     *ppos = pos;
-    return f;
+    *pf = f;
+    return rc;
 }
 
 /* The appended acks of p[0:n] (count ids, big-endian, backwards from the
@@ -1162,52 +665,30 @@ static PyObject *lludp_acks_tuple(const unsigned char *p, Py_ssize_t n, Py_ssize
     Py_ssize_t k;
     if (t == NULL) return NULL;
     for (k = 0; k < count; k++, q -= 4) {
-        v = lludp_uint_obj(((uint32_t)q[0] << 24) | ((uint32_t)q[1] << 16) | ((uint32_t)q[2] << 8) |
-                           q[3]);
+        v = PyLong_FromUnsignedLong(((uint32_t)q[0] << 24) | ((uint32_t)q[1] << 16) |
+                                    ((uint32_t)q[2] << 8) | q[3]);
         if (v == NULL) {
             Py_DECREF(t);
             return NULL;
         }
         PyTuple_SET_ITEM(t, k, v);
     }
+    lludp_untrack(t);
     return t;
 }
 
-
 /* ------------------------------------------------------------------ encoded values
 
-   The fast paths of _codec_c.pyx's _field_out for fixed-size fields, in C,
-   over a block's fields in one loop. Whatever they do not take (another
-   type, a value out of range, IPADDR, Variable) is left to _field_out, which
-   hands the unusual cases to the pure twin: same bytes, same errors. */
+   The field writer: a block's fields in one loop, for the values it knows
+   (exact ints, floats, bytes, bools, tuples or lists of exact floats,
+   uuid.UUIDs holding an exact int). Whatever it leaves (another type, a
+   value out of range, IPADDR) the caller hands to the pure twin's
+   _field_bytes: the same bytes, the same errors. */
 
 static inline void lludp_put_le(unsigned char *o, uint64_t v, Py_ssize_t size)
 {
     Py_ssize_t k;
-#ifdef LLUDP_WORDS
-    /* the usual sizes as one store (little-endian host: the bytes in order) */
-    if (size == 1) { o[0] = (unsigned char)v; return; }
-    if (size == 4) { uint32_t w = (uint32_t)v; memcpy(o, &w, 4); return; }
-    if (size == 2) { uint16_t w = (uint16_t)v; memcpy(o, &w, 2); return; }
-    if (size == 8) { memcpy(o, &v, 8); return; }
-#endif
     for (k = 0; k < size; k++) o[k] = (unsigned char)(v >> (8 * k));
-}
-
-static inline void lludp_put_le32(unsigned char *o, uint32_t v)
-{
-    o[0] = (unsigned char)v;
-    o[1] = (unsigned char)(v >> 8);
-    o[2] = (unsigned char)(v >> 16);
-    o[3] = (unsigned char)(v >> 24);
-}
-
-static inline void lludp_put_f64(unsigned char *o, double d)
-{
-    uint64_t bits;
-    memcpy(&bits, &d, 8);
-    lludp_put_le32(o, (uint32_t)bits);
-    lludp_put_le32(o + 4, (uint32_t)(bits >> 32));
 }
 
 /* The items of an exact tuple or list (NULL if value is neither), and their number. */
@@ -1215,100 +696,108 @@ static inline PyObject **lludp_seq_items(PyObject *value, Py_ssize_t *n)
 {
     if (PyTuple_CheckExact(value)) {
         *n = PyTuple_GET_SIZE(value);
-        return ((PyTupleObject *)value)->ob_item;
+        return &PyTuple_GET_ITEM(value, 0);
     }
     if (PyList_CheckExact(value)) {
         *n = PyList_GET_SIZE(value);
-        return ((PyListObject *)value)->ob_item;
+        return &PyList_GET_ITEM(value, 0);
     }
     return NULL;
 }
 
-/* A tuple/list of count exact floats (F32 within range, or F64 if wide); -1 otherwise. */
-static Py_ssize_t lludp_floats_put(unsigned char *o, PyObject *value, int count, int wide)
+/* d as an F32 (1), or 0 where it does not fit one (the pure twin's error). */
+static inline int lludp_f32_fits(double d)
 {
-    Py_ssize_t n, k;
-    PyObject **items = lludp_seq_items(value, &n);
-    if (items == NULL || n != count) return -1;
-    for (k = 0; k < n; k++) {
-        double d;
-        if (!PyFloat_CheckExact(items[k])) return -1;
-        d = PyFloat_AS_DOUBLE(items[k]);
-        if (!wide) {
-            float f = (float)d;
-            if (isinf(f) && !isinf(d)) return -1;
-        }
-    }
-    for (k = 0; k < n; k++) {
-        double d = PyFloat_AS_DOUBLE(items[k]);
-        if (wide) lludp_put_f64(o + 8 * k, d);
-        else lludp_put_le32(o + 4 * k, lludp_f32_bits(d));
-    }
-    return wide ? 8 * n : 4 * n;
+    float f = (float)d;
+    return !(isinf(f) && !isinf(d));
 }
 
-/* LL's packToVector3 for a tuple/list of 3 or 4 exact floats; -1 otherwise. */
-static Py_ssize_t lludp_quat_put(unsigned char *o, PyObject *value)
+/* count doubles as F32 (or F64 if wide) at o: the bytes written, -1 if one does not fit. */
+static Py_ssize_t lludp_doubles_put(unsigned char *o, const double *c, int count, int wide)
 {
-    double q[4], mag, x = 0, y = 0, z = 0, w = 0;
-    Py_ssize_t n, k;
-    PyObject **items = lludp_seq_items(value, &n);
-    if (items == NULL || (n != 3 && n != 4)) return -1;
-    for (k = 0; k < n; k++) {
-        if (!PyFloat_CheckExact(items[k])) return -1;
-        q[k] = PyFloat_AS_DOUBLE(items[k]);
-    }
-    if (n == 4) {
-        x = q[0];
-        y = q[1];
-        z = q[2];
-        w = q[3];
-        mag = 1.0 - (x * x + y * y + z * z);
-        if (w == (mag > 0 ? sqrt(mag) : 0.0)) n = 3; /* the w decoding rebuilds: x, y, z as they came */
-    }
-    if (n == 4) {
-        mag = sqrt(x * x + y * y + z * z + w * w);
-        if (!isfinite(mag)) return -1;
-        if (mag <= 1e-7) {
-            q[0] = q[1] = q[2] = 0.0;
+    int k;
+    if (!wide)
+        for (k = 0; k < count; k++)
+            if (!lludp_f32_fits(c[k])) return -1;
+    for (k = 0; k < count; k++) {
+        if (wide) {
+            uint64_t bits;
+            memcpy(&bits, &c[k], 8);
+            lludp_put_le(o + 8 * k, bits, 8);
         }
         else {
-            x = x / mag;
-            y = y / mag;
-            z = z / mag;
-            w = w / mag;
-            if (w < 0) {
-                x = -x;
-                y = -y;
-                z = -z;
-            }
-            q[0] = x;
-            q[1] = y;
-            q[2] = z;
+            lludp_put_le(o + 4 * k, lludp_f32_bits(c[k]), 4);
         }
     }
-    for (k = 0; k < 3; k++) {
-        float fl = (float)q[k];
-        if (isinf(fl) && !isinf(q[k])) return -1;
+    return wide ? 8 * count : 4 * count;
+}
+
+/* The doubles of an exact tuple or list of lo..hi exact floats into c: their number, or -1. */
+static Py_ssize_t lludp_floats_of(PyObject *value, double *c, Py_ssize_t lo, Py_ssize_t hi)
+{
+    Py_ssize_t n, k;
+    PyObject **items = lludp_seq_items(value, &n);
+    if (items == NULL || n < lo || n > hi) return -1;
+    for (k = 0; k < n; k++) {
+        if (!PyFloat_CheckExact(items[k])) return -1;
+        c[k] = PyFloat_AS_DOUBLE(items[k]);
     }
-    for (k = 0; k < 3; k++) lludp_put_le32(o + 4 * k, lludp_f32_bits(q[k]));
-    return 12;
+    return n;
+}
+
+/* LL's packToVector3 for 3 or 4 floats: x, y, z of the normalised
+   quaternion, negated when w < 0; a w that decoding would rebuild from x, y,
+   z sends them as they came. 0, or -1 for the pure twin's path. */
+static int lludp_quat_xyz(double *q, Py_ssize_t n)
+{
+    double x = q[0], y = q[1], z = q[2], w, mag;
+    if (n == 3) return 0;
+    w = q[3];
+    mag = 1.0 - (x * x + y * y + z * z);
+    if (w == (mag > 0 ? sqrt(mag) : 0.0)) return 0;
+    mag = sqrt(x * x + y * y + z * z + w * w);
+    if (!isfinite(mag)) return -1;
+    if (mag <= 1e-7) {
+        q[0] = q[1] = q[2] = 0.0;
+        return 0;
+    }
+    x /= mag;
+    y /= mag;
+    z /= mag;
+    if (w / mag < 0) {
+        x = -x;
+        y = -y;
+        z = -z;
+    }
+    q[0] = x;
+    q[1] = y;
+    q[2] = z;
+    return 0;
 }
 
 /* The bytes of value as a field of type t (size bytes) written at o, which
-   has room for max(32, size) bytes: the number written; -1 if the caller's
-   general path must do it; -2 with an exception set. */
+   has room for max(32, size) bytes: the number written, or -1 (no exception)
+   for the pure twin's path. */
 static Py_ssize_t lludp_field_put(unsigned char *o, int t, Py_ssize_t size, PyObject *value)
 {
     unsigned long long u;
     long long s;
-    double d;
+    double c[4];
+    Py_ssize_t n;
     switch (t) {
     case 15:
-        if (lludp_vc.uuid_cls != NULL && (PyObject *)Py_TYPE(value) == lludp_vc.uuid_cls) {
-            PyObject *iv = *(PyObject **)((char *)value + lludp_vc.uuid_int_off);
-            if (iv == NULL) return -1;
-            return lludp_uint128_bytes(iv, o) == 0 ? 16 : -1;
+        if (Py_TYPE(value) == lludp_ctx.uuid_cls) {
+            PyObject *iv = Py_TYPE(lludp_ctx.uuid_int)
+                               ->tp_descr_get(lludp_ctx.uuid_int, value,
+                                              (PyObject *)lludp_ctx.uuid_cls);
+            int bad;
+            if (iv == NULL) {
+                PyErr_Clear();
+                return -1;
+            }
+            bad = gamecodec_uint128_bytes(iv, o);
+            Py_DECREF(iv);
+            return bad ? -1 : 16;
         }
         return -1;
     case 1:
@@ -1316,8 +805,8 @@ static Py_ssize_t lludp_field_put(unsigned char *o, int t, Py_ssize_t size, PyOb
     case 3:
     case 4:
     case 18: /* unsigned ints, IPPORT */
-        if (!PyLong_CheckExact(value) || lludp_as_u64(value, &u) != 0) return -1;
-        if (size != 8 && (size > 8 || u >= (1ULL << (8 * size)))) return -1;
+        if (!PyLong_CheckExact(value) || gamecodec_as_u64(value, &u) != 0) return -1;
+        if (size < 8 && u >= (1ULL << (8 * size))) return -1;
         if (t == 18) {
             o[0] = (unsigned char)(u >> 8);
             o[1] = (unsigned char)u;
@@ -1329,87 +818,73 @@ static Py_ssize_t lludp_field_put(unsigned char *o, int t, Py_ssize_t size, PyOb
     case 6:
     case 7:
     case 8: /* signed ints */
-        if (!PyLong_CheckExact(value) || lludp_as_i64(value, &s) != 0) return -1;
-        if (size != 8 && (size > 8 || s < -(1LL << (8 * size - 1)) || s >= (1LL << (8 * size - 1))))
-            return -1;
+        if (!PyLong_CheckExact(value) || gamecodec_as_i64(value, &s) != 0) return -1;
+        if (size < 8 && (s < -(1LL << (8 * size - 1)) || s >= (1LL << (8 * size - 1)))) return -1;
         lludp_put_le(o, (uint64_t)s, size);
         return size;
     case 9:
-        if (!PyFloat_CheckExact(value)) return -1;
-        d = PyFloat_AS_DOUBLE(value);
-        {
-            float fl = (float)d;
-            if (isinf(fl) && !isinf(d)) return -1;
-        }
-        lludp_put_le32(o, lludp_f32_bits(d));
-        return 4;
     case 10:
         if (!PyFloat_CheckExact(value)) return -1;
-        lludp_put_f64(o, PyFloat_AS_DOUBLE(value));
-        return 8;
-    case 14:
-        return lludp_quat_put(o, value);
+        c[0] = PyFloat_AS_DOUBLE(value);
+        return lludp_doubles_put(o, c, 1, t == 10);
     case 11:
-        return lludp_floats_put(o, value, 3, 0);
     case 12:
-        return lludp_floats_put(o, value, 3, 1);
     case 13:
-        return lludp_floats_put(o, value, 4, 0);
+        n = t == 13 ? 4 : 3;
+        if (lludp_floats_of(value, c, n, n) < 0) return -1;
+        return lludp_doubles_put(o, c, (int)n, t == 12);
+    case 14:
+        n = lludp_floats_of(value, c, 3, 4);
+        if (n < 0 || lludp_quat_xyz(c, n) < 0) return -1;
+        return lludp_doubles_put(o, c, 3, 0);
     case 16:
-        if (value == Py_True) {
-            o[0] = 1;
-            return 1;
-        }
-        if (value == Py_False) {
-            o[0] = 0;
-            return 1;
-        }
-        return -1;
+        if (value != Py_True && value != Py_False) return -1;
+        o[0] = value == Py_True;
+        return 1;
     case 19:
         if (!PyBytes_CheckExact(value) || PyBytes_GET_SIZE(value) != size) return -1;
         memcpy(o, PyBytes_AS_STRING(value), (size_t)size);
         return size;
-    default: /* IPADDR, Variable */
+    default: /* IPADDR */
         return -1;
     }
 }
 
-/* Write the fields f.. of block item (an exact-size tuple, nfields fields,
-   3 layout bytes each) at buf[*pn:cap]. Stops at the first field it leaves
-   to the caller: one lludp_field_put does not take, a Variable field that is
-   not bytes (or too long, or without room), or one without max(32, size)
-   bytes of room. Returns that field's index (nfields if none),
-   *pn past the bytes written; -1 with an exception. */
+/* Write the fields f.. of block item (a tuple of nfields values) at
+   buf[*pn:cap]. Returns the index of the first field it leaves to the
+   caller (nfields if none), *pn past the bytes written; *need is then the
+   room that field wants if room is all it lacked (the caller grows the
+   buffer and calls again), else 0 (the caller writes that field itself). */
 static Py_ssize_t lludp_fields_put(PyObject *item, const unsigned char *layout, Py_ssize_t f,
                                    Py_ssize_t nfields, unsigned char *buf, Py_ssize_t cap,
-                                   Py_ssize_t *pn)
+                                   Py_ssize_t *pn, Py_ssize_t *need)
 {
     Py_ssize_t n = *pn;
+    *need = 0;
     for (; f < nfields; f++) {
         int t = layout[3 * f];
         Py_ssize_t size = layout[3 * f + 1] | ((Py_ssize_t)layout[3 * f + 2] << 8), w;
         PyObject *value = PyTuple_GET_ITEM(item, f);
-        if (t == 20) {
-            /* Variable: exact bytes whose length fits the prefix (1, 2 or 4
-               bytes; anything else is _field_out's, which raises the pure
-               twin's error) */
+        if (t == 20) { /* Variable: exact bytes whose length fits the prefix */
             Py_ssize_t length;
             if (!PyBytes_CheckExact(value)) break;
             length = PyBytes_GET_SIZE(value);
             if (size > 4 || (unsigned long long)length >= (1ULL << (8 * size))) break;
-            if (cap - n < size + length) break;
+            if (cap - n < size + length) {
+                *need = size + length;
+                break;
+            }
             lludp_put_le(buf + n, (uint64_t)length, size);
             memcpy(buf + n + size, PyBytes_AS_STRING(value), (size_t)length);
             n += size + length;
             continue;
         }
-        if (cap - n < (size > 32 ? size : 32)) break;
-        w = lludp_field_put(buf + n, t, size, value);
-        if (w == -1) break;
-        if (w == -2) {
-            *pn = n;
-            return -1;
+        if (cap - n < (size > 32 ? size : 32)) {
+            *need = size > 32 ? size : 32;
+            break;
         }
+        w = lludp_field_put(buf + n, t, size, value);
+        if (w < 0) break;
         n += w;
     }
     *pn = n;
