@@ -41,6 +41,20 @@ def _twins() -> dict[str, str]:
 TWINS = _twins()
 
 
+def _drop_stale_c(twins: dict[str, str]) -> None:
+    """Delete the generated C of a pure source whose augmenting ``X_c.pxd`` is
+    newer: cythonize() compares the C with the ``.py`` only, and would keep
+    C generated with the old types."""
+    for source in twins.values():
+        if not source.endswith("_py.py"):
+            continue
+        pure = SRC.parent / source
+        pxd = pure.with_name(pure.name[: -len("_py.py")] + "_c.pxd")
+        generated = pure.with_suffix(".c")
+        if generated.exists() and pxd.stat().st_mtime > generated.stat().st_mtime:
+            generated.unlink()
+
+
 def extensions() -> list[Extension]:
     if NO_EXTENSIONS:
         return []
@@ -61,6 +75,7 @@ def extensions() -> list[Extension]:
         )
         for name, source in TWINS.items()
     ]
+    _drop_stale_c(TWINS)
     try:
         built = cythonize(
             exts,
