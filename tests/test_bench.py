@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+import gamecodec
 from gamecodec import avara, cli, lludp
 from gamecodec._bench import Config, Contest, Row, Side, run_contest, skipped
 from gamecodec.avara.sample import capture_stream
@@ -75,8 +76,11 @@ def test_bench_smoke_json_and_markdown(capsys: pytest.CaptureFixture[str]) -> No
     data = json.loads(capsys.readouterr().out)
     (row,) = data["results"]
     assert row["protocol"] == "ywindow"
-    assert row["ours_us_per_item"] > 0 and row["peer_us_per_item"] > 0
-    assert row["status"] in {"met", "MISSED"}
+    if gamecodec.implementation()["ywindow"] == "c":
+        assert row["ours_us_per_item"] > 0 and row["peer_us_per_item"] > 0
+        assert row["status"] in {"met", "MISSED"}
+    else:  # a row against the pure twin means nothing when the pure twin is the one loaded
+        assert row["status"] == "skipped"
     cli.main(["bench", "--quick", "--markdown", "--rounds", "1", "--protocol", "bzrc"])
     out = capsys.readouterr().out
     assert "| protocol | what is timed |" in out
