@@ -99,7 +99,7 @@ def test_missing_variable_count_is_absent(codec: ModuleType, template: Template)
     data = rotation()
     msg = decode(codec, template, data)
     assert msg.name == "ObjectRotation"
-    assert msg.ObjectData == []
+    assert msg.ObjectData == ()
     assert msg.absent == ("ObjectData",)
     assert not msg.truncated
     assert msg.AgentData[0].AgentID == AGENT
@@ -130,14 +130,14 @@ def test_an_absent_block_a_written_block_follows_gets_its_count(
     wire = codec.encode(changed, template, "flag")
     assert wire == cut + b"\x00\x01\x01\x07"  # AnimationList: 0; one event of 1 byte
     back = decode(codec, template, wire)
-    assert (back.AnimationList, back.PhysicalAvatarEventList[0].TypeData) == ([], b"\x07")
+    assert (back.AnimationList, back.PhysicalAvatarEventList[0].TypeData) == ((), b"\x07")
     assert not back.truncated and back.absent == ()
 
 
 def test_missing_count_in_the_all_types_template(codec: ModuleType, all_types: Template) -> None:
     data = header() + b"\xc8" + (77).to_bytes(4, "little")  # Tiny: One, then no Tail count
     msg = decode(codec, all_types, data)
-    assert (msg.name, msg.One[0].Value, msg.Tail, msg.absent) == ("Tiny", 77, [], ("Tail",))
+    assert (msg.name, msg.One[0].Value, msg.Tail, msg.absent) == ("Tiny", 77, (), ("Tail",))
     assert codec.encode(msg, all_types, "flag") == data
     assert strict_error(codec, all_types, data).offset == 11
 
@@ -787,7 +787,7 @@ def test_raw_value_types(codec: ModuleType, all_types: Template) -> None:
     ]
     msg = build("Everything", template=all_types, **values)
     got = decode(codec, all_types, codec.encode(msg, all_types, "flag"), strict=True)
-    assert got.Raw == [(b"wxyz", "héllo".encode(), b"m\x00"), (b"abcd", b"", b"")]
+    assert got.Raw == ((b"wxyz", "héllo".encode(), b"m\x00"), (b"abcd", b"", b""))
     assert lludp.text(got.Raw[0].Var1) == "héllo"
 
 
@@ -874,11 +874,34 @@ def test_build_checks_its_input(template: Template) -> None:
     with pytest.raises(ValueError, match="no block"):
         build("StartPingCheck", PingID={"PingID": 1, "OldestUnacked": 0}, Other={})
     msg = build("ObjectRotation", AgentData={"AgentID": AGENT, "SessionID": SESSION})
-    assert msg.ObjectData == []  # a Variable block may be left out
+    assert msg.ObjectData == ()  # a Variable block may be left out
     assert msg.flags == 0x80  # the template says Zerocoded
     # Blocks are accepted too
     again = build("ObjectRotation", AgentData=msg.AgentData[0])
     assert again == msg
+
+
+def test_blocks_are_tuples_and_encode_takes_any_sequence(
+    codec: ModuleType, template: Template
+) -> None:
+    """Decoded and built messages hold each block's instances as a tuple;
+    encode takes lists (or other sequences) of blocks as well."""
+    msg = build(
+        "ObjectRotation",
+        AgentData={"AgentID": AGENT, "SessionID": SESSION},
+        ObjectData=[
+            {"ObjectLocalID": 1, "Rotation": (0.0, 0.0, 0.0)},
+            {"ObjectLocalID": 2, "Rotation": (0.5, 0.5, 0.5)},
+        ],
+    )
+    wire = codec.encode(msg, template)
+    got = decode(codec, template, wire)
+    assert all(type(v) is tuple for v in (*msg.blocks.values(), *got.blocks.values()))
+    assert got.AgentData == msg.AgentData and codec.encode(got, template) == wire
+    as_lists = msg._replace(blocks={k: list(v) for k, v in msg.blocks.items()})
+    assert codec.encode(as_lists, template) == wire
+    as_iterators = msg._replace(blocks={k: iter(v) for k, v in msg.blocks.items()})
+    assert codec.encode(as_iterators, template) == wire
 
 
 def test_decode_many(codec: ModuleType, template: Template) -> None:

@@ -210,10 +210,9 @@ def test_blocks_emptied_while_written_end_the_block_as_the_pure_twin(
 
     def message() -> Message:
         msg = build("PacketAck", Packets=[{"ID": 1}, {"ID": 2}, {"ID": 3}])
-        items = msg.blocks["Packets"]
-        assert isinstance(items, list)
+        items: list[Any] = list(msg.blocks["Packets"])
         items[0] = items[0]._replace(ID=_Shrinking(items, 9))
-        return msg
+        return msg._replace(blocks={"Packets": items})
 
     got = codec.encode(message(), TEMPLATE, "flag")
     assert got == py_codec.encode(message(), TEMPLATE, "flag")

@@ -164,14 +164,14 @@ def same_value(ftype: FieldType, ours: Any, theirs: Any) -> bool:
 
 
 def block_differences(
-    spec: MessageSpec, ours: dict[str, list[Any]], theirs: dict[str, list[dict[str, Any]]]
+    spec: MessageSpec, ours: dict[str, tuple[Any, ...]], theirs: dict[str, list[dict[str, Any]]]
 ) -> list[str]:
     """Where our blocks differ from Hippolyzer's (every block must be present in both)."""
     problems: list[str] = []
     if list(ours) != [b.name for b in spec.blocks]:
         problems.append(f"our blocks {list(ours)}")
     for bspec in spec.blocks:
-        mine, want = ours.get(bspec.name, []), theirs.get(bspec.name)
+        mine, want = ours.get(bspec.name, ()), theirs.get(bspec.name)
         if want is None:
             problems.append(f"{bspec.name}: absent in Hippolyzer's decode")
             continue
@@ -596,7 +596,7 @@ def test_missing_variable_count_is_absent(twin: ModuleType, hippo: str) -> None:
     cut = whole[:-1]  # drop PhysicalAvatarEventList's count byte (0)
     ours = twin.decode(cut, TEMPLATE, False, 8192)
     assert ours.absent == ("PhysicalAvatarEventList",) and not ours.truncated
-    assert ours.PhysicalAvatarEventList == []
+    assert ours.PhysicalAvatarEventList == ()
     assert twin.encode(ours, TEMPLATE, "flag") == cut
     with pytest.raises(DecodeError):
         twin.decode(cut, TEMPLATE, True, 8192)

@@ -214,7 +214,8 @@ def build(
 
     A Single block takes a dict, Multiple and Variable blocks a list of dicts;
     Variable blocks may be left out (no instances). ``flags`` defaults to 0
-    plus ZEROCODED when the template marks the message Zerocoded.
+    plus ZEROCODED when the template marks the message Zerocoded. The message
+    holds each block's instances as a tuple, as a decoded one does.
     """
     tpl = _template(template)
     try:

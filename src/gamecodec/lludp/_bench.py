@@ -196,7 +196,7 @@ def _python_type(ftype: lludp.FieldType) -> Any:
 
 def _struct_types(names: set[str]) -> tuple[Any, dict[str, tuple[Any, list[Any]]]]:
     """A tagged union of one array-like Struct per message (its blocks as
-    fields, each a list of array-like, untracked block Structs), and for each
+    fields, each a tuple of array-like, untracked block Structs), and for each
     message its class and its block classes."""
     import msgspec
 
@@ -218,7 +218,7 @@ def _struct_types(names: set[str]) -> tuple[Any, dict[str, tuple[Any, list[Any]]
                 gc=False,
             )
             blocks.append(block_type)
-            fields.append((block.name, list[block_type]))  # type: ignore[valid-type]
+            fields.append((block.name, tuple[block_type, ...]))  # type: ignore[valid-type]
         classes[name] = (msgspec.defstruct(name, fields, array_like=True, tag=name), blocks)
     union: Any = None
     for cls, _ in classes.values():

@@ -8,18 +8,19 @@ writer are in ``_lludp.h``; the walk follows the per-message plan of
 value the writer does not take itself (an unusual type, or an error) goes
 to the pure twin's field encoder, so both raise the same EncodeError.
 
-Decoded blocks, UUIDs and tuples of floats hold only atomic values: they are
-left untracked by the cyclic GC (see ``_lludp.h``), so a program keeping
-many decoded messages does not make every collection traverse them.
+Decoded blocks, UUIDs and tuples of floats hold only atomic values, and each
+block name's tuple of blocks and the blocks dict only those: they are left
+untracked by the cyclic GC (see ``_lludp.h``), so a program keeping many
+decoded messages does not make every collection traverse them.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_GetItemWithError, PyDict_SetItem
-from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.object cimport PyObject, PyObject_GetItem
 from cpython.ref cimport Py_INCREF
-from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_SET_ITEM
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 from cpython.unicode cimport PyUnicode_GET_LENGTH
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
@@ -54,6 +55,7 @@ cdef extern from "_lludp.h":
                          Py_ssize_t end, Py_ssize_t *ppos, bint strict, int *truncated,
                          Py_ssize_t *pf, uint64_t *plength) except -1
     object lludp_acks_tuple(const uint8_t *p, Py_ssize_t n, Py_ssize_t count)
+    void lludp_untrack_tuple(object t)
     Py_ssize_t lludp_fields_put(object item, const uint8_t *layout, Py_ssize_t f,
                                 Py_ssize_t nfields, uint8_t *buf, Py_ssize_t cap,
                                 Py_ssize_t *pn, Py_ssize_t *need)
@@ -271,6 +273,8 @@ cdef object _walk(const uint8_t *r, Py_ssize_t end, Py_ssize_t *ppos, tuple plan
                   Py_ssize_t *first_absent, int *truncated):
     # Once a count byte is missing the data has ended, so every later Variable
     # block is missing too: *first_absent (the index of the first) says it all.
+    # Each tuple of blocks is untracked before it goes into the dict, which so
+    # stays untracked.
     cdef dict out = {}
     cdef tuple blocks = <tuple>plan[4]
     cdef tuple block
@@ -281,7 +285,7 @@ cdef object _walk(const uint8_t *r, Py_ssize_t end, Py_ssize_t *ppos, tuple plan
     cdef const uint8_t *layout = NULL
     cdef Py_ssize_t nfields = 0, count = 0
     cdef object name = plan[1]
-    cdef list items
+    cdef tuple items
     for b in range(nb):
         block = <tuple>PyTuple_GET_ITEM(blocks, b)
         bname = block[0]
@@ -292,14 +296,14 @@ cdef object _walk(const uint8_t *r, Py_ssize_t end, Py_ssize_t *ppos, tuple plan
                     raise M.missing_count(6 + pos, name, bname)
                 if first_absent[0] < 0:
                     first_absent[0] = b
-                PyDict_SetItem(out, bname, [])
+                PyDict_SetItem(out, bname, _EMPTY)
                 continue
             count = r[pos]
             pos += 1
-        items = PyList_New(count)
+        items = PyTuple_New(count)
         for i in range(count):
             blk = gamecodec_alloc_subtuple(cls, nfields)
-            PyList_SET_ITEM(items, i, blk)
+            PyTuple_SET_ITEM(items, i, blk)
             Py_INCREF(blk)
             rc = lludp_block_fill(blk, layout, nfields, r, end, &pos, strict, truncated, &f,
                                   &length)
@@ -308,6 +312,7 @@ cdef object _walk(const uint8_t *r, Py_ssize_t end, Py_ssize_t *ppos, tuple plan
             if rc == LLUDP_TOO_LONG:
                 raise M.too_long_variable(6 + pos, name, bname, cls._fields[f], length)
         produced += count
+        lludp_untrack_tuple(items)
         PyDict_SetItem(out, bname, items)
     if produced == 0 and nb:
         raise M.empty_message(6 + pos, name)
@@ -345,7 +350,7 @@ cdef object _decode_region(const uint8_t *r, Py_ssize_t rn, uint8_t flags, uint3
         if strict:
             raise M.excess_bytes(6 + pos, (<tuple>plan)[1], rn - pos)
         excess = PyBytes_FromStringAndSize(<const char *>r + pos, rn - pos)
-    # the Message stays tracked by the GC: its blocks dict and lists are the user's to fill
+    # the Message stays tracked by the GC: its blocks dict is the user's to fill
     obj = gamecodec_alloc_subtuple(_Message, 12)
     _set(obj, 0, (<tuple>plan)[1])
     _set(obj, 1, blocks)

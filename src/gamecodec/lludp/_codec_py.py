@@ -269,9 +269,9 @@ def _value(ftype: int, raw: bytes) -> Any:
 
 def _walk(  # noqa: PLR0917 - the field walk, kept in one place
     region: bytes, pos: int, plan: Any, strict: bool, max_size: int, name: str
-) -> tuple[dict[str, list[Block]], int, list[str], bool, int]:
+) -> tuple[dict[str, tuple[Block, ...]], int, list[str], bool, int]:
     end = len(region)
-    out: dict[str, list[Block]] = {}
+    out: dict[str, tuple[Block, ...]] = {}
     absent: list[str] = []
     truncated = False
     produced = 0
@@ -282,7 +282,7 @@ def _walk(  # noqa: PLR0917 - the field walk, kept in one place
                 if strict:
                     raise M.missing_count(6 + pos, name, bname)
                 absent.append(bname)
-                out[bname] = []
+                out[bname] = ()
                 continue
             count = region[pos]
             pos += 1
@@ -327,7 +327,7 @@ def _walk(  # noqa: PLR0917 - the field walk, kept in one place
                 values.append(_value(ftype, raw))
             items.append(tuple.__new__(cls, values))
         produced += count
-        out[bname] = items
+        out[bname] = tuple(items)
     if produced == 0 and plan[4]:
         raise M.empty_message(6 + pos, name)
     return out, pos, absent, truncated, produced

@@ -370,10 +370,12 @@ static Py_ssize_t lludp_compressed_size(const unsigned char *src, Py_ssize_t n)
    immutable object holding only such values (a tuple of floats, a uuid.UUID
    holding an int): those are untracked by the cyclic GC as they are made
    (CPython untracks such tuples itself, at its next collection), and so is
-   each block filled with them. No reference cycle can pass through them, and
+   each block filled with them and each block name's tuple of blocks. No
+   reference cycle can pass through them. The blocks dict, made empty and
+   given only untracked values, is never tracked (CPython's dict tracks
+   itself when a tracked value is put in, so what a user adds is seen), and
    the collector has nothing to traverse in a capture of decoded messages but
-   the Message tuples, their dicts and their lists, which stay tracked: a
-   user can put anything in those. */
+   the Message tuples, which stay tracked as they hold the mutable dict. */
 
 typedef struct {
     PyObject *zero;  /* the shared 0.0 */
@@ -411,6 +413,20 @@ static void lludp_init(PyObject *zero, PyObject *one, PyObject *zero3, PyObject 
 static inline void lludp_untrack(PyObject *op)
 {
     if (PyObject_IS_GC(op)) PyObject_GC_UnTrack(op);
+}
+
+/* Untrack an exact tuple none of whose items is tracked (what CPython's
+   collector does to such a tuple at its next pass, done at once). */
+static inline void lludp_untrack_tuple(PyObject *t)
+{
+    Py_ssize_t i, n = PyTuple_GET_SIZE(t);
+    PyObject *v;
+    if (!PyObject_GC_IsTracked(t)) return;
+    for (i = 0; i < n; i++) {
+        v = PyTuple_GET_ITEM(t, i);
+        if (PyObject_IS_GC(v) && PyObject_GC_IsTracked(v)) return;
+    }
+    PyObject_GC_UnTrack(t);
 }
 
 static inline uint32_t lludp_le32(const unsigned char *q)

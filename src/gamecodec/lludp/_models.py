@@ -257,16 +257,17 @@ def block_class(spec: BlockSpec) -> type[Block]:
 class Message(NamedTuple):
     """A decoded (or built) LLUDP packet: header, message and blocks.
 
-    ``blocks`` maps every template block, in template order, to its list of
-    instances. ``excess`` holds bytes found after the last block, ``absent``
-    the Variable blocks whose count byte was missing, ``truncated`` whether a
-    field ran off the end (zero-filled); with them an unmodified message
-    re-encodes to the bytes it came from. An unknown message keeps its raw
+    ``blocks`` maps every template block, in template order, to the tuple of
+    its instances (``_replace`` makes a changed copy). ``excess`` holds bytes
+    found after the last block, ``absent`` the Variable blocks whose count
+    byte was missing, ``truncated`` whether a field ran off the end
+    (zero-filled); with them an unmodified message re-encodes to the bytes it
+    came from. An unknown message keeps its raw
     ``body`` and no blocks.
     """
 
     name: str
-    blocks: dict[str, list[Block]]
+    blocks: dict[str, tuple[Block, ...]]
     flags: int = 0
     sequence: int = 0
     acks: tuple[int, ...] = ()
@@ -283,8 +284,8 @@ class Message(NamedTuple):
             return self.blocks[key]
         return tuple.__getitem__(self, key)
 
-    def __getattr__(self, name: str) -> list[Block]:
-        blocks: dict[str, list[Block]] = tuple.__getitem__(self, 1)  # type: ignore[index]
+    def __getattr__(self, name: str) -> tuple[Block, ...]:
+        blocks: dict[str, tuple[Block, ...]] = tuple.__getitem__(self, 1)  # type: ignore[index]
         try:
             return blocks[name]
         except KeyError:
@@ -370,18 +371,18 @@ class Header(NamedTuple):
 
 def blocks_from_mapping(
     spec: MessageSpec, classes: Mapping[str, type[Block]], given: Mapping[str, Any]
-) -> dict[str, list[Block]]:
+) -> dict[str, tuple[Block, ...]]:
     """Turn ``{block: dict | [dict | Block, ...]}`` into the ``blocks`` of a Message."""
     unknown = set(given) - {b.name for b in spec.blocks}
     if unknown:
         raise ValueError(f"{spec.name} has no block(s) {sorted(unknown)}")
-    out: dict[str, list[Block]] = {}
+    out: dict[str, tuple[Block, ...]] = {}
     for block in spec.blocks:
         cls = classes[block.name]
         value = given.get(block.name)
         if value is None:
             if block.kind == BlockKind.VARIABLE:
-                out[block.name] = []
+                out[block.name] = ()
                 continue
             raise ValueError(f"{spec.name}: block {block.name} is required")
         if isinstance(value, (Mapping, Block)):
@@ -400,5 +401,5 @@ def blocks_from_mapping(
                     f"{spec.name}.{block.name}: missing fields {missing}, unknown {sorted(extra)}"
                 )
             items.append(cls(item[name] for name in cls._fields))
-        out[block.name] = items
+        out[block.name] = tuple(items)
     return out

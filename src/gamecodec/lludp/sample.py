@@ -19,6 +19,7 @@ from typing import Any
 
 from gamecodec.lludp._models import (
     ZEROCODED,
+    Block,
     BlockKind,
     FieldSpec,
     FieldType,
@@ -78,13 +79,13 @@ def random_message(
     spec: MessageSpec = tpl[name]
     counts = counts or {}
     classes = tpl.block_classes(name)
-    blocks = {}
+    blocks: dict[str, tuple[Block, ...]] = {}
     for block in spec.blocks:
         n = block.count if block.kind != 3 else counts.get(block.name, 1)
-        blocks[block.name] = [
+        blocks[block.name] = tuple(
             classes[block.name](_value(f.type, f.size, rng, zeros, var) for f in block.fields)
             for _ in range(n)
-        ]
+        )
     if flags is None:
         flags = ZEROCODED if spec.zerocoded else 0
     return Message(name, blocks, flags, rng.getrandbits(32), acks, b"", spec.frequency, spec.number)
@@ -220,17 +221,17 @@ def _region_message(
     classes = template.block_classes(name)
     counts = _counts(rng, name, spec)
     zeros = 0.5 if spec.zerocoded else 0.2
-    blocks = {}
+    blocks: dict[str, tuple[Block, ...]] = {}
     for block in spec.blocks:
         n = block.count if block.kind != BlockKind.VARIABLE else counts.get(block.name, 0)
         cls = classes[block.name]
-        blocks[block.name] = [
+        blocks[block.name] = tuple(
             cls(_field(pools, name, f, zeros) for f in block.fields) for _ in range(n)
-        ]
+        )
     if name == "PacketAck":  # ascending ids just behind the peer's sequence
         base = max(0, sequence - rng.randint(30, 300))
         ids = sorted(rng.sample(range(base, base + 400), len(blocks["Packets"])))
-        blocks["Packets"] = [classes["Packets"]((i,)) for i in ids]
+        blocks["Packets"] = tuple(classes["Packets"]((i,)) for i in ids)
     if spec.zerocoded:
         flags |= ZEROCODED
     return Message(name, blocks, flags, sequence, acks, b"", spec.frequency, spec.number)
