@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+import gamecodec
+
 ROOT = Path(__file__).resolve().parents[1]
 
 SCRIPT = r"""
@@ -112,7 +114,9 @@ print(json.dumps({
 
 @pytest.fixture(scope="module")
 def facts() -> dict[str, object]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    # the gamecodec under test (a checkout's src/ or an installed copy), not another one
+    package_root = Path(gamecodec.__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(package_root)}
     env["GAMECODEC_NO_EXTENSIONS"] = "1"  # the package uses the pure twins; the script
     # then imports the compiled ones itself
     done = subprocess.run(
