@@ -310,3 +310,25 @@ def test_sample_traffic_round_trips(codec: ModuleType) -> None:
     frames = [*sample_session(), received_items_frame(50)]
     for frame in frames:
         assert codec.encode(codec.decode(frame)) == frame
+
+
+class _Unknown:
+    """A value the encoder cannot write: ``default`` is called for it."""
+
+
+@pytest.mark.parametrize("container", ["list", "dict"])
+def test_default_that_empties_the_container_being_written(
+    codec: ModuleType, container: str
+) -> None:
+    # default() runs in the middle of writing the container it clears: the
+    # compiled writer must not read the freed items (it once crashed here)
+    items: list[Any] = [_Unknown(), "s" * 50, 1, [2, 3], {"k": "v" * 40}]
+    value: Any = list(items) if container == "list" else {str(i): v for i, v in enumerate(items)}
+
+    def default(obj: object) -> int:
+        value.clear()
+        return 7
+
+    text = codec.encode(value, default=default)
+    assert isinstance(text, str) and text[0] in "[{"
+    assert not value

@@ -17,7 +17,7 @@ does not replace; a string with a lone surrogate) is handed to the pure twin,
 so results and errors are the pure twin's by construction.
 """
 
-from cpython.dict cimport PyDict_GetItem, PyDict_Next, PyDict_SetItem
+from cpython.dict cimport PyDict_GetItem, PyDict_Next, PyDict_SetItem, PyDict_Size
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_SetItem
 from cpython.mem cimport PyMem_Free
 from cpython.object cimport PyObject
@@ -594,6 +594,7 @@ cdef int _put_obj(Buf *buf, object obj, int mode, int depth, object default) exc
     cdef Py_ssize_t i, n, pos = 0
     cdef PyObject *key
     cdef PyObject *value
+    cdef object item
     cdef bint first
     if depth > MAX_NESTING:
         raise _Fallback()
@@ -610,6 +611,9 @@ cdef int _put_obj(Buf *buf, object obj, int mode, int depth, object default) exc
     elif cls is float:
         _put_float(buf, PyFloat_AS_DOUBLE(obj))
     elif cls is dict:
+        # ``default`` may change any container: each item is held while it is
+        # written, and a container whose size changed goes to the pure twin
+        n = PyDict_Size(obj)
         first = True
         _putc(buf, b'{')
         while PyDict_Next(obj, &pos, &key, &value):
@@ -626,19 +630,25 @@ cdef int _put_obj(Buf *buf, object obj, int mode, int depth, object default) exc
             elif Py_TYPE(value) == <PyTypeObject *>str:
                 _put_str(buf, <object>value)
             else:
-                _put_obj(buf, <object>value, mode, depth + 1, default)
+                item = <object>value
+                _put_obj(buf, item, mode, depth + 1, default)
+                if PyDict_Size(obj) != n:
+                    raise _Fallback()
         _putc(buf, b'}')
     elif cls is list:
         n = PyList_GET_SIZE(obj)
         _putc(buf, b'[')
         for i in range(n):
+            if PyList_GET_SIZE(obj) != n:
+                raise _Fallback()
             if i:
                 _putc(buf, b',')
             value = PyList_GET_ITEM(obj, i)
             if Py_TYPE(value) == <PyTypeObject *>int:
                 _put_int(buf, <object>value)
             else:
-                _put_obj(buf, <object>value, mode, depth + 1, default)
+                item = <object>value
+                _put_obj(buf, item, mode, depth + 1, default)
         _putc(buf, b']')
     elif cls is tuple or (mode == MODE_RAW and PyTuple_Check(obj)):
         n = PyTuple_GET_SIZE(obj)
