@@ -639,8 +639,6 @@ cdef int _put_obj(Buf *buf, object obj, int mode, int depth, object default) exc
         n = PyList_GET_SIZE(obj)
         _putc(buf, b'[')
         for i in range(n):
-            if PyList_GET_SIZE(obj) != n:
-                raise _Fallback()
             if i:
                 _putc(buf, b',')
             value = PyList_GET_ITEM(obj, i)
@@ -649,6 +647,8 @@ cdef int _put_obj(Buf *buf, object obj, int mode, int depth, object default) exc
             else:
                 item = <object>value
                 _put_obj(buf, item, mode, depth + 1, default)
+                if PyList_GET_SIZE(obj) != n:
+                    raise _Fallback()
         _putc(buf, b']')
     elif cls is tuple or (mode == MODE_RAW and PyTuple_Check(obj)):
         n = PyTuple_GET_SIZE(obj)
