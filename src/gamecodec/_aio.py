@@ -16,6 +16,7 @@ from collections import deque
 from typing import Any, Generic, Protocol, TypeVar, cast
 
 from gamecodec.errors import LocalProtocolError
+from gamecodec.sessions import Tap, Traffic
 
 __all__ = ["Address", "Session", "SessionProtocol", "open_endpoint"]
 
@@ -47,7 +48,9 @@ class SessionProtocol(asyncio.DatagramProtocol, Generic[S, T]):
     the session reports its peer lost; :meth:`recv` then raises
     :class:`ConnectionError`. The event records of the subclasses are
     :class:`collections.deque` objects holding the latest :attr:`history`
-    events (a class attribute, read when the protocol is built).
+    events (a class attribute, read when the protocol is built). ``tap``, if
+    given, sees every datagram received (from any address) and sent, as a
+    :class:`~gamecodec.sessions.Traffic` record.
     """
 
     name = "session"
@@ -59,8 +62,9 @@ class SessionProtocol(asyncio.DatagramProtocol, Generic[S, T]):
     taken_counter = "datagrams_received"
     """The session's counter of datagrams it took (decoded, checksum right)."""
 
-    def __init__(self, session: S, peer: Address | None = None) -> None:
+    def __init__(self, session: S, peer: Address | None = None, *, tap: Tap | None = None) -> None:
         self.session = session
+        self.tap = tap
         self._peer = peer
         self.lost: Any = None
         self._transport: asyncio.DatagramTransport | None = None
@@ -84,6 +88,8 @@ class SessionProtocol(asyncio.DatagramProtocol, Generic[S, T]):
     def datagram_received(self, data: bytes, addr: Address) -> None:
         assert self._loop is not None
         now = self._loop.time()
+        if self.tap is not None:
+            self.tap(Traffic("in", data, now, addr))
         if self._peer is None:
             self._started(now)  # before the datagram: it may be the peer's first
             before = self._accepted()
@@ -201,8 +207,12 @@ class SessionProtocol(asyncio.DatagramProtocol, Generic[S, T]):
         if peer is None:
             return  # nobody to talk to yet: no timers either
         session = self.session
-        for dg in session.datagrams_to_send(loop.time()):
+        now = loop.time()
+        tap = self.tap
+        for dg in session.datagrams_to_send(now):
             transport.sendto(dg, peer)
+            if tap is not None:
+                tap(Traffic("out", dg, now, peer))
         self._take_events()
         if session.unacked < self._limit or self.lost is not None:
             self._room.set()

@@ -25,7 +25,18 @@ __all__ = [
 
 
 class GameCodecError(Exception):
-    """Base class of every error gamecodec raises on purpose."""
+    """Base class of every error gamecodec raises on purpose.
+
+    ``protocol`` names the protocol's package (``"lludp"``, ...); it is ``""``
+    only for errors no protocol raised.
+    """
+
+    protocol: str = ""
+
+    def __init__(self, *args: Any, protocol: str = "") -> None:
+        super().__init__(*args)
+        if protocol:
+            self.protocol = protocol
 
 
 class DecodeError(GameCodecError, ValueError):
@@ -49,7 +60,7 @@ class DecodeError(GameCodecError, ValueError):
         self.offset = offset
         self.protocol = protocol
         self.partial = partial
-        super().__init__(f"{message} (at byte {offset})")
+        Exception.__init__(self, f"{message} (at byte {offset})")
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.message, self.offset, self.protocol, self.partial))

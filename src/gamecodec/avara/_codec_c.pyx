@@ -25,7 +25,7 @@ from libc.string cimport memcpy
 
 import numpy as np
 
-from gamecodec.avara import _messages as msg
+from gamecodec.avara import _errors as msg
 from gamecodec.avara._models import (
     COMMAND_DTYPE,
     DATAGRAM_DTYPE,

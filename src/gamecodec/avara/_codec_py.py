@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from gamecodec.avara import _messages as msg
+from gamecodec.avara import _errors as msg
 from gamecodec.avara._models import (
     COMMAND_DTYPE,
     DATAGRAM_DTYPE,

@@ -29,7 +29,7 @@ import uuid as _uuid_mod
 
 from gamecodec.errors import DecodeError
 from gamecodec.lludp import _codec_py as _py
-from gamecodec.lludp import _messages as M
+from gamecodec.lludp import _errors as M
 from gamecodec.lludp._models import Header, Message, split_code
 
 cdef extern from "_capi.h":

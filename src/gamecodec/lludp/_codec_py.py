@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from gamecodec.errors import DecodeError
-from gamecodec.lludp import _messages as M
+from gamecodec.lludp import _errors as M
 from gamecodec.lludp._models import (
     ACK,
     MAX_ACKS,

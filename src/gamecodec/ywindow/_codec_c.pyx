@@ -16,7 +16,7 @@ from libc.stdint cimport int32_t, uint8_t, uint32_t
 from libc.string cimport memcmp
 
 from gamecodec.errors import DecodeError
-from gamecodec.ywindow import _messages as msg
+from gamecodec.ywindow import _errors as msg
 from gamecodec.ywindow._models import MAX_MESSAGE, Keyword, Message
 
 __all__ = ["Decoder", "decode"]

@@ -9,7 +9,7 @@ chunking of a stream gives the same messages and the same error.
 from __future__ import annotations
 
 from gamecodec.errors import DecodeError
-from gamecodec.ywindow import _messages as msg
+from gamecodec.ywindow import _errors as msg
 from gamecodec.ywindow._models import MAX_MESSAGE, MIN_MAX_MESSAGE, Keyword, Message, Value
 
 Buffer = bytes | bytearray | memoryview
