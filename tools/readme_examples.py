@@ -8,7 +8,8 @@ body of its own function (so the blocks do not see each other's names), for
     mypy --strict build/readme_examples.py
 
 With ``--run``, also executes each block on its own, in a fresh namespace, and
-exits non-zero if one raises. Tracebacks and mypy errors point at README lines.
+exits non-zero if one raises. Tracebacks point at README lines; a comment above each
+function of the module names its README line.
 The examples must be self-contained: no network beyond loopback.
 """
 
