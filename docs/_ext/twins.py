@@ -24,19 +24,18 @@ class TwinAliases(griffe.Extension):
 
     def on_module_members(self, *, mod: griffe.Module, **kwargs: Any) -> None:
         """Called once the members of a module are loaded."""
+        values = {
+            name: str(member.value)
+            for name, member in mod.members.items()
+            if isinstance(member, griffe.Attribute) and member.value is not None
+        }
         twins = {}
-        for name, member in mod.members.items():
-            if member.is_alias or not member.is_attribute or member.value is None:
-                continue
-            load = _LOAD.search(str(member.value))
+        for name, value in values.items():
+            load = _LOAD.search(value)
             if load:
                 twins[name] = f"{load[1]}.{load[2]}_py"
-        if not twins:
-            return
-        for name, member in list(mod.members.items()):
-            if member.is_alias or not member.is_attribute or member.value is None:
-                continue
-            ref = _FROM_TWIN.match(str(member.value))
+        for name, value in values.items():
+            ref = _FROM_TWIN.match(value)
             if ref and ref[1] in twins:
                 alias = griffe.Alias(name, f"{twins[ref[1]]}.{ref[2]}", parent=mod)
                 mod.set_member(name, alias)
