@@ -421,7 +421,9 @@ def _positive(text: str) -> int:
     return value
 
 
-def _add_decode(sub: Any) -> argparse.ArgumentParser:
+def _add_decode(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "decode",
         help="decode traffic of one protocol and print it as JSON",
@@ -472,7 +474,7 @@ def _check_decode(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         parser.error("--net-version applies to avara only")
 
 
-def _add_bench(sub: Any) -> None:
+def _add_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "bench",
         help="time every protocol against peers and floors on realistic traffic",
