@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 __all__ = [
     "Config",
@@ -355,25 +355,21 @@ def describe_target(row: Row) -> str:
 
 
 def _shortfall(row: Row) -> str:
-    """How far a missed target is: ``"38% short"`` (speed-up) or ``"24% over"`` (cost)."""
+    """How far a missed target is, as a share of the target: ``"38%"``."""
     assert row.ratio is not None and row.limit is not None
-    if row.kind == "speedup":
-        gap, word = (row.limit - row.ratio) / row.limit, "short"
-    else:
-        gap, word = (row.ratio - row.limit) / row.limit, "over"
-    pct = 100 * gap
-    amount = f"{pct:.0f}%" if pct >= 1 else "under 1%"
-    return f"{amount} {word}"
+    gap = row.limit - row.ratio if row.kind == "speedup" else row.ratio - row.limit
+    pct = 100 * gap / row.limit
+    return f"{pct:.0f}%" if pct >= 1 else "under 1%"
 
 
 def describe_status(row: Row) -> str:
-    """``met``, ``MISSED: 38% short of >= 5x faster``, ``skipped: <why>``, or
+    """``met``, ``MISSED by 38% (target >= 5x faster)``, ``skipped: <why>``, or
     ``info only`` for a row without a target."""
     status = row.status
     if status == "skipped":
         return f"skipped: {row.skipped}"
     if status == "MISSED":
-        return f"MISSED: {_shortfall(row)} of {describe_target(row)}"
+        return f"MISSED by {_shortfall(row)} (target {describe_target(row)})"
     if status == "no target":
         return "info only"
     return status
@@ -386,28 +382,30 @@ def progress_line(row: Row) -> str:
     return f"{row.protocol}: {row.title}: {describe_result(row)}, {describe_status(row)}"
 
 
-_COLUMNS: tuple[tuple[str, int, str], ...] = (
-    ("protocol", 0, "the protocol package."),
-    (
-        "what is timed",
-        34,
-        "the work, mostly written as 'gamecodec's call vs the other side'.",
-    ),
-    ("workload", 28, "the stream both sides work through (realistic traffic, items distinct)."),
-    (
+class _Column(NamedTuple):
+    name: str
+    width: int  # where the plain-text table wraps the cells (0: never)
+    meaning: str
+
+
+_COLUMNS = (
+    _Column("protocol", 0, "the protocol package."),
+    _Column("what is timed", 34, "the work, mostly as 'gamecodec's call vs the other side'."),
+    _Column("workload", 28, "the stream both sides work through (realistic, items distinct)."),
+    _Column(
         "compared with",
         18,
-        "a peer library, what a user would write by hand, gamecodec's own "
-        "pure-Python twin, or a floor (the least any Python code must do for the same work).",
+        "a peer library, what a user would write by hand, gamecodec's own pure-Python twin, "
+        "or a floor (the least any Python code must do for the same work).",
     ),
-    (
+    _Column(
         "gamecodec us/item",
         9,
-        "gamecodec's time per item (packet, frame, reply, ...), in "
-        "microseconds: the median over the rounds.",
+        "gamecodec's time per item (packet, frame, reply, ...) in microseconds, the median "
+        "over the rounds.",
     ),
-    ("other us/item", 9, "the same for what gamecodec is compared with."),
-    (
+    _Column("other us/item", 9, "the same for what gamecodec is compared with."),
+    _Column(
         "result",
         14,
         "'Nx faster': the other side's time divided by gamecodec's (higher is better). "
@@ -415,13 +413,13 @@ _COLUMNS: tuple[tuple[str, int, str], ...] = (
         "against floors). The median of the per-round ratios, with the lowest and highest in "
         "parentheses.",
     ),
-    ("target", 12, "what the result should reach, or 'no target' for rows shown for information."),
-    (
+    _Column("target", 12, "what the result should reach; 'no target' for rows that inform."),
+    _Column(
         "status",
         28,
-        "'met'; 'MISSED' with how far the result is from the target; 'skipped' "
-        "with the reason (a peer not installed here, or no compiled twin to compare); 'info "
-        "only' for rows without a target.",
+        "'met'; 'MISSED by N%' with the target (N: how far the result is from the target, "
+        "as a share of it); 'skipped' with the reason (a peer not installed here, or no "
+        "compiled twin to compare with); 'info only' for rows without a target.",
     ),
 )
 
@@ -429,10 +427,10 @@ _COLUMNS: tuple[tuple[str, int, str], ...] = (
 def legend(markdown: bool = False) -> str:
     """What each column of :func:`render_table` means."""
     if markdown:
-        return "\n".join(f"- **{name}**: {text}" for name, _, text in _COLUMNS)
+        return "\n".join(f"- **{c.name}**: {c.meaning}" for c in _COLUMNS)
     return "\n".join(
-        textwrap.fill(text, 100, initial_indent=f"  {name}: ", subsequent_indent="      ")
-        for name, _, text in _COLUMNS
+        textwrap.fill(c.meaning, 100, initial_indent=f"  {c.name}: ", subsequent_indent="      ")
+        for c in _COLUMNS
     )
 
 
@@ -450,32 +448,33 @@ def _cells(row: Row) -> tuple[str, ...]:
     )
 
 
+def _wrap(cell: str, width: int) -> list[str]:
+    return (textwrap.wrap(cell, width) or [""]) if width else [cell]
+
+
 def render_table(rows: list[Row], markdown: bool = False) -> str:
-    """The rows as a plain-text table (long cells wrapped) or a Markdown table."""
-    head = tuple(name for name, _, _ in _COLUMNS)
+    """The rows as a plain-text table (long cells wrapped, a blank line between
+    rows) or as a Markdown table."""
+    head = tuple(c.name for c in _COLUMNS)
     body = [_cells(r) for r in rows]
     if markdown:
         lines = [
-            "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+            "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
             for cells in (head, *body)
         ]
         lines.insert(1, "|" + "|".join("---" for _ in head) + "|")
         return "\n".join(lines)
     wrapped = [
-        [
-            textwrap.wrap(cell, width) or [""] if width else [cell]
-            for cell, (_, width, _) in zip(cells, _COLUMNS, strict=True)
-        ]
+        [_wrap(cell, c.width) for cell, c in zip(cells, _COLUMNS, strict=True)]
         for cells in (head, *body)
     ]
     widths = [max(len(line) for cells in wrapped for line in cells[i]) for i in range(len(head))]
     out: list[str] = []
     for n, cells in enumerate(wrapped):
-        height = max(len(lines) for lines in cells)
-        for k in range(height):
+        for k in range(max(map(len, cells))):
             parts = [
-                (lines[k] if k < len(lines) else "").ljust(w)
-                for lines, w in zip(cells, widths, strict=True)
+                (lines[k] if k < len(lines) else "").ljust(width)
+                for lines, width in zip(cells, widths, strict=True)
             ]
             out.append("  ".join(parts).rstrip())
         out.append("  ".join("-" * w for w in widths) if n == 0 else "")

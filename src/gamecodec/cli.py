@@ -494,7 +494,9 @@ def _add_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--full", action="store_true", help="the stream sizes of the targets, 5 rounds"
     )
     size.add_argument(
-        "--quick", action="store_true", help="small streams: the default, accepted for now"
+        "--quick",
+        action="store_true",
+        help="small streams (the default; this option does nothing and will go)",
     )
     p.add_argument(
         "--check",
