@@ -362,14 +362,15 @@ def _shortfall(row: Row) -> str:
     return f"{pct:.0f}%" if pct >= 1 else "under 1%"
 
 
-def describe_status(row: Row) -> str:
-    """``met``, ``MISSED by 38% (target >= 5x faster)``, ``skipped: <why>``, or
-    ``info only`` for a row without a target."""
+def describe_status(row: Row, *, with_target: bool = False) -> str:
+    """``met``, ``MISSED by 38%`` (``with_target``: ``MISSED by 38% (target >= 5x
+    faster)``), ``skipped: <why>``, or ``info only`` for a row without a target."""
     status = row.status
     if status == "skipped":
         return f"skipped: {row.skipped}"
     if status == "MISSED":
-        return f"MISSED by {_shortfall(row)} (target {describe_target(row)})"
+        target = f" (target {describe_target(row)})" if with_target else ""
+        return f"MISSED by {_shortfall(row)}{target}"
     if status == "no target":
         return "info only"
     return status
@@ -379,7 +380,8 @@ def progress_line(row: Row) -> str:
     """One line for a finished row: what, the result, the status."""
     if row.skipped is not None:
         return f"{row.protocol}: {row.title}: skipped ({row.skipped})"
-    return f"{row.protocol}: {row.title}: {describe_result(row)}, {describe_status(row)}"
+    status = describe_status(row, with_target=True)
+    return f"{row.protocol}: {row.title}: {describe_result(row)}, {status}"
 
 
 class _Column(NamedTuple):
@@ -413,13 +415,13 @@ _COLUMNS = (
         "against floors). The median of the per-round ratios, with the lowest and highest in "
         "parentheses.",
     ),
-    _Column("target", 12, "what the result should reach; 'no target' for rows that inform."),
+    _Column("target", 14, "what the result should reach; 'no target' for rows that inform."),
     _Column(
         "status",
-        28,
-        "'met'; 'MISSED by N%' with the target (N: how far the result is from the target, "
-        "as a share of it); 'skipped' with the reason (a peer not installed here, or no "
-        "compiled twin to compare with); 'info only' for rows without a target.",
+        24,
+        "'met'; 'MISSED by N%': the result is N% of the target short of it (or over it, for "
+        "'the time'); 'skipped' with the reason (a peer not installed here, or no compiled "
+        "twin to compare with); 'info only' for rows without a target.",
     ),
 )
 
