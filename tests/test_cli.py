@@ -212,6 +212,11 @@ def test_unreadable_input_is_one_line_and_status_2(
         status, units, err = run(capsys, *argv)
         assert status == 2 and units == []
         assert err.startswith("gamecodec: error: ") and err.count("\n") == 1
+    lines = tmp_path / "lines.txt"
+    lines.write_text(f"{LLUDP_PING}\n\nzz\n")
+    status, units, err = run(capsys, "decode", "lludp", "--hex", "-f", str(lines))
+    assert status == 2 and units == []  # the input is read whole before decoding
+    assert err.startswith("gamecodec: error: line 3 is not hex")
 
 
 @pytest.mark.parametrize(

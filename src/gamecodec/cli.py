@@ -183,16 +183,16 @@ def _read_inputs(args: argparse.Namespace) -> list[Any]:
     if not args.hex:
         return [raw]
     try:
-        lines = [line for line in raw.decode("ascii").splitlines() if line.strip()]
+        lines = [(n, line) for n, line in enumerate(raw.decode("ascii").splitlines(), 1)]
     except UnicodeDecodeError:
         raise _InputError("the input is not hex text (a non-ASCII byte)") from None
-    if args.protocol in _DATAGRAMS:
-        return [_from_hex(line, f"line {n}") for n, line in enumerate(lines, 1)]
-    return [_from_hex("".join(lines), "the input")]
+    if args.protocol in _DATAGRAMS:  # one datagram a line
+        return [_from_hex(line, f"line {n}") for n, line in lines if line.strip()]
+    return [_from_hex("".join(line for _, line in lines), "the input")]
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split("\n")).replace("\r", " ")
+    return " ".join(text.splitlines())
 
 
 def decode(args: argparse.Namespace) -> int:
@@ -213,7 +213,7 @@ def decode(args: argparse.Namespace) -> int:
             for unit in decoder(data, args):
                 emit(unit)
         except DecodeError as exc:
-            if isinstance(exc.partial, list):
+            if args.protocol not in _DATAGRAMS and isinstance(exc.partial, list):
                 for unit in exc.partial:
                     emit(unit)
             where = f"datagram {number}: " if len(inputs) > 1 else ""
@@ -398,7 +398,8 @@ output:
   One JSON object per line (indented with --pretty). Objects carry a "type"
   key with the model's class name, then its fields; bytes are written in hex,
   UUIDs as strings, enum members by name, arrays as lists. A field named
-  "type" is written "type_".
+  "type" is written "type_". An Archipelago command gamecodec does not know
+  is printed as the frame has it.
 
 exit status:
   0 when everything decoded. 2 on a decode error: the units decoded before it
