@@ -2,7 +2,7 @@
 
 Run: ``pytest benchmarks`` (``--benchmark-disable`` runs every side once: a
 smoke test). Each group holds gamecodec and its peer on the same stream (the
-quick sizes of ``gamecodec bench --quick``); compare within a group, by the
+sizes of a default ``gamecodec bench`` run); compare within a group, by the
 ``items`` in ``extra_info``. ``gamecodec bench`` times the same pairs
 interleaved in one process, which is what its ratios come from.
 """

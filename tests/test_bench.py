@@ -3,12 +3,26 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 import gamecodec
 from gamecodec import avara, cli, lludp
-from gamecodec._bench import Config, Contest, Row, Side, run_contest, skipped
+from gamecodec._bench import (
+    Config,
+    Contest,
+    Row,
+    Side,
+    describe_result,
+    describe_status,
+    describe_target,
+    legend,
+    render_table,
+    run_all,
+    run_contest,
+    skipped,
+)
 from gamecodec.avara.sample import capture_stream
 from gamecodec.lludp.sample import REGION_MIX, region_stream
 
@@ -40,17 +54,20 @@ def test_contest_ratio_and_range() -> None:
     assert cost.status == "MISSED"
 
 
-def _row(status: str) -> Row:
+def _row(status: str, kind: str = "speedup") -> Row:
     if status == "skipped":
         return skipped("p", "a skipped row", "the peer is not installed", peer="peer", limit=3.0)
-    ratio = 5.0 if status == "met" else 1.0
-    return Row("p", f"a {status} row", "10 items", "item", "ours", "peer", "speedup", 3.0,
+    if status == "no target":
+        return Row("p", "a row without a target", "10 items", "item", "ours", "peer", kind,
+                   None, 1.0, 2.0, 2.0, 1.9, 2.1)  # fmt: skip
+    ratio = 5.0 if (status == "met") == (kind == "speedup") else 1.0
+    return Row("p", f"a {status} row", "10 items", "item", "ours", "peer", kind, 3.0,
                1.0, ratio, ratio, ratio, ratio)  # fmt: skip
 
 
 @pytest.mark.parametrize(
     ("statuses", "code"),
-    [(["met"], 0), (["met", "skipped"], 0), (["met", "MISSED", "skipped"], 1)],
+    [(["met"], 0), (["met", "skipped"], 0), (["met", "MISSED", "skipped", "no target"], 1)],
 )
 def test_check_exit_code_and_table(
     monkeypatch: pytest.MonkeyPatch,
@@ -60,21 +77,109 @@ def test_check_exit_code_and_table(
 ) -> None:
     rows = [_row(s) for s in statuses]
     monkeypatch.setattr(cli, "run_bench", lambda protocols, config: (rows, []))
-    assert cli.main(["bench", "--check"]) == code
+    assert cli.main(["bench", "--check", "--markdown"]) == code
     out = capsys.readouterr().out
     for s in statuses:
-        assert f"a {s} row" in out
+        assert f"a {s} row" in out or s == "no target"
     assert ">= 3x faster" in out
     if "skipped" in statuses:
         assert "skipped: the peer is not installed" in out
-    assert "inf" not in out
+    if "MISSED" in statuses:  # how far off, and the target
+        assert "| MISSED by 67% |" in out and "| >= 3x faster |" in out
+    if "no target" in statuses:
+        assert "no target" in out and "info only" in out
+    assert not re.search(r"\binf\b", out)
+    assert " NO " not in out and " YES " not in out
+    assert not re.search(r"(?<![\w.(])-\d", out)  # no negative figures
     assert cli.main(["bench"]) == 0  # without --check a miss is only reported
 
 
+def test_the_legend_explains_every_column(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [_row("met"), _row("MISSED", kind="cost")]
+    monkeypatch.setattr(cli, "run_bench", lambda protocols, config: (rows, []))
+    assert cli.main(["bench"]) == 0
+    out = capsys.readouterr().out
+    table = render_table(rows)
+    header = table.splitlines()[0].split()
+    for word in header:
+        assert word in legend()
+    for name in ("protocol", "what is timed", "workload", "result", "target", "status"):
+        assert f"  {name}: " in out
+    assert "| <= 3x the time | MISSED by 67% |" in render_table(rows, markdown=True)
+    lines = render_table(rows).splitlines()
+    assert max(map(len, lines)) < 150  # long cells wrap
+    assert [line.split("  ")[0] for line in lines if line.startswith("p ")] == ["p"] * 2
+    markdown = render_table(rows, markdown=True).splitlines()
+    assert markdown[0].startswith("| protocol | what is timed |")
+    assert markdown[1] == "|---|---|---|---|---|---|---|---|---|"
+    assert len(markdown) == 2 + len(rows)
+
+
+def test_status_descriptions() -> None:
+    assert describe_target(_row("no target")) == "no target"
+    assert describe_status(_row("no target")) == "info only"
+    assert describe_target(_row("met", kind="cost")) == "<= 3x the time"
+    row = _row("met")
+    row.ratio = 2.99
+    assert describe_status(row) == "MISSED by under 1%"
+    assert describe_status(row, with_target=True) == "MISSED by under 1% (target >= 3x faster)"
+    assert describe_result(_row("skipped")) == "n/a"
+
+
+def test_progress_goes_to_stderr_only_when_asked_or_on_a_terminal(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def fake_run(protocols: list[str], config: Config) -> tuple[list[Row], list[Row]]:
+        return run_all([_row("skipped"), _spin_contest()], config), []
+
+    monkeypatch.setattr(cli, "run_bench", fake_run)
+    assert cli.main(["bench", "--json"]) == 0  # stdout is not a terminal here
+    assert capsys.readouterr().err == ""
+    assert cli.main(["bench", "--json", "--progress"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 3  # what runs, then one line per row as it finishes
+    assert "skipped (the peer is not installed)" in err[1]
+    assert "x faster" in err[2] and "met" in err[2]
+
+
+def _spin_contest() -> Contest:
+    return Contest("x", "spin", "w", 1000, "item", _spin(2_000), _spin(16_000), limit=1.5)
+
+
+def test_modes_and_the_quick_alias(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seen: list[Config] = []
+
+    def fake_run(protocols: list[str], config: Config) -> tuple[list[Row], list[Row]]:
+        seen.append(config)
+        return [], []
+
+    monkeypatch.setattr(cli, "run_bench", fake_run)
+    for argv in (["bench"], ["bench", "--quick"], ["bench", "--full"], ["bench", "--check"]):
+        assert cli.main([*argv, "--json"]) == 0
+    assert [(c.mode, c.rounds) for c in seen] == [
+        ("quick", 3), ("quick", 3), ("full", 5), ("full", 5)
+    ]  # fmt: skip
+    assert Config("quick").size(1, 2) == 1 and Config("full").size(1, 2) == 2
+    with pytest.raises(SystemExit):
+        cli.main(["bench", "--quick", "--full"])
+    capsys.readouterr()
+
+
 def test_bench_smoke_json_and_markdown(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["bench", "--quick", "--json", "--rounds", "1", "--protocol", "ywindow"]) == 0
+    assert cli.main(["bench", "--json", "--rounds", "1", "--protocol", "ywindow"]) == 0
     data = json.loads(capsys.readouterr().out)
+    assert set(data) == {"info", "mode", "rounds", "results", "single_packet", "summary"}
+    assert data["mode"] == "quick"
     (row,) = data["results"]
+    assert set(row) == {
+        "protocol", "title", "workload", "unit", "ours", "peer", "kind", "ours_us_per_item",
+        "peer_us_per_item", "ratio", "ratio_low", "ratio_high", "ratio_per_round", "limit",
+        "status", "skipped",
+    }  # fmt: skip
     assert row["protocol"] == "ywindow"
     if gamecodec.implementation()["ywindow"] == "c":
         assert row["ours_us_per_item"] > 0 and row["peer_us_per_item"] > 0
@@ -85,6 +190,7 @@ def test_bench_smoke_json_and_markdown(capsys: pytest.CaptureFixture[str]) -> No
     out = capsys.readouterr().out
     assert "| protocol | what is timed |" in out
     assert "|---|" in out
+    assert "- **status**: " in out
 
 
 def test_region_stream_is_distinct_and_covers_the_template() -> None:

@@ -13,11 +13,12 @@ import gc
 import importlib
 import statistics
 import sys
+import textwrap
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 __all__ = [
     "Config",
@@ -25,8 +26,14 @@ __all__ = [
     "Lazy",
     "Row",
     "Side",
+    "describe_result",
+    "describe_status",
+    "describe_target",
+    "legend",
     "measure_together",
+    "progress_line",
     "pure_twin",
+    "render_table",
     "run_all",
     "run_contest",
     "skipped",
@@ -37,26 +44,31 @@ _T = TypeVar("_T")
 
 @dataclass(frozen=True)
 class Config:
-    """How big and how long: ``quick`` (smoke test), default, or ``full``."""
+    """How big and how long: ``quick`` (the default: small streams, about half
+    a minute for every protocol) or ``full`` (the stream sizes the targets are
+    set on, several minutes). ``progress`` gets a line of text as work is done."""
 
-    mode: str = "default"
+    mode: str = "quick"
     rounds: int = 3
     progress: Callable[[str], None] | None = None
-    min_time: float = 0.05
+    min_time: float = 0.02
 
     @property
     def full(self) -> bool:
+        """Whether this is a full run."""
         return self.mode == "full"
 
     @property
     def quick(self) -> bool:
+        """Whether this is a quick run."""
         return self.mode == "quick"
 
-    def size(self, quick: _T, default: _T, full: _T) -> _T:
+    def size(self, quick: _T, full: _T) -> _T:
         """The workload size for this mode."""
-        return {"quick": quick, "full": full}.get(self.mode, default)
+        return full if self.full else quick
 
     def say(self, text: str) -> None:
+        """Report progress (when a progress callback is set)."""
         if self.progress is not None:
             self.progress(text)
 
@@ -211,7 +223,6 @@ def run_contest(contest: Contest, config: Config) -> Row:
 
     One untimed warm-up pass each first; a side whose pass is short runs
     several passes per round (``Config.min_time``); the order alternates."""
-    config.say(f"{contest.protocol}: {contest.title} ...")
     reps = {
         "ours": _repeats(_timed_pass(contest.ours), config.min_time),
         "peer": _repeats(_timed_pass(contest.peer), config.min_time),
@@ -232,7 +243,7 @@ def run_contest(contest: Contest, config: Config) -> Row:
     else:
         ratios = [o / p for o, p in zip(ours, peer, strict=True)]
     scale = 1e6 / max(1, contest.items)
-    return Row(
+    row = Row(
         contest.protocol,
         contest.title,
         contest.workload,
@@ -248,6 +259,8 @@ def run_contest(contest: Contest, config: Config) -> Row:
         high=max(ratios),
         rounds=ratios,
     )
+    config.say(progress_line(row))
+    return row
 
 
 def pure_twin(implementation: str, *names: str) -> tuple[ModuleType | None, str]:
@@ -268,7 +281,14 @@ def pure_twin(implementation: str, *names: str) -> tuple[ModuleType | None, str]
 
 def run_all(items: list[Contest | Row], config: Config) -> list[Row]:
     """Time every contest (rows already made, e.g. skipped ones, pass through)."""
-    return [item if isinstance(item, Row) else run_contest(item, config) for item in items]
+    rows = []
+    for item in items:
+        if isinstance(item, Row):
+            config.say(progress_line(item))
+            rows.append(item)
+        else:
+            rows.append(run_contest(item, config))
+    return rows
 
 
 def _calibrate(fn: Callable[[], object], min_time: float) -> int:
@@ -300,3 +320,164 @@ def measure_together(
                 fn()
             samples[name].append((time.perf_counter() - start) / loops[name])
     return samples
+
+
+# ---- the table -------------------------------------------------------------------
+
+NOT_MEASURED = "n/a"
+
+
+def _fmt_us(value: float | None) -> str:
+    if value is None:
+        return NOT_MEASURED
+    if value >= 100:
+        return f"{value:,.0f}"
+    if value >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3f}"
+
+
+def describe_result(row: Row) -> str:
+    """``"3.10x faster (2.90-3.30)"`` or ``"0.42x the time (0.40-0.45)"``."""
+    if row.ratio is None or row.low is None or row.high is None:
+        return NOT_MEASURED
+    word = "faster" if row.kind == "speedup" else "the time"
+    return f"{row.ratio:.2f}x {word} ({row.low:.2f}-{row.high:.2f})"
+
+
+def describe_target(row: Row) -> str:
+    """``">= 5x faster"``, ``"<= 0.5x the time"`` or ``"no target"``."""
+    if row.limit is None:
+        return "no target"
+    if row.kind == "speedup":
+        return f">= {row.limit:g}x faster"
+    return f"<= {row.limit:g}x the time"
+
+
+def _shortfall(row: Row) -> str:
+    """How far a missed target is, as a share of the target: ``"38%"``."""
+    assert row.ratio is not None and row.limit is not None
+    gap = row.limit - row.ratio if row.kind == "speedup" else row.ratio - row.limit
+    pct = 100 * gap / row.limit
+    return f"{pct:.0f}%" if pct >= 1 else "under 1%"
+
+
+def describe_status(row: Row, *, with_target: bool = False) -> str:
+    """``met``, ``MISSED by 38%`` (``with_target``: ``MISSED by 38% (target >= 5x
+    faster)``), ``skipped: <why>``, or ``info only`` for a row without a target."""
+    status = row.status
+    if status == "skipped":
+        return f"skipped: {row.skipped}"
+    if status == "MISSED":
+        target = f" (target {describe_target(row)})" if with_target else ""
+        return f"MISSED by {_shortfall(row)}{target}"
+    if status == "no target":
+        return "info only"
+    return status
+
+
+def progress_line(row: Row) -> str:
+    """One line for a finished row: what, the result, the status."""
+    if row.skipped is not None:
+        return f"{row.protocol}: {row.title}: skipped ({row.skipped})"
+    status = describe_status(row, with_target=True)
+    return f"{row.protocol}: {row.title}: {describe_result(row)}, {status}"
+
+
+class _Column(NamedTuple):
+    name: str
+    width: int  # where the plain-text table wraps the cells (0: never)
+    meaning: str
+
+
+_COLUMNS = (
+    _Column("protocol", 0, "the protocol package."),
+    _Column("what is timed", 34, "the work, mostly as 'gamecodec's call vs the other side'."),
+    _Column("workload", 28, "the stream both sides work through (realistic, items distinct)."),
+    _Column(
+        "compared with",
+        18,
+        "a peer library, what a user would write by hand, gamecodec's own pure-Python twin, "
+        "or a floor (the least any Python code must do for the same work).",
+    ),
+    _Column(
+        "gamecodec us/item",
+        9,
+        "gamecodec's time per item (packet, frame, reply, ...) in microseconds, the median "
+        "over the rounds.",
+    ),
+    _Column("other us/item", 9, "the same for what gamecodec is compared with."),
+    _Column(
+        "result",
+        14,
+        "'Nx faster': the other side's time divided by gamecodec's (higher is better). "
+        "'Nx the time': gamecodec's time divided by the other side's (lower is better; used "
+        "against floors). The median of the per-round ratios, with the lowest and highest in "
+        "parentheses.",
+    ),
+    _Column("target", 14, "what the result should reach; 'no target' for rows that inform."),
+    _Column(
+        "status",
+        24,
+        "'met'; 'MISSED by N%': the result is N% of the target short of it (or over it, for "
+        "'the time'); 'skipped' with the reason (a peer not installed here, or no compiled "
+        "twin to compare with); 'info only' for rows without a target.",
+    ),
+)
+
+
+def legend(markdown: bool = False) -> str:
+    """What each column of :func:`render_table` means."""
+    if markdown:
+        return "\n".join(f"- **{c.name}**: {c.meaning}" for c in _COLUMNS)
+    return "\n".join(
+        textwrap.fill(c.meaning, 100, initial_indent=f"  {c.name}: ", subsequent_indent="      ")
+        for c in _COLUMNS
+    )
+
+
+def _cells(row: Row) -> tuple[str, ...]:
+    return (
+        row.protocol,
+        row.title,
+        row.workload or NOT_MEASURED,
+        row.peer_label,
+        _fmt_us(row.ours_us),
+        _fmt_us(row.peer_us),
+        describe_result(row),
+        describe_target(row),
+        describe_status(row),
+    )
+
+
+def _wrap(cell: str, width: int) -> list[str]:
+    return (textwrap.wrap(cell, width) or [""]) if width else [cell]
+
+
+def render_table(rows: list[Row], markdown: bool = False) -> str:
+    """The rows as a plain-text table (long cells wrapped, a blank line between
+    rows) or as a Markdown table."""
+    head = tuple(c.name for c in _COLUMNS)
+    body = [_cells(r) for r in rows]
+    if markdown:
+        lines = [
+            "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+            for cells in (head, *body)
+        ]
+        lines.insert(1, "|" + "|".join("---" for _ in head) + "|")
+        return "\n".join(lines)
+    wrapped = [
+        [_wrap(cell, c.width) for cell, c in zip(cells, _COLUMNS, strict=True)]
+        for cells in (head, *body)
+    ]
+    widths = [max(len(line) for cells in wrapped for line in cells[i]) for i in range(len(head))]
+    out: list[str] = []
+    for n, cells in enumerate(wrapped):
+        for k in range(max(map(len, cells))):
+            parts = [
+                (lines[k] if k < len(lines) else "").ljust(width)
+                for lines, width in zip(cells, widths, strict=True)
+            ]
+            out.append("  ".join(parts).rstrip())
+        out.append("  ".join("-" * w for w in widths) if n == 0 else "")
+    return "\n".join(out).rstrip("\n")

@@ -1,19 +1,229 @@
-"""The ``gamecodec`` command: ``bench``, ``info`` and ``decode``."""
+"""The ``gamecodec`` command: ``decode``, ``bench`` and ``info``."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import enum
+import functools
 import importlib
 import json
+import math
+import os
 import platform
 import sys
 import textwrap
-from collections.abc import Sequence
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import gamecodec
-from gamecodec._bench import Config, Row, stderr_progress
+from gamecodec._bench import Config, Row, legend, render_table, stderr_progress
+from gamecodec.errors import DecodeError
 
-__all__ = ["main"]
+__all__ = ["main", "to_json"]
+
+# ---- decode ----------------------------------------------------------------------
+#
+# One function per protocol: the bytes (or, for Archipelago, the text) of one input
+# in, the decoded units out. On bad input each raises DecodeError; units decoded
+# before the error by the same library call are in its ``partial`` (a list).
+
+
+def _decode_avara(data: Any, args: argparse.Namespace) -> Iterator[Any]:
+    from gamecodec import avara
+
+    version = avara.DEFAULT_VERSION if args.net_version is None else args.net_version
+    yield avara.decode_datagram(data, version=version, strict=args.strict)
+
+
+def _decode_lludp(data: Any, args: argparse.Namespace) -> Iterator[Any]:
+    from gamecodec import lludp
+
+    yield lludp.decode(data, strict=args.strict)
+
+
+def _decode_archipelago(data: Any, args: argparse.Namespace) -> Iterator[Any]:
+    from gamecodec import archipelago
+
+    yield from archipelago.decode_frame(data)
+
+
+def _decode_bzrc(data: Any, args: argparse.Namespace) -> Iterator[Any]:
+    from gamecodec import bzrc
+
+    parser = bzrc.ResponseParser()
+    yield from parser.feed(data)
+    yield from parser.close()  # what only the end of the stream completes; refuses a cut reply
+
+
+def _decode_ywindow(data: Any, args: argparse.Namespace) -> Iterator[Any]:
+    from gamecodec import ywindow
+
+    yield from ywindow.decode(data)
+
+
+_DECODERS: dict[str, Callable[[Any, argparse.Namespace], Iterator[Any]]] = {
+    "archipelago": _decode_archipelago,
+    "avara": _decode_avara,
+    "bzrc": _decode_bzrc,
+    "lludp": _decode_lludp,
+    "ywindow": _decode_ywindow,
+}
+_DATAGRAMS = ("avara", "lludp")
+_TEXT = ("archipelago",)
+_NON_FINITE = {math.inf: "Infinity", -math.inf: "-Infinity"}
+
+
+def to_json(value: object) -> Any:
+    """``value`` (a decoded model) as plain JSON data, the same on every run.
+
+    Bytes become hex, UUIDs strings, enum members their names, numpy arrays
+    lists, NaN and infinities the strings ``"NaN"``, ``"Infinity"`` and
+    ``"-Infinity"``. NamedTuples, dataclasses and msgspec Structs become objects
+    whose ``"type"`` is the class name, followed by their fields in order (a
+    field that is itself called ``type`` is written ``type_``; unset fields are
+    left out). A ``str`` subclass such as ``ywindow.Keyword`` becomes
+    ``{"type": "Keyword", "value": "..."}``."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, enum.Enum):
+        return value.name if value.name is not None else to_json(value.value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return float(value)
+        return _NON_FINITE.get(value, "NaN")
+    if isinstance(value, str):
+        if type(value) is str:
+            return value
+        return {"type": type(value).__name__, "value": str(value)}
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).hex()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, dict):
+        return {_key(k): to_json(v) for k, v in value.items()}
+    fields = _fields(value)
+    if fields is not None:
+        return _object(value, fields)
+    if isinstance(value, list | tuple):
+        return [to_json(v) for v in value]
+    if isinstance(value, set | frozenset):
+        return sorted((to_json(v) for v in value), key=repr)
+    if type(value).__module__ == "numpy" and hasattr(value, "tolist"):
+        return to_json(value.tolist())
+    return {"type": type(value).__name__, "repr": repr(value)}
+
+
+def _key(key: object) -> str:
+    if isinstance(key, str):
+        return str(key)
+    converted = to_json(key)
+    return converted if isinstance(converted, str) else json.dumps(converted)
+
+
+def _fields(value: object) -> tuple[str, ...] | None:
+    """The field names of a NamedTuple, msgspec Struct or dataclass instance."""
+    cls = type(value)
+    if isinstance(value, tuple):
+        names = getattr(cls, "_fields", None)
+        return tuple(names) if isinstance(names, tuple) else None
+    struct_fields = getattr(cls, "__struct_fields__", None)
+    if isinstance(struct_fields, tuple):
+        return struct_fields
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return tuple(f.name for f in dataclasses.fields(value))
+    return None
+
+
+def _is_unset(value: object) -> bool:
+    cls = type(value)
+    return cls.__name__ == "UnsetType" and cls.__module__ == "msgspec"
+
+
+def _object(value: object, fields: tuple[str, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": type(value).__name__}
+    if isinstance(value, tuple):
+        items: Iterator[tuple[str, object]] = zip(fields, value, strict=False)
+    else:
+        items = ((name, getattr(value, name)) for name in fields)
+    for name, item in items:
+        if not _is_unset(item):
+            out["type_" if name == "type" else name] = to_json(item)
+    return out
+
+
+class _InputError(Exception):
+    """Input that cannot be read (no decode attempted)."""
+
+
+def _from_hex(text: str, what: str) -> bytes:
+    try:
+        return bytes.fromhex(text)
+    except ValueError as exc:
+        raise _InputError(f"{what} is not hex ({exc})") from None
+
+
+def _read_inputs(args: argparse.Namespace) -> list[Any]:
+    """The inputs to decode, each one datagram, frame or stream."""
+    if args.data not in (None, "-"):
+        if args.protocol in _TEXT:
+            return [args.data]
+        return [_from_hex(args.data, "the argument")]
+    try:
+        if args.data == "-":
+            raw = sys.stdin.buffer.read()
+        else:
+            with open(args.file, "rb") as stream:
+                raw = stream.read()
+    except OSError as exc:
+        raise _InputError(f"cannot read {exc.filename or 'the input'}: {exc.strerror}") from None
+    if not args.hex:
+        return [raw]
+    try:
+        lines = [(n, line) for n, line in enumerate(raw.decode("ascii").splitlines(), 1)]
+    except UnicodeDecodeError:
+        raise _InputError("the input is not hex text (a non-ASCII byte)") from None
+    if args.protocol in _DATAGRAMS:  # one datagram a line
+        return [_from_hex(line, f"line {n}") for n, line in lines if line.strip()]
+    return [_from_hex("".join(line for _, line in lines), "the input")]
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.splitlines())
+
+
+def decode(args: argparse.Namespace) -> int:
+    """``gamecodec decode``: print each decoded unit as JSON; 2 on bad input."""
+    try:
+        inputs = _read_inputs(args)
+    except _InputError as exc:
+        print(f"gamecodec: error: {exc}", file=sys.stderr)
+        return 2
+    indent = 2 if args.pretty else None
+    decoder = _DECODERS[args.protocol]
+
+    def emit(unit: object) -> None:
+        print(json.dumps(to_json(unit), indent=indent))
+
+    for number, data in enumerate(inputs, 1):
+        try:
+            for unit in decoder(data, args):
+                emit(unit)
+        except DecodeError as exc:
+            if args.protocol not in _DATAGRAMS and isinstance(exc.partial, list):
+                for unit in exc.partial:
+                    emit(unit)
+            where = f"datagram {number}: " if len(inputs) > 1 else ""
+            sys.stdout.flush()
+            print(f"gamecodec: decode error: {where}{_one_line(str(exc))}", file=sys.stderr)
+            return 2
+    return 0
+
+
+# ---- bench -----------------------------------------------------------------------
 
 _SUITES: dict[str, tuple[str, ...]] = {
     "lludp": ("gamecodec.lludp._bench", "gamecodec.lludp._bench_circuit"),
@@ -24,101 +234,37 @@ _SUITES: dict[str, tuple[str, ...]] = {
 }
 
 _EXPLAIN = (
-    "Each row times gamecodec (through its public functions) and a peer doing the same work "
-    "on the same realistic stream, in interleaved rounds in one process, the cyclic GC on. "
-    "Times are medians per item (packet, frame, command, ...). 'result' is the median of the "
-    "per-round ratios, with their range: 'Nx faster' is the peer's time over gamecodec's; "
-    "'Nx the time' is gamecodec's time over the peer's (a floor that gamecodec should come "
-    "close to, or stay under). 'status': met or MISSED against the limit; 'skipped' when the "
-    "peer is not available here (the reason is given); '-' when the row has no target."
+    "Each row times gamecodec, through its public functions, and something else doing "
+    "the same work on the same stream: the two take turns, round after round, in one "
+    "process with the cyclic garbage collector on, so that a change of load on the "
+    "machine hits both alike. A quick run (the default) uses small streams; --full uses "
+    "the stream sizes the targets are set on and takes several minutes."
 )
 
 
-def _fmt_us(value: float | None) -> str:
-    if value is None:
-        return "-"
-    if value >= 100:
-        return f"{value:,.0f}"
-    if value >= 1:
-        return f"{value:.2f}"
-    return f"{value:.3f}"
-
-
-def _result(row: Row) -> str:
-    if row.ratio is None:
-        return "-"
-    word = "faster" if row.kind == "speedup" else "the time"
-    return f"{row.ratio:.2f}x {word} ({row.low:.2f}-{row.high:.2f})"
-
-
-def _limit(row: Row) -> str:
-    if row.limit is None:
-        return "-"
-    if row.kind == "speedup":
-        return f">= {row.limit:g}x faster"
-    return f"<= {row.limit:g}x the time"
-
-
-def _status(row: Row) -> str:
-    if row.skipped is not None:
-        return f"skipped: {row.skipped}"
-    status = row.status
-    return "-" if status == "no target" else status
-
-
-_HEAD = (
-    "protocol",
-    "what is timed",
-    "workload",
-    "gamecodec us/item",
-    "peer",
-    "peer us/item",
-    "result",
-    "limit",
-    "status",
-)
-
-
-def _cells(row: Row) -> tuple[str, ...]:
-    ours = "-" if row.skipped else f"{_fmt_us(row.ours_us)} ({row.ours_label})"
-    return (
-        row.protocol,
-        row.title,
-        row.workload or "-",
-        ours,
-        row.peer_label,
-        _fmt_us(row.peer_us),
-        _result(row),
-        _limit(row),
-        _status(row),
-    )
-
-
-def _table(rows: list[Row], markdown: bool) -> str:
-    cells = [_HEAD] + [_cells(r) for r in rows]
-    if markdown:
-        lines = ["| " + " | ".join(c.replace("|", "/") for c in row) + " |" for row in cells]
-        lines.insert(1, "|" + "|".join("---" for _ in _HEAD) + "|")
-        return "\n".join(lines)
-    widths = [max(len(row[i]) for row in cells) for i in range(len(_HEAD))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _summary(rows: list[Row]) -> str:
     targets = [r for r in rows if r.limit is not None]
     count = {s: sum(1 for r in targets if r.status == s) for s in ("met", "MISSED", "skipped")}
     return (
-        f"{len(targets)} targets: {count['met']} met, {count['MISSED']} missed, "
-        f"{count['skipped']} skipped"
+        f"{_count(len(targets), 'target')}: {count['met']} met, {count['MISSED']} missed, "
+        f"{count['skipped']} skipped; {_count(len(rows) - len(targets), 'row')} without a target"
     )
 
 
 def _config(args: argparse.Namespace) -> Config:
-    mode = "quick" if args.quick else "full" if (args.full or args.check) else "default"
-    rounds = args.rounds or {"quick": 3, "default": 3, "full": 5}[mode]
-    return Config(mode, rounds, stderr_progress, 0.02 if mode == "quick" else 0.1)
+    full = args.full or args.check
+    rounds = args.rounds or (5 if full else 3)
+    progress = sys.stdout.isatty() if args.progress is None else args.progress
+    return Config(
+        "full" if full else "quick",
+        rounds,
+        stderr_progress if progress else None,
+        0.1 if full else 0.02,
+    )
 
 
 def run_bench(protocols: list[str], config: Config) -> tuple[list[Row], list[Row]]:
@@ -134,15 +280,44 @@ def run_bench(protocols: list[str], config: Config) -> tuple[list[Row], list[Row
     return rows, single
 
 
+def _print_report(rows: list[Row], single: list[Row], config: Config, markdown: bool) -> None:
+    impls = ", ".join(f"{k}={v}" for k, v in sorted(gamecodec.implementation().items()))
+    print(
+        f"gamecodec {gamecodec.__version__} on Python {platform.python_version()} "
+        f"({platform.machine()}); implementations: {impls}; {config.mode} run, "
+        f"median of {_count(config.rounds, 'round')}."
+    )
+    print()
+    print(_EXPLAIN if markdown else textwrap.fill(_EXPLAIN, 100))
+    print()
+    print("What the columns mean:")
+    print()
+    print(legend(markdown))
+    print()
+    print(render_table(rows, markdown))
+    if single:
+        print()
+        print(
+            "Secondary: one packet decoded or encoded again and again (the best case "
+            "of every cache; not traffic, no targets)."
+        )
+        print()
+        print(render_table(single, markdown))
+    elif not config.full:
+        print()
+        print("(--full adds a secondary table: single LLUDP packets again and again.)")
+    print()
+    print(_summary(rows))
+
+
 def bench(args: argparse.Namespace) -> int:
+    """``gamecodec bench``: run, print the table or JSON; 1 if --check finds a miss."""
     protocols = args.protocol or list(_SUITES)
     config = _config(args)
-    print(
-        f"gamecodec bench: {config.mode} run, {config.rounds} rounds, {', '.join(protocols)}",
-        file=sys.stderr,
+    config.say(
+        f"gamecodec bench: {config.mode} run, {config.rounds} rounds, {', '.join(protocols)}"
     )
     rows, single = run_bench(protocols, config)
-    missed = any(r.status == "MISSED" for r in rows)
     report = {
         "info": _info(),
         "mode": config.mode,
@@ -159,33 +334,14 @@ def bench(args: argparse.Namespace) -> int:
         json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        impls = ", ".join(f"{k}={v}" for k, v in gamecodec.implementation().items())
-        print(
-            f"gamecodec {gamecodec.__version__} on Python {platform.python_version()} "
-            f"({platform.machine()}); implementations: {impls}; {config.mode} run, "
-            f"median of {config.rounds} rounds"
-        )
-        print()
-        print(_EXPLAIN if args.markdown else textwrap.fill(_EXPLAIN, 100))
-        print()
-        print(_table(rows, args.markdown))
-        if single:
-            print()
-            print(
-                "Secondary: one packet decoded or encoded again and again (the best case "
-                "of every cache; not traffic, no targets)."
-            )
-            print()
-            print(_table(single, args.markdown))
-        elif not config.full:
-            print()
-            print("(--full adds a secondary table: single LLUDP packets again and again.)")
-        print()
-        print(_summary(rows))
-    if args.check and missed:
-        print("bench --check: a target was missed", file=sys.stderr)
+        _print_report(rows, single, config, args.markdown)
+    if args.check and any(r.status == "MISSED" for r in rows):
+        print("gamecodec bench --check: a target was missed", file=sys.stderr)
         return 1
     return 0
+
+
+# ---- info ------------------------------------------------------------------------
 
 
 def _info() -> dict[str, object]:
@@ -200,11 +356,12 @@ def _info() -> dict[str, object]:
         "machine": platform.machine(),
         "numpy": numpy.__version__,
         "msgspec": msgspec.__version__,
-        "protocols": gamecodec.implementation(),
+        "protocols": dict(sorted(gamecodec.implementation().items())),
     }
 
 
 def info(args: argparse.Namespace) -> int:
+    """``gamecodec info``: versions and the implementation of each protocol."""
     data = _info()
     if args.json:
         json.dump(data, sys.stdout, indent=2)
@@ -221,64 +378,199 @@ def info(args: argparse.Namespace) -> int:
     return 0
 
 
-def decode(args: argparse.Namespace) -> int:
-    from gamecodec import avara
-    from gamecodec.errors import DecodeError
+# ---- the parser ------------------------------------------------------------------
 
-    status = 0
-    for text in args.hex:
-        try:
-            data = bytes.fromhex(text)
-        except ValueError:
-            print(f"not hex: {text!r}", file=sys.stderr)
-            status = 2
-            continue
-        try:
-            print(avara.decode_datagram(data, version=args.version))
-        except DecodeError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            status = 1
-    return status
+_DECODE_EPILOG = """\
+input, per protocol:
+  avara, lludp   one datagram: DATA is its bytes in hex; a file or stdin holds
+                 the datagram's raw bytes, or with --hex one datagram in hex
+                 per line. One JSON object per datagram.
+  archipelago    one text frame (a JSON array of commands): DATA is the frame
+                 itself, a file or stdin holds it. One JSON object per command.
+  bzrc           server replies, a byte stream: DATA is the stream in hex, a
+                 file or stdin holds it raw (or in hex with --hex). One JSON
+                 object per reply; a reply cut off at the end is an error.
+  ywindow        packet-mode messages, a byte stream, given as for bzrc. One
+                 JSON object per message; a message cut off at the end is an
+                 error.
+
+output:
+  One JSON object per line (indented with --pretty). Objects carry a "type"
+  key with the model's class name, then its fields; bytes are written in hex,
+  UUIDs as strings, enum members by name, arrays as lists. A field named
+  "type" is written "type_". An Archipelago command gamecodec does not know
+  is printed as the frame has it.
+
+exit status:
+  0 when everything decoded. 2 on a decode error: the units decoded before it
+  are printed, then one line on stderr: "gamecodec: decode error: <reason>"
+  (with the byte offset). 2 also for input that cannot be read.
+
+examples:
+  gamecodec decode avara 7ab00200040000b111d20406d001000000010005
+  gamecodec decode ywindow 7204000000016b026f6b
+  gamecodec decode archipelago '[{"cmd": "Say", "text": "hello"}]'
+  printf 'ack 1.5 shoot 0\\nok\\n' | gamecodec decode bzrc -
+  gamecodec decode lludp -f packet.bin --pretty
+"""
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="gamecodec", description=gamecodec.__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
+def _add_decode(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "decode",
+        help="decode traffic of one protocol and print it as JSON",
+        description="Decode traffic of one protocol and print each decoded unit\n"
+        "(datagram, command, reply or message) as one JSON object.",
+        epilog=_DECODE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    names = sorted(_DECODERS)
+    p.add_argument("protocol", metavar="PROTOCOL", choices=names, help=", ".join(names))
+    p.add_argument(
+        "data",
+        metavar="DATA",
+        nargs="?",
+        help="the input: hex (an Archipelago frame as text), or - to read stdin",
+    )
+    p.add_argument("-f", "--file", metavar="FILE", help="read the input from FILE")
+    p.add_argument(
+        "--hex", action="store_true", help="the file or stdin holds hex text, not raw bytes"
+    )
+    p.add_argument("--pretty", action="store_true", help="indent the JSON objects")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="avara and lludp: refuse what the reference implementation tolerates",
+    )
+    p.add_argument(
+        "--net-version",
+        metavar="N",
+        type=int,
+        help="avara: the net version the checksum is keyed on (default 18)",
+    )
+    p.set_defaults(func=decode, validate=functools.partial(_check_decode, p))
+    return p
+
+
+def _check_decode(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse option combinations that make no sense (a usage error, status 2)."""
+    if (args.data is None) == (args.file is None):
+        parser.error("give exactly one input: DATA, -f FILE, or - for stdin")
+    if args.hex and args.data not in (None, "-"):
+        parser.error("--hex is for a file or stdin (DATA is hex already)")
+    if args.hex and args.protocol in _TEXT:
+        parser.error(f"{args.protocol} input is text, not hex")
+    if args.strict and args.protocol not in _DATAGRAMS:
+        parser.error("--strict applies to avara and lludp only")
+    if args.net_version is not None and args.protocol != "avara":
+        parser.error("--net-version applies to avara only")
+
+
+def _add_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "bench",
-        help="time every protocol on realistic traffic against peers and floors",
-        description="Time gamecodec against peers and floors on realistic streams. The "
-        "default run uses smaller streams (about a minute); --full and --check use the "
-        "streams the targets are set on (several minutes with Hippolyzer installed).",
+        help="time every protocol against peers and floors on realistic traffic",
+        description="Time gamecodec against peers and floors on realistic streams and "
+        "print a table (a legend explains its columns). The default run uses small "
+        "streams and takes about half a minute; --full uses the stream sizes the "
+        "targets are set on (several minutes with Hippolyzer installed).",
     )
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--markdown", action="store_true", help="tables in Markdown")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print a machine-readable report")
+    out.add_argument(
+        "--markdown", action="store_true", help="print the report with Markdown tables"
+    )
     p.add_argument("--save", metavar="PATH", help="also write the JSON report to PATH")
-    p.add_argument("--full", action="store_true", help="the targets' stream sizes, 5 rounds")
+    size = p.add_mutually_exclusive_group()
+    size.add_argument(
+        "--full", action="store_true", help="the stream sizes of the targets, 5 rounds"
+    )
+    size.add_argument(
+        "--quick",
+        action="store_true",
+        help="small streams (the default; this option does nothing and will go)",
+    )
     p.add_argument(
         "--check",
         action="store_true",
-        help="full sizes; exit 1 when a target is missed (skipped rows do not count)",
+        help="as --full, and exit with status 1 when a target is missed (skipped rows "
+        "do not count)",
     )
-    p.add_argument("--quick", action="store_true", help="small streams (a smoke test)")
-    p.add_argument("--rounds", type=int, default=0, help="rounds per contest")
+    p.add_argument(
+        "--rounds", type=_positive, default=0, help="rounds per row (default 3, 5 with --full)"
+    )
     p.add_argument(
         "--protocol",
         action="append",
         choices=gamecodec.PROTOCOLS,
         help="only this protocol (repeatable)",
     )
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a line on stderr as each row finishes (default: when stdout is a terminal)",
+    )
     p.set_defaults(func=bench)
-    p = sub.add_parser("info", help="versions and which implementation each protocol uses")
-    p.add_argument("--json", action="store_true")
+
+
+def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """The command-line parser of ``gamecodec`` and its ``decode`` parser."""
+    parser = argparse.ArgumentParser(
+        prog="gamecodec",
+        description="Codecs for game network protocols (Avara, LLUDP, Archipelago, BZRC, "
+        "ywindow): decode traffic, time the codecs, show versions.",
+    )
+    parser.add_argument("--version", action="version", version=f"gamecodec {gamecodec.__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    decode_parser = _add_decode(sub)
+    _add_bench(sub)
+    p = sub.add_parser(
+        "info",
+        help="versions, and which implementation each protocol uses",
+        description="Versions, and whether each protocol runs compiled or as pure Python.",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=info)
-    p = sub.add_parser("decode", help="decode datagrams given as hex")
-    p.add_argument("protocol", choices=["avara"])
-    p.add_argument("hex", nargs="+")
-    p.add_argument("--version", type=int, default=18, help="Avara net version (default 18)")
-    p.set_defaults(func=decode)
-    args = parser.parse_args(argv)
-    return int(args.func(args))
+    return parser, decode_parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line parser of ``gamecodec``."""
+    return _parsers()[0]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``gamecodec`` command; returns its exit status."""
+    parser, decode_parser = _parsers()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["decode"]:
+        # options may come between PROTOCOL and DATA (plain parsing would give DATA
+        # up as absent at the first option)
+        args = decode_parser.parse_intermixed_args(argv[1:])
+        args.command = "decode"
+    else:
+        args = parser.parse_args(argv)
+    validate = getattr(args, "validate", None)
+    if validate is not None:
+        validate(args)
+    try:
+        return int(args.func(args))
+    except BrokenPipeError:  # the reader went away (| head): stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except KeyboardInterrupt:
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

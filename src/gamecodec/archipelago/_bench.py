@@ -198,7 +198,7 @@ def contests(config: Config) -> list[Contest | Row]:
         recorded, name = sample_session(), "sample session"
         config.say(f"archipelago: {source}; the sample session stands in")
     out = _batch(name, recorded)
-    players, turns = config.size((20, 60), (120, 300), (120, 600))
+    players, turns = config.size((20, 60), (120, 600))
     room = large_room_session(players, turns)
     return out + _batch(f"large room ({players} players, {turns} turns)", room)
 

@@ -30,7 +30,7 @@ def stream(count: int) -> list[bytes]:
 
 
 def contests(config: Config) -> list[Contest | Row]:
-    count = config.size(10_000, 50_000, 200_000)
+    count = config.size(10_000, 200_000)
     config.say(f"avara: generating a capture-like stream of {count:,} datagrams ...")
     data = stream(count)
     commands = sum(len(avara.decode_datagram(d).commands) for d in data)

@@ -76,7 +76,7 @@ def contests(config: Config) -> list[Contest | Row]:
     pure, reason = pure_twin("avara.session", "gamecodec.avara._session_py")
     if pure is None:
         return [skipped("avara", title, reason, peer="pure twin", limit=10.0)]
-    frames = config.size(1_000, 4_000, 10_000)
+    frames = config.size(1_000, 10_000)
     inputs = _inputs(frames)
     return [
         Contest(

@@ -61,7 +61,7 @@ def split_baseline(replies: list[bytes]) -> Callable[[object], object]:
 
 
 def contests(config: Config) -> list[Contest | Row]:
-    count = config.size(64, 400, 1_000)
+    count = config.size(64, 1_000)
     replies = mytanks_responses(count, 20)
     reads = _reads(replies)
     nbytes = sum(map(len, replies))
@@ -87,7 +87,7 @@ def contests(config: Config) -> list[Contest | Row]:
             skipped("bzrc", grid_title, reason, peer="pure twin"),
             skipped("bzrc", tanks_title, reason, peer="pure twin"),
         ]
-    grids = config.size(5, 20, 50)
+    grids = config.size(5, 50)
     grid = occgrid_response(800)
     grid_reads = _reads([grid] * grids)
     out.append(

@@ -123,8 +123,8 @@ def _kept(label: str, fn: Callable[[Any], object], items: list[Any]) -> Side:
 
 def contests(config: Config) -> list[Contest | Row]:
     """The LLUDP contests on the region stream (see the module docstring)."""
-    count = config.size(2_000, 10_000, 20_000)
-    held_count = config.size(4_000, 10_000, 100_000)
+    count = config.size(2_000, 20_000)
+    held_count = config.size(4_000, 100_000)
     config.say(f"lludp: generating a region stream of {count:,} distinct packets ...")
     data, left_out = stream(count)
     work = _workload(len(data), left_out)

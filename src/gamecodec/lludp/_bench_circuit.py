@@ -147,13 +147,12 @@ def _theirs(hip: dict[str, Any], data: list[bytes]) -> Side:
 
 
 def contests(config: Config) -> list[Contest | Row]:
-    count = config.size(2_000, 5_000, 20_000)
+    count = config.size(2_000, 20_000)
     title = "Circuit per packet: send, receive, acks, resend bookkeeping"
     hip = hippolyzer()
     if isinstance(hip, str):
         return [skipped("lludp", title, hip, peer=PEER + " Circuit", limit=10.0)]
-    data, left_out = stream(max(count, config.size(2_000, 10_000, 20_000)))
-    data = data[:count]
+    data, left_out = stream(count)  # the stream of the lludp decode rows (cached)
     packets = sum(1 for d in data if lludp.peek(d).name not in _CONTROL)
     extra = f", {left_out} refused by a decoder left out" if left_out else ""
     return [

@@ -29,7 +29,7 @@ def contests(config: Config) -> list[Contest | Row]:
     pure, reason = pure_twin("ywindow", "gamecodec.ywindow._codec_py")
     if pure is None:
         return [skipped("ywindow", title, reason, peer="pure twin", limit=10.0)]
-    count = config.size(5_000, 50_000, 200_000)
+    count = config.size(5_000, 200_000)
     chunks = sample_stream(count)
     return [
         Contest(
