@@ -1,5 +1,7 @@
-"""Error builders shared by both ywindow twins, so messages and offsets agree.
+"""Error builders shared by both ywindow twins, the encoders and the peer.
 
+Every error ywindow raises on purpose is built here, so each carries
+``protocol="ywindow"`` and both twins give the same messages and offsets.
 Only error paths call these; nothing here is on a hot path.
 """
 
@@ -7,7 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from gamecodec.errors import BadDataLengthError, DecodeError, TruncatedError
+from gamecodec.errors import (
+    BadDataLengthError,
+    DecodeError,
+    EncodeError,
+    LocalProtocolError,
+    RemoteProtocolError,
+    TruncatedError,
+)
 
 PROTOCOL = "ywindow"
 
@@ -93,3 +102,28 @@ MAX_OFFSET = 1 << 62
 
 def bad_offset(value: object) -> ValueError:
     return ValueError(f"offset {value!r} is not an int in 0..2**62")
+
+
+def encode_error(message: str) -> EncodeError:
+    """A value that cannot be written as ywindow words."""
+    return EncodeError(message, protocol=PROTOCOL)
+
+
+def remote_error(message: str) -> RemoteProtocolError:
+    """The other side broke the protocol."""
+    return RemoteProtocolError(message, protocol=PROTOCOL)
+
+
+def local_error(message: str) -> LocalProtocolError:
+    """The peer was used against the protocol."""
+    return LocalProtocolError(message, protocol=PROTOCOL)
+
+
+def no_message(at: int) -> TruncatedError:
+    """An item of :func:`decode_many` that holds no message."""
+    return TruncatedError("no message in the item", at, PROTOCOL, [])
+
+
+def extra_message(at: int) -> DecodeError:
+    """An item of :func:`decode_many` that holds more than one message."""
+    return DecodeError("more than one message in the item", at, PROTOCOL, [])
