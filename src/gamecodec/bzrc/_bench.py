@@ -61,6 +61,7 @@ def split_baseline(replies: list[bytes]) -> Callable[[object], object]:
 
 
 def contests(config: Config) -> list[Contest | Row]:
+    """This protocol's benchmark contests at the size ``config`` asks for."""
     count = config.size(64, 400, 1_000)
     replies = mytanks_responses(count, 20)
     reads = _reads(replies)
