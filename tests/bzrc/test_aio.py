@@ -27,6 +27,7 @@ from gamecodec.bzrc import (
 )
 from gamecodec.bzrc.session import Request
 from gamecodec.errors import RemoteProtocolError
+from gamecodec.sessions import Traffic
 
 TANKS = [
     MyTank(
@@ -192,3 +193,75 @@ async def refused() -> None:
 
 def test_refused_handshake() -> None:
     asyncio.run(asyncio.wait_for(refused(), 30))
+
+
+async def tapped() -> None:
+    seen_server: list[Traffic] = []
+    seen_client: list[Traffic] = []
+    server = await aio.serve(Game().handle, "127.0.0.1", 0, tap=seen_server.append)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        bot = await aio.connect("127.0.0.1", port, tap=seen_client.append, connect_timeout=5)
+        assert await bot.teams() == [Team("blue", 4), Team("red", 4)]
+        await bot.close()
+    finally:
+        server.close()
+        await server.wait_closed()
+    for seen in (seen_client, seen_server):
+        assert all(isinstance(t, Traffic) and isinstance(t.time, float) for t in seen)
+        assert all(isinstance(t.data, bytes) and t.data for t in seen)
+        assert {t.direction for t in seen} == {"in", "out"}
+    sent = b"".join(t.data for t in seen_client if t.direction == "out")
+    received = b"".join(t.data for t in seen_client if t.direction == "in")
+    assert sent == b"agent 1\nteams\n"
+    assert received.startswith(b"bzrobots 1\nack ") and received.endswith(b"end\n")
+    assert sent == b"".join(t.data for t in seen_server if t.direction == "in")
+    assert received == b"".join(t.data for t in seen_server if t.direction == "out")
+    assert seen_client[0].peer == ("127.0.0.1", port)
+
+
+def test_tap_sees_every_chunk_both_ways() -> None:
+    asyncio.run(asyncio.wait_for(tapped(), 30))
+
+
+async def silent_server() -> None:
+    async def never_greet(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()
+        writer.close()
+
+    server = await asyncio.start_server(never_greet, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        with pytest.raises(TimeoutError):
+            await aio.connect("127.0.0.1", port, connect_timeout=0.1)
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+def test_connect_timeout_bounds_the_greeting() -> None:
+    asyncio.run(asyncio.wait_for(silent_server(), 30))
+
+
+async def silent_client() -> None:
+    server = await aio.serve(Game().handle, "127.0.0.1", 0, connect_timeout=0.1)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        assert await reader.readline() == b"bzrobots 1\n"
+        assert await asyncio.wait_for(reader.read(), 5) == b""  # closed: no agent 1
+        writer.close()
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"agent 1\n")
+        await asyncio.sleep(0.3)  # past the timeout, but the handshake was done
+        writer.write(b"timer\n")
+        await reader.readline()
+        assert (await reader.readline()).startswith(b"ack ")
+        writer.close()
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+def test_serve_connect_timeout_closes_a_client_without_handshake() -> None:
+    asyncio.run(asyncio.wait_for(silent_client(), 30))

@@ -58,7 +58,7 @@ def _ack_tokens(recv: bytes) -> list[list[bytes]]:
 
 @pytest.mark.parametrize("name", TRANSCRIPTS)
 def test_every_reply_parses_to_typed_values(codec: ModuleType, name: str) -> None:
-    parser = codec.ResponseParser()
+    parser = codec.Decoder()
     for exchange in load_transcript(name)["exchanges"]:
         recv = _recv(exchange)
         responses = parser.feed(recv)
@@ -90,7 +90,7 @@ def test_every_reply_parses_to_typed_values(codec: ModuleType, name: str) -> Non
 
 def test_basic_values(codec: ModuleType) -> None:
     by_send: dict[str, list[Any]] = {}
-    parser = codec.ResponseParser()
+    parser = codec.Decoder()
     for exchange in load_transcript("basic_four_ls.json")["exchanges"]:
         by_send.setdefault(exchange["send"], []).append(parser.feed(_recv(exchange)))
     teams = by_send["teams\n"][0][0]
@@ -130,7 +130,7 @@ def test_basic_values(codec: ModuleType) -> None:
 
 
 def test_errors_values(codec: ModuleType) -> None:
-    parser = codec.ResponseParser()
+    parser = codec.Decoder()
     got = {}
     for exchange in load_transcript("errors_four_ls.json")["exchanges"]:
         got.setdefault(exchange["send"], parser.feed(_recv(exchange)))
@@ -150,10 +150,10 @@ def test_errors_values(codec: ModuleType) -> None:
 @pytest.mark.parametrize("name", TRANSCRIPTS)
 def test_any_chunking(codec: ModuleType, name: str) -> None:
     stream = _stream(name)
-    whole = codec.ResponseParser().feed(stream)
+    whole = codec.Decoder().feed(stream)
     rnd = random.Random(name)
     for _ in range(5):
-        parser = codec.ResponseParser()
+        parser = codec.Decoder()
         out: list[Any] = []
         pos = 0
         while pos < len(stream):
@@ -168,7 +168,7 @@ def test_any_chunking(codec: ModuleType, name: str) -> None:
 def test_reencode_byte_exact(codec: ModuleType, name: str) -> None:
     for exchange in load_transcript(name)["exchanges"]:
         recv = _recv(exchange)
-        responses = codec.ResponseParser().feed(recv)
+        responses = codec.Decoder().feed(recv)
         assert b"".join(bzrc.encode_response(r) for r in responses) == recv
 
 
@@ -180,7 +180,7 @@ def test_server_session_reproduces_transcript(codec: ModuleType, name: str) -> N
     for exchange in load_transcript(name)["exchanges"]:
         recv = _recv(exchange)
         expected += recv
-        responses = codec.ResponseParser().feed(recv)
+        responses = codec.Decoder().feed(recv)
         times = [r.ack.time for r in responses if getattr(r, "ack", None) is not None]
         requests = session.receive_data(
             str(exchange["send"]).encode("latin-1"), times[0] if times else 0.0

@@ -40,8 +40,8 @@ from gamecodec.errors import EncodeError
         (("agent", 1), b"agent 1\n"),
     ],
 )
-def test_encode_command(args: tuple[object, ...], wire: bytes) -> None:
-    assert bzrc.encode_command(*args) == wire  # type: ignore[arg-type]
+def test_encode(args: tuple[object, ...], wire: bytes) -> None:
+    assert bzrc.encode(*args) == wire  # type: ignore[arg-type]
 
 
 def test_every_command_is_encodable() -> None:
@@ -88,7 +88,7 @@ def test_every_command_is_encodable() -> None:
 )
 def test_encode_command_rejects(args: tuple[object, ...]) -> None:
     with pytest.raises(EncodeError):
-        bzrc.encode_command(*args)  # type: ignore[arg-type]
+        bzrc.encode(*args)  # type: ignore[arg-type]
 
 
 def test_encode_commands_pipelined() -> None:

@@ -119,7 +119,7 @@ def test_mytank_fast_path_values(codec: ModuleType) -> None:
         b"mytank 3 red3 alive 9 -0.00166 blue\t \r\x0b                             "
         b"-12 +7 0.72128152706 -0.0 1e-5 0.2120945\r"
     )
-    (listing,) = codec.ResponseParser().feed(b"ack 2 mytanks\nbegin\n" + line + b"\nend\n")
+    (listing,) = codec.Decoder().feed(b"ack 2 mytanks\nbegin\n" + line + b"\nend\n")
     (tank,) = listing.items
     assert tank == MyTank(
         3, "red3", "alive", 9, -0.00166, "blue", -12, 7, 0.72128152706, -0.0, 1e-5, 0.2120945
@@ -154,9 +154,9 @@ def test_grid_rows(
     py = run(py_codec, data, chunks)
     assert not py or py[0] != "BUG"
     assert py == run(c_codec, data, chunks)
-    (grid,) = py_codec.ResponseParser().feed(data) if py[0] != "error" else (None,)
+    (grid,) = py_codec.Decoder().feed(data) if py[0] != "error" else (None,)
     if grid is not None:
-        c_grid = c_codec.ResponseParser().feed(data)[0]
+        c_grid = c_codec.Decoder().feed(data)[0]
         assert np.array_equal(grid.grid, c_grid.grid)
 
 
@@ -167,7 +167,7 @@ def test_grid_wide_rows(codec: ModuleType) -> None:
         cells = rng.integers(0, 2, (3, h)).astype(np.uint8)
         rows = [bytes(b"01"[c] for c in row) for row in cells]
         head = b"ack 1 occgrid\nbegin\nat 0,0\nsize 3x%d\n" % h
-        (grid,) = codec.ResponseParser().feed(head + b"\n".join(rows) + b"\nend\n")
+        (grid,) = codec.Decoder().feed(head + b"\n".join(rows) + b"\nend\n")
         assert grid.grid.shape == (3, h) and grid.grid.dtype == np.uint8
         assert np.array_equal(grid.grid, cells) and grid.grid.flags.c_contiguous
         bad = rows[1][:-1] + b"2"
@@ -185,9 +185,9 @@ def test_word_cache_collisions(py_codec: ModuleType, c_codec: ModuleType) -> Non
         for i, n in enumerate(names)
     ]
     data = b"ack 1 mytanks\nbegin\n" + b"\n".join(lines) + b"\nend\n"
-    (c_listing,) = c_codec.ResponseParser().feed(data)
+    (c_listing,) = c_codec.Decoder().feed(data)
     assert [t.callsign.encode() for t in c_listing.items] == names
-    assert c_listing == py_codec.ResponseParser().feed(data)[0]
+    assert c_listing == py_codec.Decoder().feed(data)[0]
 
 
 def test_grid_bad_cell_mid_row(py_codec: ModuleType, c_codec: ModuleType) -> None:
@@ -199,7 +199,7 @@ def test_grid_bad_cell_mid_row(py_codec: ModuleType, c_codec: ModuleType) -> Non
         rows = [bytes(b"01"[c] for c in row) for row in cells]
         head = b"ack 1 occgrid\nbegin\nat 0,0\nsize 4x%d\n" % h
         data = head + b"\n".join(rows) + b"\nend\n"
-        (grid,) = c_codec.ResponseParser().feed(data)
+        (grid,) = c_codec.Decoder().feed(data)
         assert np.array_equal(grid.grid, cells)
         bad = data[: len(head) + h + 5] + b"x" + data[len(head) + h + 6 :]
         assert run(c_codec, bad, []) == run(py_codec, bad, [])

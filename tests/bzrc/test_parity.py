@@ -65,7 +65,7 @@ RESPONSE = st.one_of(
 
 
 def run(codec: ModuleType, data: bytes, chunks: list[int], **kw: int) -> Any:
-    parser = codec.ResponseParser(**kw)
+    parser = codec.Decoder(**kw)
     out: list[Any] = []
     pos = 0
     try:
@@ -100,7 +100,7 @@ def test_encode_parse_parity(
     py = run(py_codec, data, chunks)
     assert py == run(c_codec, data, chunks)
     assert not py or py[0] not in ("error", "BUG")
-    parsed = py_codec.ResponseParser().feed(data)
+    parsed = py_codec.Decoder().feed(data)
     assert len(parsed) == len(responses)
     assert [type(p) for p in parsed] == [type(r) for r in responses]
     if dialect == "bzrflag":  # idempotent: bytes -> values -> the same bytes
@@ -120,7 +120,7 @@ def test_a_broken_parser_stays_at_the_bad_line(
     py_codec: ModuleType, c_codec: ModuleType, data: bytes
 ) -> None:
     for codec in (py_codec, c_codec):
-        parser = codec.ResponseParser()
+        parser = codec.Decoder()
         with pytest.raises(DecodeError):
             parser.feed(data)
         start = data.index(b"bogus") if b"bogus" in data else data.index(b"team red")

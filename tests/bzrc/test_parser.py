@@ -26,7 +26,7 @@ from tests.bzrc import vectors
 
 
 def feed_all(codec: ModuleType, data: bytes, **kwargs: int) -> list[object]:
-    parser = codec.ResponseParser(**kwargs)
+    parser = codec.Decoder(**kwargs)
     out = parser.feed(data)
     return out + parser.close()
 
@@ -93,7 +93,7 @@ def test_error_lines_anywhere(codec: ModuleType) -> None:
 
 
 def test_double_fail_only_where_bzrflag_sends_it(codec: ModuleType) -> None:
-    parser = codec.ResponseParser()
+    parser = codec.Decoder()
     out = parser.feed(b"ack 1 angvel 1\nfail Invalid parameter(s)\n")
     assert out == []  # the second fail may still come
     out = parser.feed(b"ack 2 shoot 0\nok\n")
@@ -113,7 +113,7 @@ def test_double_fail_only_where_bzrflag_sends_it(codec: ModuleType) -> None:
 
 
 def test_help_output(codec: ModuleType) -> None:
-    parser = codec.ResponseParser()
+    parser = codec.Decoder()
     assert parser.feed(b":angvel <id> <v>\n:bases\n") == []
     assert parser.feed(b"ack 1 timer\ntimer 2 3\n") == [
         Help((":angvel <id> <v>", ":bases")),
@@ -145,7 +145,7 @@ def test_large_grid_in_chunks(codec: ModuleType) -> None:
     grid = (rng.random((300, 200)) < 0.3).astype(np.uint8)
     body = b"".join(bytes(row + 48) + b"\n" for row in grid)
     data = b"ack 9 occgrid\nbegin\nat -150,-100\nsize 300x200\n" + body + b"end\n"
-    parser = codec.ResponseParser()
+    parser = codec.Decoder()
     out = []
     for i in range(0, len(data), 4093):
         out += parser.feed(data[i : i + 4093])
@@ -184,7 +184,7 @@ MALFORMED = [
 
 @pytest.mark.parametrize(("data", "exc", "offset"), MALFORMED)
 def test_malformed(codec: ModuleType, data: bytes, exc: type, offset: int) -> None:
-    parser = codec.ResponseParser(max_line=100)
+    parser = codec.Decoder(max_line=100)
     with pytest.raises(exc) as info:
         parser.feed(data)
         parser.close()
@@ -197,7 +197,7 @@ def test_malformed(codec: ModuleType, data: bytes, exc: type, offset: int) -> No
 
 def test_malformed_byte_by_byte_same_offset(codec: ModuleType) -> None:
     for data, exc, offset in MALFORMED:
-        parser = codec.ResponseParser(max_line=100)
+        parser = codec.Decoder(max_line=100)
         with pytest.raises(exc) as info:
             for i in range(len(data)):
                 parser.feed(data[i : i + 1])
@@ -206,7 +206,7 @@ def test_malformed_byte_by_byte_same_offset(codec: ModuleType) -> None:
 
 
 def test_partial_results_on_error(codec: ModuleType) -> None:
-    parser = codec.ResponseParser()
+    parser = codec.Decoder()
     with pytest.raises(DecodeError) as info:
         parser.feed(b"ack 1 shoot 0\nok\nnonsense\n")
     assert info.value.partial == [Ok(Ack(1, "shoot", ("0",)))]
@@ -214,7 +214,7 @@ def test_partial_results_on_error(codec: ModuleType) -> None:
 
 def test_truncated_at_close(codec: ModuleType) -> None:
     for data in (b"ack 1 teams\nbegin\nteam red 1\n", b"ok", b"ack 1 shoot 0\n"):
-        parser = codec.ResponseParser()
+        parser = codec.Decoder()
         parser.feed(data)
         with pytest.raises(TruncatedError) as info:
             parser.close()
@@ -222,20 +222,20 @@ def test_truncated_at_close(codec: ModuleType) -> None:
 
 
 def test_line_cap_without_newline(codec: ModuleType) -> None:
-    parser = codec.ResponseParser(max_line=1000)
+    parser = codec.Decoder(max_line=1000)
     parser.feed(b"ok\n" + b"1" * 1000)
     with pytest.raises(DecodeError) as info:
         parser.feed(b"1")
     assert info.value.offset == 3
-    parser = codec.ResponseParser(max_line=10)
+    parser = codec.Decoder(max_line=10)
     assert parser.feed(b"ack 1.5 ab\nok\n") == [Ok(Ack(1.5, "ab", ()))]
 
 
 def test_bad_arguments(codec: ModuleType) -> None:
     with pytest.raises(ValueError):
-        codec.ResponseParser(max_line=0)
-    assert codec.ResponseParser().offset == 0
-    parser = codec.ResponseParser()
+        codec.Decoder(max_line=0)
+    assert codec.Decoder().offset == 0
+    parser = codec.Decoder()
     parser.feed(b"ok\nfa")
     assert parser.offset == 3 and not parser.idle
     parser.feed(bytearray(b"il\n"))

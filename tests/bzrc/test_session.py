@@ -15,24 +15,24 @@ def test_client_handshake_and_pipelining() -> None:
     r1 = client.send("teams")
     r2 = client.send("shoot", 0)
     assert client.data_to_send() == b""  # held until the greeting
-    events = client.receive_data(b"bzrobots 1\n")
+    events = client.receive_data(b"bzrobots 1\n", 0.0)
     assert events == [Connected(Greeting("bzrobots", 1))]
     assert client.data_to_send() == b"agent 1\nteams\nshoot 0\n"
-    events = client.receive_data(b"ack 0.1 teams\nbegin\nteam red 1\nend\nack 0.2 sho")
+    events = client.receive_data(b"ack 0.1 teams\nbegin\nteam red 1\nend\nack 0.2 sho", 0.0)
     assert events == [Answer(r1, Listing(Ack(0.1, "teams", ()), [Team("red", 1)]))]
     assert client.pending == (r2,)
-    events = client.receive_data(b"ot 0\nok\n")
+    events = client.receive_data(b"ot 0\nok\n", 0.0)
     assert events == [Answer(r2, Ok(Ack(0.2, "shoot", ("0",))))]
     r3 = client.send("speed", 0, 2)
     assert client.data_to_send() == b"speed 0 2\n"
-    assert client.receive_data(b"ack 1 speed 0\nfail Invalid parameter(s)\nfail\n") == [
+    assert client.receive_data(b"ack 1 speed 0\nfail Invalid parameter(s)\nfail\n", 0.0) == [
         Answer(r3, Fail(Ack(1, "speed", ("0",)), "Invalid parameter(s)", True))
     ]
 
 
 def test_send_many_is_all_or_none() -> None:
     client = bzrc.ClientSession()
-    client.receive_data(b"bzrobots 1\n")
+    client.receive_data(b"bzrobots 1\n", 0.0)
     client.data_to_send()
     with pytest.raises(ValueError):
         client.send_many([("speed", 0, 1.0), ("shoot", 0), ("speed", 0, "fast")])
@@ -45,30 +45,31 @@ def test_send_many_is_all_or_none() -> None:
 
 def test_client_errors_and_ackless_fails() -> None:
     client = bzrc.ClientSession()
-    client.receive_data(b"bzrobots 1\n")
+    client.receive_data(b"bzrobots 1\n", 0.0)
     r1 = client.send("teams")
     r2 = client.send("occgrid", 1)
     events = client.receive_data(
-        b"error Connection Stalled.  RC stopped reading data!\nerror Invalid request teams\nfail\n"
+        b"error Connection Stalled.  RC stopped reading data!\nerror Invalid request teams\nfail\n",
+        0.0,
     )
     assert events == [
         Unsolicited(Error("Connection Stalled.  RC stopped reading data!")),
         Answer(r1, Error("Invalid request teams")),
         Answer(r2, Fail(None, "", False)),
     ]
-    assert client.receive_data(b"error late\n") == [Unsolicited(Error("late"))]
+    assert client.receive_data(b"error late\n", 0.0) == [Unsolicited(Error("late"))]
 
 
 def test_client_help_and_close() -> None:
     client = bzrc.ClientSession()
-    client.receive_data(b"bzrobots 1\n")
+    client.receive_data(b"bzrobots 1\n", 0.0)
     r1 = client.send("help")
-    assert client.receive_data(b":a\n:b\n") == []
+    assert client.receive_data(b":a\n:b\n", 0.0) == []
     assert client.end_help() == [Answer(r1, bzrc.Help((":a", ":b")))]
     r2 = client.send("quit")
     r3 = client.send("timer")
-    assert client.receive_data(b"ack 1 quit\nok\n") == [Answer(r2, Ok(Ack(1, "quit", ())))]
-    assert client.receive_data(b"") == [Closed((r3,))]
+    assert client.receive_data(b"ack 1 quit\nok\n", 0.0) == [Answer(r2, Ok(Ack(1, "quit", ())))]
+    assert client.receive_data(b"", 0.0) == [Closed((r3,))]
     assert client.closed
     with pytest.raises(LocalProtocolError):
         client.send("teams")
@@ -88,16 +89,16 @@ def test_client_help_and_close() -> None:
 def test_client_remote_errors(data: bytes) -> None:
     client = bzrc.ClientSession()
     with pytest.raises(RemoteProtocolError):
-        client.receive_data(data)
+        client.receive_data(data, 0.0)
     assert client.closed
 
 
 def test_client_ack_mismatch() -> None:
     client = bzrc.ClientSession()
-    client.receive_data(b"bzrobots 1\n")
+    client.receive_data(b"bzrobots 1\n", 0.0)
     client.send("teams")
     with pytest.raises(RemoteProtocolError):
-        client.receive_data(b"ack 1 shots\nbegin\nend\n")
+        client.receive_data(b"ack 1 shots\nbegin\nend\n", 0.0)
 
 
 def test_server_handshake_refused() -> None:

@@ -25,7 +25,7 @@ async def on_call(method: str, args: tuple[Value, ...]) -> tuple[Value, ...]:
 async def loopback(tmp_path: Path) -> None:
     seen: list[Notification] = []
 
-    async def on_connect(conn: aio.Connection) -> None:
+    async def on_connect(conn: aio.Client) -> None:
         await conn.notify("mouse_moved", -1, 2)
         event = await conn.next_event()
         assert isinstance(event, Notification)

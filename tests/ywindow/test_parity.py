@@ -101,12 +101,12 @@ def chunked(codec: ModuleType, data: bytes, cuts: list[int], **kwargs: Any) -> t
 @SETTINGS
 @given(msgs=st.lists(messages, max_size=6))
 def test_round_trip(codec: ModuleType, msgs: list[Message]) -> None:
-    wire = b"".join(ywindow.encode_message(m) for m in msgs)
+    wire = b"".join(ywindow.encode(m) for m in msgs)
     got = codec.decode(wire)
     assert got == msgs
     for a, b in zip(got, msgs, strict=True):
         assert [type(w) for w in a.words] == [type(w) for w in b.words]
-    assert b"".join(ywindow.encode_message(m) for m in got) == wire
+    assert b"".join(ywindow.encode(m) for m in got) == wire
 
 
 @SETTINGS
@@ -114,7 +114,7 @@ def test_round_trip(codec: ModuleType, msgs: list[Message]) -> None:
 def test_any_chunking_gives_the_same_messages(
     codec: ModuleType, msgs: list[Message], cuts: list[int]
 ) -> None:
-    wire = b"".join(ywindow.encode_message(m) for m in msgs)
+    wire = b"".join(ywindow.encode(m) for m in msgs)
     assert chunked(codec, wire, cuts) == ("ok", msgs)
 
 
@@ -152,5 +152,5 @@ def test_word_shaped_bytes_agree(
 def test_twins_agree_on_streams(
     py_codec: ModuleType, c_codec: ModuleType, msgs: list[Message], cuts: list[int]
 ) -> None:
-    wire = b"".join(ywindow.encode_message(m) for m in msgs)
+    wire = b"".join(ywindow.encode(m) for m in msgs)
     assert chunked(py_codec, wire, cuts) == chunked(c_codec, wire, cuts)

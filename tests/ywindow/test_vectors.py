@@ -54,7 +54,7 @@ def test_decode_each_example(codec: ModuleType, wire: bytes, message: Message) -
     assert got == message
     assert type(got) is Message
     assert type(got.words[0]) is Keyword
-    assert ywindow.encode_message(got) == wire
+    assert ywindow.encode(got) == wire
 
 
 def test_decode_the_conversation_as_one_stream(codec: ModuleType) -> None:
@@ -66,14 +66,14 @@ def test_decode_the_conversation_as_one_stream(codec: ModuleType) -> None:
 def test_word_examples(codec: ModuleType, value: object, hexa: str) -> None:
     wire = bytes.fromhex(hexa)
     assert ywindow.encode_word(value) == wire  # type: ignore[arg-type]
-    (got,) = codec.decode(ywindow.encode_message("r", [value]))  # type: ignore[list-item]
+    (got,) = codec.decode(ywindow.encode("r", [value]))  # type: ignore[list-item]
     assert got.words == (value,)
     assert type(got.words[0]) is type(value)
 
 
 def test_reply_16273_header() -> None:
     """The document's ``'r' 16273`` is carried like an int payload."""
-    assert ywindow.encode_message("r", [0] * 16273)[:6] == bytes.fromhex("72 04 00 00 3f 91")
+    assert ywindow.encode("r", [0] * 16273)[:6] == bytes.fromhex("72 04 00 00 3f 91")
 
 
 def test_message_accessors() -> None:

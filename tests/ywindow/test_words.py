@@ -117,7 +117,7 @@ def test_encode_errors(value: object, text: str) -> None:
 
 def test_encode_message_errors() -> None:
     with pytest.raises(EncodeError, match="kind"):
-        ywindow.encode_message("k", [])
+        ywindow.encode("k", [])
     with pytest.raises(EncodeError, match="method must be a str"):
         ywindow.call(5)  # type: ignore[arg-type]
     buf = bytearray(b"??")

@@ -1,37 +1,44 @@
-"""BZRC: the bzrflag / BZFlag remote-control text protocol (``../shared/specs/bzrc.md``).
+"""BZRC: the bzrflag / BZFlag remote-control text protocol (a line protocol over TCP).
 
-Client side: :func:`encode_command` and the streaming :class:`ResponseParser`
-(bytes in any chunking -> typed responses). Server side:
-:func:`encode_response` (bzrflag's exact bytes, or the C++ ``%f`` dialect).
-Sessions: :class:`ClientSession`, :class:`ServerSession` (Sans-IO) and
-:func:`gamecodec.bzrc.aio.connect`.
+Client side: :func:`encode` writes a command, the streaming :class:`Decoder`
+turns the server's bytes (in any chunking) into typed responses, and
+:func:`decode` / :func:`decode_many` decode complete input. Server side:
+:func:`encode_response` writes bzrflag's exact bytes, or the BZFlag C++ ``%f``
+dialect. Sessions: :class:`ClientSession`, :class:`ServerSession` (Sans-IO,
+:class:`gamecodec.sessions.StreamSession`) and :mod:`gamecodec.bzrc.aio`.
+numpy is imported only when an ``occgrid`` reply is decoded.
 
 >>> from gamecodec import bzrc
->>> parser = bzrc.ResponseParser()
->>> parser.feed(b"ack 1.10923 timer\\ntimer 1.580439 300000\\n")
+>>> decoder = bzrc.Decoder()
+>>> decoder.feed(b"ack 1.10923 timer\\ntimer 1.580439 300000\\n")
 [Timer(ack=Ack(time=1.10923, command='timer', args=()), elapsed=1.580439, limit=300000)]
->>> bzrc.encode_command("speed", 0, 0.5)
+>>> bzrc.encode("speed", 0, 0.5)
 b'speed 0 0.5\\n'
 """
 
 from __future__ import annotations
 
-from gamecodec import _accel
+from gamecodec._deprecated import deprecated_names
 from gamecodec.bzrc._encode import (
     COMMANDS,
     MYTANK_GAP,
-    encode_command,
+    encode,
     encode_commands,
     encode_item,
     encode_response,
 )
 from gamecodec.bzrc._format import Dialect, c_f, format_number, py2_str
+from gamecodec.bzrc._impl import Decoder, decode, decode_many, parse_number
 from gamecodec.bzrc._models import (
     DEFAULT_MAX_GRID_CELLS,
     DEFAULT_MAX_LINE,
     Ack,
+    Answer,
     Base,
+    ClientEvent,
+    Closed,
     CommandFailed,
+    Connected,
     Constant,
     Error,
     Fail,
@@ -46,18 +53,23 @@ from gamecodec.bzrc._models import (
     OccGrid,
     Ok,
     OtherTank,
+    Request,
     Response,
     Score,
     Shot,
     Team,
     Timer,
+    Unsolicited,
 )
-from gamecodec.bzrc.session import ClientSession, Request, ServerSession
+from gamecodec.bzrc.session import ClientSession, ServerSession
 
-_codec = _accel.load("gamecodec.bzrc", "_codec", "bzrc")
-
-ResponseParser = _codec.ResponseParser
-parse_number = _codec.parse_number
+__getattr__ = deprecated_names(
+    __name__,
+    {
+        "ResponseParser": ("Decoder", lambda: Decoder),
+        "encode_command": ("encode", lambda: encode),
+    },
+)
 
 __all__ = [
     "COMMANDS",
@@ -65,10 +77,15 @@ __all__ = [
     "DEFAULT_MAX_LINE",
     "MYTANK_GAP",
     "Ack",
+    "Answer",
     "Base",
+    "ClientEvent",
     "ClientSession",
+    "Closed",
     "CommandFailed",
+    "Connected",
     "Constant",
+    "Decoder",
     "Dialect",
     "Error",
     "Fail",
@@ -85,14 +102,16 @@ __all__ = [
     "OtherTank",
     "Request",
     "Response",
-    "ResponseParser",
     "Score",
     "ServerSession",
     "Shot",
     "Team",
     "Timer",
+    "Unsolicited",
     "c_f",
-    "encode_command",
+    "decode",
+    "decode_many",
+    "encode",
     "encode_commands",
     "encode_item",
     "encode_response",

@@ -3,7 +3,7 @@
 Two workloads: a stream of successive ``mytanks`` replies of 20 moving tanks
 (every reply distinct), read in 64 KiB pieces as an event loop hands them over, and full
 800x800 ``occgrid`` replies of the four_ls world. The public
-``bzrc.ResponseParser`` is timed against what a bot author writes (the
+``bzrc.Decoder`` is timed against what a bot author writes (the
 reference client's ``str.split`` loop with its field conversions) and against
 the pure parser twin.
 """
@@ -61,6 +61,7 @@ def split_baseline(replies: list[bytes]) -> Callable[[object], object]:
 
 
 def contests(config: Config) -> list[Contest | Row]:
+    """This protocol's benchmark contests at the size ``config`` asks for."""
     count = config.size(64, 1_000)
     replies = mytanks_responses(count, 20)
     reads = _reads(replies)
@@ -69,18 +70,18 @@ def contests(config: Config) -> list[Contest | Row]:
     out: list[Contest | Row] = [
         Contest(
             "bzrc",
-            "ResponseParser on mytanks replies vs a str.split loop",
+            "Decoder.feed on mytanks replies vs a str.split loop",
             tanks_work,
             count,
             "reply",
-            _parse("bzrc.ResponseParser", bzrc.ResponseParser, reads),
+            _parse("bzrc.Decoder", bzrc.Decoder, reads),
             Side("str.split loop", split_baseline(replies)),
             limit=5.0,
         )
     ]
     pure, reason = pure_twin("bzrc", "gamecodec.bzrc._codec_py")
-    grid_title = "ResponseParser on 800x800 occgrid replies vs the pure twin"
-    tanks_title = "ResponseParser on mytanks replies vs the pure twin"
+    grid_title = "Decoder.feed on 800x800 occgrid replies vs the pure twin"
+    tanks_title = "Decoder.feed on mytanks replies vs the pure twin"
     if pure is None:
         return [
             *out,
@@ -97,8 +98,8 @@ def contests(config: Config) -> list[Contest | Row]:
             f"{grids} replies of {len(grid) / 1e3:,.0f} kB in 64 KiB reads",
             grids,
             "reply",
-            _parse("bzrc.ResponseParser", bzrc.ResponseParser, grid_reads),
-            _parse("pure twin", pure.ResponseParser, grid_reads),
+            _parse("bzrc.Decoder", bzrc.Decoder, grid_reads),
+            _parse("pure twin", pure.Decoder, grid_reads),
         )
     )
     out.append(
@@ -108,8 +109,8 @@ def contests(config: Config) -> list[Contest | Row]:
             tanks_work,
             count,
             "reply",
-            _parse("bzrc.ResponseParser", bzrc.ResponseParser, reads),
-            _parse("pure twin", pure.ResponseParser, reads),
+            _parse("bzrc.Decoder", bzrc.Decoder, reads),
+            _parse("pure twin", pure.Decoder, reads),
         )
     )
     return out

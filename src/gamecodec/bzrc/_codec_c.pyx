@@ -1,11 +1,12 @@
 # cython: language_level=3, freethreading_compatible=True
-"""Compiled twin of the BZRC response parser (pure twin: ``_codec_py.py``).
+"""Compiled twin of the BZRC response decoder (pure twin: ``_codec_py.py``).
 
 The same line-by-line state machine, with lines found by ``memchr``,
 tokens scanned in place, numbers parsed without temporary objects, short
 strings (callsigns, colours, statuses) served from a per-parser cache, list
 items built as NamedTuples directly, and the ``occgrid`` body converted in
 one pass straight into the array's buffer (no per-row Python objects).
+numpy is imported when the first ``occgrid`` size line is decoded.
 """
 
 cimport cython
@@ -18,8 +19,6 @@ from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_SET_ITEM
 from libc.string cimport memchr, memcmp
-
-import numpy as np
 
 from gamecodec.bzrc._models import (
     DEFAULT_MAX_GRID_CELLS,
@@ -44,11 +43,11 @@ from gamecodec.bzrc._models import (
     Team,
     Timer,
 )
-from gamecodec.errors import DecodeError, TruncatedError
+from gamecodec.bzrc._errors import decode_error, truncated
+from gamecodec.errors import DecodeError
 
-__all__ = ["ResponseParser", "parse_number"]
+__all__ = ["Decoder", "parse_number"]
 
-PROTOCOL = "bzrc"
 MAX_INT_DIGITS = 18
 
 
@@ -105,8 +104,8 @@ cdef object _Listing = Listing
 cdef object _Fail = Fail
 cdef object _Ok = Ok
 cdef object _EMPTY = ()
-cdef object _uint8 = np.uint8
-cdef object _empty = np.empty
+cdef object _uint8 = None  # numpy.uint8 and numpy.empty, once a grid needs them
+cdef object _empty = None
 cdef object _OccGrid = OccGrid
 cdef frozenset _DOUBLE_FAIL = DOUBLE_FAIL_COMMANDS
 cdef bint _fast_tuples = True
@@ -167,7 +166,16 @@ cdef char *_data_pointer(object array) except NULL:
 
 
 cdef object _error(str message, Py_ssize_t offset):
-    return DecodeError(message, offset, protocol=PROTOCOL)
+    return decode_error(message, offset)
+
+
+cdef int _load_numpy() except -1:
+    """Import numpy on the first occgrid (``import gamecodec.bzrc`` does not)."""
+    global _uint8, _empty
+    import numpy
+    _uint8 = numpy.uint8
+    _empty = numpy.empty
+    return 0
 
 
 def parse_number(token):
@@ -183,11 +191,13 @@ def parse_number(token):
 
 
 @cython.final
-cdef class ResponseParser:
+cdef class Decoder:
     """Bytes in any chunking -> typed responses, in order (compiled twin).
 
-    See the pure twin for the behaviour; both give the same responses, and
-    the same exception types with the same offsets.
+    ``feed(data)`` returns every response completed by ``data``; :meth:`flush`
+    returns help output (which has no terminator) and a ``fail`` waiting for
+    its possible second ``fail``; :meth:`close` ends the stream. Both twins give
+    the same responses, and the same exception types with the same offsets.
     """
 
     cdef readonly Py_ssize_t max_line
@@ -326,10 +336,7 @@ cdef class ResponseParser:
         response or line is incomplete."""
         out = self.flush()
         if self._state != S_TOP or self._tail:
-            exc = TruncatedError("stream ended inside a response",
-                                 self._base + len(self._tail))
-            exc.protocol = PROTOCOL
-            exc.partial = out
+            exc = truncated("stream ended inside a response", self._base + len(self._tail), out)
             self._failed = exc
             raise exc
         return out
@@ -596,6 +603,8 @@ cdef class ResponseParser:
         self._gw = w
         self._gh = h
         self._rows = 0
+        if _empty is None:
+            _load_numpy()
         # uninitialised: every cell is written before the grid is returned
         self._cells = _empty((w, h), dtype=_uint8)
         self._cellp = _data_pointer(self._cells)

@@ -1,18 +1,18 @@
-"""Pure-Python twin of the BZRC response parser (the compiled twin is
+"""Pure-Python twin of the BZRC response decoder (the compiled twin is
 ``_codec_c.pyx``; the tests hold the two together).
 
-The parser is a line-by-line state machine over a byte stream (spec §1.12,
-decision 1). Lines end at ``\\n``; tokens are runs of anything but ASCII
-whitespace (``bytes.split()``, so ``\\r`` and the 28-space ``mytank`` gap do
-not matter). Text fields are decoded as latin-1, so every byte survives.
+The decoder is a line-by-line state machine over a byte stream. Lines end at
+``\\n``; tokens are runs of anything but ASCII whitespace (``bytes.split()``,
+so ``\\r`` and the 28-space ``mytank`` gap do not matter). Text fields are
+decoded as latin-1, so every byte survives. numpy is imported when the first
+``occgrid`` body is decoded, not before.
 """
 
 from __future__ import annotations
 
 import re
 
-import numpy as np
-
+from gamecodec.bzrc._errors import decode_error, truncated
 from gamecodec.bzrc._models import (
     DEFAULT_MAX_GRID_CELLS,
     DEFAULT_MAX_LINE,
@@ -39,11 +39,10 @@ from gamecodec.bzrc._models import (
     Team,
     Timer,
 )
-from gamecodec.errors import DecodeError, TruncatedError
+from gamecodec.errors import DecodeError
 
-__all__ = ["ResponseParser", "parse_number"]
+__all__ = ["Decoder", "parse_number"]
 
-PROTOCOL = "bzrc"
 MAX_INT_DIGITS = 18
 """Integer tokens with more digits are rejected (they never occur, and Python's
 ``int()`` refuses very long ones)."""
@@ -62,10 +61,6 @@ _GRID_BODY = 4
 _GRID_END = 5
 _HELP = 6
 _EXTRA_FAIL = 7
-
-
-def _error(message: str, offset: int) -> DecodeError:
-    return DecodeError(message, offset, protocol=PROTOCOL)
 
 
 def _token_offset(line: bytes, index: int) -> int:
@@ -103,7 +98,7 @@ def parse_number(token: bytes) -> Number | None:
 def _num(tokens: list[bytes], index: int, line: bytes, start: int) -> Number:
     value = parse_number(tokens[index])
     if value is None:
-        raise _error("bad number", start + _token_offset(line, index))
+        raise decode_error("bad number", start + _token_offset(line, index))
     return value
 
 
@@ -111,7 +106,7 @@ def _int(tokens: list[bytes], index: int, line: bytes, start: int) -> int:
     token = tokens[index]
     if _INT.match(token) and len(token) - (token[:1] in b"+-") <= MAX_INT_DIGITS:
         return int(token)
-    raise _error("bad integer", start + _token_offset(line, index))
+    raise decode_error("bad integer", start + _token_offset(line, index))
 
 
 def _text(token: bytes) -> str:
@@ -127,7 +122,7 @@ def _rest(line: bytes) -> str:
 def _count(tokens: list[bytes], n: int, line: bytes, start: int) -> None:
     if len(tokens) != n:
         word = tokens[0].decode("latin-1")
-        raise _error(f"{word} line of {len(tokens)} fields, expected {n}", start)
+        raise decode_error(f"{word} line of {len(tokens)} fields, expected {n}", start)
 
 
 def _corners(
@@ -136,7 +131,7 @@ def _corners(
     n = len(tokens) - first
     if n < 2 or n % 2:
         word = tokens[0].decode("latin-1")
-        raise _error(f"{word} line with {n} coordinates", start)
+        raise decode_error(f"{word} line with {n} coordinates", start)
     values = [_num(tokens, i, line, start) for i in range(first, len(tokens))]
     return tuple(zip(values[0::2], values[1::2], strict=True))
 
@@ -188,7 +183,7 @@ def _item(tokens: list[bytes], line: bytes, start: int) -> Item:
         return Obstacle(_corners(tokens, 1, line, start))
     if word == b"base":
         if len(tokens) < 2:
-            raise _error("base line without a colour", start)
+            raise decode_error("base line without a colour", start)
         return Base(_text(tokens[1]), _corners(tokens, 2, line, start))
     if word == b"constant":
         _count(tokens, 3, line, start)
@@ -197,13 +192,13 @@ def _item(tokens: list[bytes], line: bytes, start: int) -> Item:
         _count(tokens, 4, line, start)
         return Score(_text(tokens[1]), _text(tokens[2]), _num(tokens, 3, line, start))
     if word in _NOT_ITEMS:
-        raise _error("list not terminated by end", start)
-    raise _error("unknown list item", start)
+        raise decode_error("list not terminated by end", start)
+    raise decode_error("unknown list item", start)
 
 
 def _ack(tokens: list[bytes], line: bytes, start: int) -> Ack:
     if len(tokens) < 2:
-        raise _error("ack without a time", start)
+        raise decode_error("ack without a time", start)
     command = _text(tokens[2]) if len(tokens) > 2 else ""
     return Ack(_num(tokens, 1, line, start), command, tuple(_text(t) for t in tokens[3:]))
 
@@ -213,11 +208,11 @@ def _pair(token: bytes, sep: bytes, offset: int) -> tuple[int, int]:
     if len(parts) != 2 or not all(
         _INT.match(p) and len(p) - (p[:1] in b"+-") <= MAX_INT_DIGITS for p in parts
     ):
-        raise _error("bad occgrid header", offset)
+        raise decode_error("bad occgrid header", offset)
     return int(parts[0]), int(parts[1])
 
 
-class ResponseParser:
+class Decoder:
     """Bytes in any chunking -> typed responses, in order.
 
     ``feed(data)`` returns every response completed by ``data``. Help output
@@ -226,8 +221,10 @@ class ResponseParser:
     :class:`~gamecodec.DecodeError` with the absolute stream offset and the
     responses completed earlier in the same call as ``partial``; the parser
     then stays broken (every later call raises the same error; :attr:`offset`
-    stays at the start of the bad line, and it is not :attr:`idle`). One parser
+    stays at the start of the bad line, and it is not :attr:`idle`). One decoder
     serves one stream; it is not meant to be shared between threads.
+    ``max_line`` caps a line's bytes (and so what the decoder buffers),
+    ``max_grid_cells`` an occgrid's W*H (allocated when its size line arrives).
     """
 
     def __init__(
@@ -280,10 +277,10 @@ class ResponseParser:
                 nl = buf.find(b"\n", pos)
                 if nl < 0:
                     if len(buf) - pos > self.max_line:
-                        raise _error("line longer than max_line", self._base + pos)
+                        raise decode_error("line longer than max_line", self._base + pos)
                     break
                 if nl - pos > self.max_line:
-                    raise _error("line longer than max_line", self._base + pos)
+                    raise decode_error("line longer than max_line", self._base + pos)
                 line = bytes(buf[pos:nl])
                 start = self._base + pos
                 pos = nl + 1
@@ -321,9 +318,7 @@ class ResponseParser:
         :class:`~gamecodec.TruncatedError` if a response or line is incomplete."""
         out = self.flush()
         if self._state != _TOP or self._buf:
-            exc = TruncatedError("stream ended inside a response", self._base + len(self._buf))
-            exc.protocol = PROTOCOL
-            exc.partial = out
+            exc = truncated("stream ended inside a response", self._base + len(self._buf), out)
             self._failed = exc
             raise exc
         return out
@@ -378,7 +373,7 @@ class ResponseParser:
             self._size(tokens, line, start, out)
         else:  # _GRID_END
             if word != b"end" or len(tokens) != 1:
-                raise _error("occgrid not terminated by end", start)
+                raise decode_error("occgrid not terminated by end", start)
             self._finish_grid(out)
 
     def _top(
@@ -397,7 +392,7 @@ class ResponseParser:
             self._help = [line.decode("latin-1")]
             self._state = _HELP
         else:
-            raise _error("unexpected line", start)
+            raise decode_error("unexpected line", start)
 
     def _after_ack(
         self, word: bytes, tokens: list[bytes], line: bytes, start: int, out: list[Response]
@@ -428,23 +423,23 @@ class ResponseParser:
         elif word == b"at":
             self._at(tokens, line, start)
         else:
-            raise _error("unexpected line after ack", start)
+            raise decode_error("unexpected line after ack", start)
 
     # -- occgrid -----------------------------------------------------------
 
     def _at(self, tokens: list[bytes], line: bytes, start: int) -> None:
         if len(tokens) != 2:
-            raise _error("bad occgrid header", start)
+            raise decode_error("bad occgrid header", start)
         self._gx, self._gy = _pair(tokens[1], b",", start + _token_offset(line, 1))
         self._state = _GRID_SIZE
 
     def _size(self, tokens: list[bytes], line: bytes, start: int, out: list[Response]) -> None:
         if tokens[0] != b"size" or len(tokens) != 2:
-            raise _error("occgrid size line expected", start)
+            raise decode_error("occgrid size line expected", start)
         offset = start + _token_offset(line, 1)
         w, h = _pair(tokens[1], b"x", offset)
         if w < 0 or h < 0 or w * h > self.max_grid_cells:
-            raise _error("occgrid size out of range", offset)
+            raise decode_error("occgrid size out of range", offset)
         self._gw, self._gh = w, h
         self._rows = 0
         self._cells = bytearray()
@@ -465,14 +460,16 @@ class ResponseParser:
             out.append(Error(_rest(cells)))
             return
         if cells == b"end":
-            raise _error(f"occgrid ended after {self._rows} of {self._gw} rows", start)
+            raise decode_error(f"occgrid ended after {self._rows} of {self._gw} rows", start)
         lead = len(line) - len(line.lstrip())
         for i, byte in enumerate(cells):
             if byte not in b"01":
-                raise _error("bad occgrid cell", start + lead + i)
-        raise _error(f"occgrid row of {len(cells)} cells, expected {h}", start)
+                raise decode_error("bad occgrid cell", start + lead + i)
+        raise decode_error(f"occgrid row of {len(cells)} cells, expected {h}", start)
 
     def _finish_grid(self, out: list[Response]) -> None:
+        import numpy as np
+
         data = bytearray(self._cells.translate(_CELLS))
         grid = np.frombuffer(data, dtype=np.uint8).reshape(self._gw, self._gh)
         self._cells = bytearray()

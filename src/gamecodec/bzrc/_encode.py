@@ -1,9 +1,9 @@
 """BZRC encoders: commands (client side) and responses (server side).
 
-``encode_response`` reproduces bzrflag's bytes (Python 2 ``str(float)``,
-spec §1.8, with the 28-space ``mytank`` gap as an option) or the BZFlag C++
-``%f`` dialect (spec §1.9). Numbers that decoded as ``int`` are written as
-``%d``; floats in the dialect's float format.
+``encode_response`` reproduces bzrflag's bytes (floats as Python 2's
+``str(float)``, with bzrflag's 28-space ``mytank`` gap as an option) or the
+BZFlag C++ dialect (floats as C's ``%f``). Numbers that decoded as ``int`` are
+written as ``%d``; floats in the dialect's float format.
 """
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ import math
 from collections.abc import Iterable
 from typing import Any, Final
 
-import numpy as np
-
+from gamecodec.bzrc._errors import encode_error
 from gamecodec.bzrc._format import Dialect, c_f, py2_str
 from gamecodec.bzrc._models import (
     Ack,
@@ -38,19 +37,18 @@ from gamecodec.bzrc._models import (
     Team,
     Timer,
 )
-from gamecodec.errors import EncodeError
 
 __all__ = [
     "COMMANDS",
     "MYTANK_GAP",
-    "encode_command",
+    "encode",
     "encode_commands",
     "encode_item",
     "encode_response",
 ]
 
 MYTANK_GAP: Final = " " * 28
-"""What bzrflag puts between a mytank's flag and its x (spec §1.4)."""
+"""What bzrflag puts between a mytank's flag and its x."""
 
 COMMANDS: Final[dict[str, tuple[str, ...]]] = {
     "agent": ("int",),
@@ -75,16 +73,17 @@ COMMANDS: Final[dict[str, tuple[str, ...]]] = {
     "taunt": ("words",),
     "help": ("word?",),
 }
-"""Every command of the spec (§1.4, §1.9, §1.10) and its argument kinds."""
+"""Every command bzrflag and the BZFlag C++ server know, and its argument
+kinds: ``int``, ``float``, ``words`` (any number) or ``word?`` (at most one)."""
 
 
 def _word(value: object, what: str) -> str:
     if not isinstance(value, str):
-        raise EncodeError(f"{what} must be a str, not {type(value).__name__}")
+        raise encode_error(f"{what} must be a str, not {type(value).__name__}")
     try:
         value.encode("latin-1")
     except UnicodeEncodeError:
-        raise EncodeError(f"{what} {value!r} is not latin-1") from None
+        raise encode_error(f"{what} {value!r} is not latin-1") from None
     return value
 
 
@@ -92,46 +91,47 @@ def _token(value: object, what: str) -> str:
     text = _word(value, what)
     raw = text.encode("latin-1")
     if not raw or raw.split() != [raw]:  # ASCII whitespace, as the wire splits
-        raise EncodeError(f"{what} {text!r} must be one non-empty token without whitespace")
+        raise encode_error(f"{what} {text!r} must be one non-empty token without whitespace")
     return text
 
 
 def _int_arg(value: object, what: str) -> str:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise EncodeError(f"{what} must be an int, not {type(value).__name__}")
+        raise encode_error(f"{what} must be an int, not {type(value).__name__}")
     return str(value)
 
 
 def _float_arg(value: object, what: str) -> str:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise EncodeError(f"{what} must be a number, not {type(value).__name__}")
+        raise encode_error(f"{what} must be a number, not {type(value).__name__}")
     return repr(float(value)) if isinstance(value, float) else str(value)
 
 
-def encode_command(command: str, *args: object) -> bytes:
-    """One command line: ``encode_command("speed", 0, 0.5) == b"speed 0 0.5\\n"``.
+def encode(command: str, *args: object) -> bytes:
+    """One command line: ``encode("speed", 0, 0.5) == b"speed 0 0.5\\n"``.
 
     ``taunt`` takes any number of words (or one string of words), ``help``
     an optional command name. Floats are written with ``repr`` (shortest
-    round trip), which the server's ``float()`` reads back exactly.
+    round trip), which the server's ``float()`` reads back exactly. A bad
+    command or argument raises :class:`~gamecodec.EncodeError`.
     """
     kinds = COMMANDS.get(command)
     if kinds is None:
-        raise EncodeError(f"unknown BZRC command {command!r}")
+        raise encode_error(f"unknown BZRC command {command!r}")
     parts = [command]
     if kinds == ("words",):
         for arg in args:
             text = _word(arg, "taunt text")
             if "\n" in text or "\r" in text:
-                raise EncodeError("taunt text must not contain line breaks")
+                raise encode_error("taunt text must not contain line breaks")
             parts.extend(t.decode("latin-1") for t in text.encode("latin-1").split())
     elif kinds == ("word?",):
         if len(args) > 1:
-            raise EncodeError("help takes at most one command name")
+            raise encode_error("help takes at most one command name")
         parts.extend(_token(arg, "help topic") for arg in args)
     else:
         if len(args) != len(kinds):
-            raise EncodeError(f"{command} takes {len(kinds)} argument(s), got {len(args)}")
+            raise encode_error(f"{command} takes {len(kinds)} argument(s), got {len(args)}")
         for kind, arg in zip(kinds, args, strict=True):
             parts.append(_int_arg(arg, command) if kind == "int" else _float_arg(arg, command))
     return (" ".join(parts) + "\n").encode("latin-1")
@@ -139,7 +139,7 @@ def encode_command(command: str, *args: object) -> bytes:
 
 def encode_commands(commands: Iterable[tuple[Any, ...]]) -> bytes:
     """Several commands in one write (pipelining): ``[("speed", 0, 1.0), ...]``."""
-    return b"".join(encode_command(*command) for command in commands)
+    return b"".join(encode(*command) for command in commands)
 
 
 # -- server side ---------------------------------------------------------------
@@ -148,7 +148,7 @@ def encode_commands(commands: Iterable[tuple[Any, ...]]) -> bytes:
 def _f(value: Number, dialect: Dialect) -> str:
     """A float field: ints stay ``%d`` in bzrflag (``str()``), all ``%f`` in C++."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise EncodeError(f"not a number: {value!r}")
+        raise encode_error(f"not a number: {value!r}")
     if dialect == "cpp":
         return c_f(float(value))
     return str(value) if isinstance(value, int) else py2_str(value)
@@ -157,10 +157,10 @@ def _f(value: Number, dialect: Dialect) -> str:
 def _d(value: Number) -> str:
     """An int field (``%d``); integral floats are accepted."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise EncodeError(f"not an integer: {value!r}")
+        raise encode_error(f"not an integer: {value!r}")
     if isinstance(value, float):
         if not value.is_integer():
-            raise EncodeError(f"not an integer: {value!r}")
+            raise encode_error(f"not an integer: {value!r}")
         return str(int(value))
     return str(value)
 
@@ -208,17 +208,17 @@ def encode_item(item: Item, *, dialect: Dialect = "bzrflag", mytank_gap: bool = 
         return f"team {_s(item.color)} {_d(item.ntanks)}"
     if isinstance(item, Obstacle):
         if not item.corners:
-            raise EncodeError("an obstacle needs corners")
+            raise encode_error("an obstacle needs corners")
         return "obstacle " + _points(item.corners, dialect)
     if isinstance(item, Base):
         if not item.corners:
-            raise EncodeError("a base needs corners")
+            raise encode_error("a base needs corners")
         return f"base {_s(item.color)} " + _points(item.corners, dialect)
     if isinstance(item, Constant):
         return f"constant {_s(item.name)} {_s(item.value)}"
     if isinstance(item, Score):
         return f"score {_s(item.team)} {_s(item.other)} {_f(item.value, dialect)}"
-    raise EncodeError(f"not a BZRC list item: {item!r}")
+    raise encode_error(f"not a BZRC list item: {item!r}")
 
 
 def _ack(ack: Ack | None, dialect: Dialect) -> str:
@@ -227,23 +227,25 @@ def _ack(ack: Ack | None, dialect: Dialect) -> str:
     echo = [_s(ack.command)] if ack.command else []
     echo.extend(_s(arg) for arg in ack.args)
     if not ack.command and ack.args:
-        raise EncodeError("an ack with arguments needs a command")
+        raise encode_error("an ack with arguments needs a command")
     return " ".join(["ack", _f(ack.time, dialect), *echo]) + "\n"
 
 
 def _line_text(text: str, what: str) -> str:
     _word(text, what)
     if "\n" in text:
-        raise EncodeError(f"{what} must not contain a newline")
+        raise encode_error(f"{what} must not contain a newline")
     return text
 
 
 def _grid_rows(grid: Any) -> bytes:
+    import numpy as np
+
     arr = np.asarray(grid)
     if arr.ndim != 2:
-        raise EncodeError("an occgrid must be a 2-D array")
+        raise encode_error("an occgrid must be a 2-D array")
     if arr.size and not bool(((arr == 0) | (arr == 1)).all()):
-        raise EncodeError("occgrid cells must be 0 or 1")
+        raise encode_error("occgrid cells must be 0 or 1")
     w, h = arr.shape
     if h == 0:
         return b""
@@ -263,7 +265,7 @@ def encode_response(
     BZFlag C++ ``%f`` format. ``mytank_gap`` keeps bzrflag's 28 spaces.
     """
     if dialect not in ("bzrflag", "cpp"):
-        raise EncodeError(f"unknown dialect {dialect!r}")
+        raise encode_error(f"unknown dialect {dialect!r}")
     if isinstance(response, Greeting):
         return f"{_s(response.protocol)} {_d(response.version)}\n".encode("latin-1")
     if isinstance(response, Error):
@@ -273,10 +275,10 @@ def encode_response(
             "latin-1"
         )
     if not isinstance(response, Ok | Fail | Timer | Listing | OccGrid):
-        raise EncodeError(f"not a BZRC response: {response!r}")
+        raise encode_error(f"not a BZRC response: {response!r}")
     if response.ack is None and isinstance(response, Timer | Listing | OccGrid):
         # the reader only takes these after their ack line
-        raise EncodeError(f"a {type(response).__name__} reply needs its ack")
+        raise encode_error(f"a {type(response).__name__} reply needs its ack")
     head = _ack(response.ack, dialect)
     if isinstance(response, Ok):
         text = head + "ok\n"
@@ -294,9 +296,11 @@ def encode_response(
         )
         text = head + "begin\n" + lines + "end\n"
     else:
+        import numpy as np
+
         w, h = np.shape(response.grid) if np.ndim(response.grid) == 2 else (0, -1)
         if h < 0:
-            raise EncodeError("an occgrid must be a 2-D array")
+            raise encode_error("an occgrid must be a 2-D array")
         header = f"{head}begin\nat {_d(response.x)},{_d(response.y)}\nsize {w}x{h}\n"
         return header.encode("latin-1") + _grid_rows(response.grid) + b"end\n"
     return text.encode("latin-1")

@@ -1,4 +1,4 @@
-"""Number formatting for the two server dialects (spec §1.8, §1.9).
+"""Number formatting for the two server dialects: bzrflag (Python 2) and BZFlag C++.
 
 ``py2_str`` is Python 2's ``str(float)``: 12 significant digits, exponent
 form when the decimal exponent is < -4 or >= 11, trailing zeros stripped but
@@ -16,7 +16,7 @@ Dialect = Literal["bzrflag", "cpp"]
 
 
 def py2_str(value: float) -> str:
-    """Python 2's ``str()`` of a float (spec §1.8)."""
+    """Python 2's ``str()`` of a float, as bzrflag writes floats."""
     if math.isnan(value):
         return "nan"
     if math.isinf(value):

@@ -1,19 +1,21 @@
-"""BZRC result types and constants (never compiled).
+"""BZRC result types, session events and constants (never compiled).
 
-Every response the parser emits is one of the NamedTuples in
+Every response the decoder emits is one of the NamedTuples in
 :data:`Response`. Numbers keep the form they had on the wire: a token that is
 written as an integer (``0``, ``-390``) decodes to ``int``, anything else
 (``0.0``, ``-0.0``, ``1e+16``, ``nan``, ``inf``) to ``float``. Both compare
 equal (``0 == 0.0``), and keeping the distinction lets the server-side
-encoder reproduce bzrflag's bytes exactly (spec §1.4: ``reload`` and
-``angvel`` are the int ``0`` until first set, then floats).
+encoder reproduce bzrflag's bytes exactly (bzrflag writes a tank's ``reload``
+and ``angvel`` as the int ``0`` until first set, then as floats).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple, TypeAlias
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 from gamecodec.errors import GameCodecError
+from gamecodec.sessions import Event
 
 if TYPE_CHECKING:
     import numpy as np
@@ -24,8 +26,12 @@ __all__ = [
     "DEFAULT_MAX_LINE",
     "DOUBLE_FAIL_COMMANDS",
     "Ack",
+    "Answer",
     "Base",
+    "ClientEvent",
+    "Closed",
     "CommandFailed",
+    "Connected",
     "Constant",
     "Error",
     "Fail",
@@ -40,16 +46,18 @@ __all__ = [
     "OccGrid",
     "Ok",
     "OtherTank",
+    "Request",
     "Response",
     "Score",
     "Shot",
     "Team",
     "Timer",
+    "Unsolicited",
 ]
 
 DEFAULT_MAX_LINE = 100_000
-"""The longest line (without its ``\\n``) the parser accepts: the C++ server's
-buffer (spec §1.9, decision 4)."""
+"""The longest line (without its ``\\n``) the decoder accepts: the BZFlag C++
+server's line buffer."""
 
 DEFAULT_MAX_GRID_CELLS = 1 << 24
 """The largest ``W*H`` an ``occgrid`` ``size`` line may announce: the array is
@@ -57,7 +65,7 @@ allocated when the ``size`` line arrives, so this caps the allocation."""
 
 DOUBLE_FAIL_COMMANDS = frozenset({"speed", "angvel", "accelx", "accely"})
 """Commands whose argument errors bzrflag answers with ack + ``fail Invalid
-parameter(s)`` + a second bare ``fail`` (spec §1.4)."""
+parameter(s)`` + a second bare ``fail``."""
 
 Number: TypeAlias = "int | float"
 """A wire number: ``int`` when it was written as an integer, else ``float``."""
@@ -74,10 +82,10 @@ class CommandFailed(GameCodecError):
         self.command = command
         self.response = response
         detail = response.comment if isinstance(response, Fail) else response.message
-        super().__init__(f"{command}: {detail or 'fail'}")
+        super().__init__(f"{command}: {detail or 'fail'}", protocol="bzrc")
 
 
-# -- list items (spec §1.4) ------------------------------------------------
+# -- list items ------------------------------------------------------------
 
 
 class Team(NamedTuple):
@@ -119,7 +127,7 @@ class Shot(NamedTuple):
 
 
 class MyTank(NamedTuple):
-    """``mytank`` (13 fields, spec §1.4). ``flag`` is ``"-"`` when carrying none."""
+    """``mytank`` (13 fields on the wire). ``flag`` is ``"-"`` when carrying none."""
 
     idx: int
     callsign: str
@@ -220,7 +228,7 @@ class OccGrid(NamedTuple):
     """``occgrid``: origin ``at x,y`` and a ``uint8`` array of shape (W, H).
 
     Row ``i`` is world x = ``x + i``, column ``j`` is world y = ``y + j``,
-    exactly as on the wire (spec §1.5). On the real server the cells of a
+    exactly as on the wire. On the real server the cells of a
     window whose origin is negative start one unit lower than ``at`` says;
     the values here are decoded as sent.
     """
@@ -272,4 +280,49 @@ class Help(NamedTuple):
 
 
 Response: TypeAlias = "Greeting | Ok | Fail | Listing | Timer | OccGrid | Error | Help"
-"""Everything :meth:`ResponseParser.feed` can return."""
+"""Everything :meth:`Decoder.feed` can return."""
+
+
+# -- sessions ------------------------------------------------------------------
+
+
+class Request(NamedTuple):
+    """One command: ``id`` counts from 0 per connection. On the server side
+    ``args`` are the parsed values (ints, floats, words)."""
+
+    id: int
+    command: str
+    args: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Connected(Event):
+    """The server's greeting arrived; ``agent 1`` has been queued."""
+
+    greeting: Greeting
+
+
+@dataclass(frozen=True)
+class Answer(Event):
+    """The response to ``request``."""
+
+    request: Request
+    response: Response
+
+
+@dataclass(frozen=True)
+class Unsolicited(Event):
+    """An ``error`` line that answers no command (BZFlag C++ dialect)."""
+
+    response: Error
+
+
+@dataclass(frozen=True)
+class Closed(Event):
+    """The server closed the stream; ``pending`` never got an answer."""
+
+    pending: tuple[Request, ...]
+
+
+ClientEvent: TypeAlias = "Connected | Answer | Unsolicited | Closed"
+"""Every event a :class:`~gamecodec.bzrc.ClientSession` reports."""

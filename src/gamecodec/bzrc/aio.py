@@ -6,6 +6,10 @@
 answers are matched in order. ``await serve(handler, host, port)`` runs a
 bzrflag-style server on :class:`~gamecodec.bzrc.ServerSession` (a test
 double: ``handler(request)`` returns each command's answer).
+
+Both take ``tap=`` (a :data:`gamecodec.sessions.Tap`: every chunk read or
+written, as a :class:`~gamecodec.sessions.Traffic`) and ``connect_timeout=``
+(seconds for the connection and the handshake).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import contextlib
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from typing import NamedTuple
+from typing import Any, NamedTuple, cast
 
 from gamecodec.bzrc._format import Dialect
 from gamecodec.bzrc._models import (
@@ -51,6 +55,7 @@ from gamecodec.bzrc.session import (
     Unsolicited,
 )
 from gamecodec.errors import RemoteProtocolError
+from gamecodec.sessions import Tap, Traffic
 
 __all__ = ["Bot", "Handler", "TankCommand", "TankResult", "connect", "serve"]
 
@@ -75,19 +80,27 @@ class TankResult(NamedTuple):
 
 
 class Bot:
-    """A connected BZRC client. Queries return typed values and raise
-    :class:`~gamecodec.bzrc.CommandFailed` on ``fail``; actions return
-    True (``ok``) or False (``fail``). ``errors`` collects unsolicited
-    ``error`` lines."""
+    """A connected BZRC client (made by :func:`connect`). Queries return typed
+    values and raise :class:`~gamecodec.bzrc.CommandFailed` on ``fail``;
+    actions return True (``ok``) or False (``fail``). ``errors`` collects
+    unsolicited ``error`` lines."""
 
     def __init__(
-        self, session: ClientSession, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self,
+        session: ClientSession,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        *,
+        tap: Tap | None = None,
     ) -> None:
         self.session = session
         self.errors: list[Error] = []
         self._reader = reader
         self._writer = writer
+        self._tap = tap
+        self._peer: Any = writer.get_extra_info("peername")
         loop = asyncio.get_running_loop()
+        self._loop = loop
         self._ready: asyncio.Future[None] = loop.create_future()
         self._waiting: dict[int, asyncio.Future[Response]] = {}
         self._error: BaseException | None = None
@@ -101,7 +114,13 @@ class Bot:
         try:
             while not self.session.closed:
                 data = await self._reader.read(_READ_SIZE)
-                self._dispatch(self.session.receive_data(data))
+                now = self._loop.time()
+                if data and self._tap is not None:
+                    self._tap(Traffic("in", data, now, self._peer))
+                try:
+                    self._dispatch(self.session.receive_data(data, now))
+                finally:
+                    self._dispatch(self.session.events())
                 self._flush()
         except (OSError, RemoteProtocolError) as exc:
             self._error = exc
@@ -133,6 +152,8 @@ class Bot:
     def _flush(self) -> None:
         data = self.session.data_to_send()
         if data and not self._writer.is_closing():
+            if self._tap is not None:
+                self._tap(Traffic("out", data, self._loop.time(), self._peer))
             self._writer.write(data)
 
     def _check_open(self) -> None:
@@ -176,12 +197,15 @@ class Bot:
         return _ok(command, await self.command(command, *args))
 
     async def shoot(self, index: int) -> bool:
+        """Fire tank ``index``'s gun (False while it reloads)."""
         return await self._action("shoot", index)
 
     async def speed(self, index: int, value: float) -> bool:
+        """Set tank ``index``'s speed, -1..1."""
         return await self._action("speed", index, value)
 
     async def angvel(self, index: int, value: float) -> bool:
+        """Set tank ``index``'s angular velocity, -1..1."""
         return await self._action("angvel", index, value)
 
     async def accelx(self, index: int, value: float) -> bool:
@@ -193,6 +217,7 @@ class Bot:
         return await self._action("accely", index, value)
 
     async def taunt(self, text: str) -> bool:
+        """Send a taunt (its words) to the other teams."""
         return await self._action("taunt", text)
 
     async def do_commands(self, commands: Iterable[TankCommand]) -> list[TankResult]:
@@ -220,24 +245,31 @@ class Bot:
         return _items(command, await self.command(command))
 
     async def teams(self) -> list[Team]:
+        """The teams and their tank counts."""
         return [i for i in await self._list("teams") if isinstance(i, Team)]
 
     async def obstacles(self) -> list[Obstacle]:
+        """The obstacles' corners."""
         return [i for i in await self._list("obstacles") if isinstance(i, Obstacle)]
 
     async def bases(self) -> list[Base]:
+        """Every team's base corners."""
         return [i for i in await self._list("bases") if isinstance(i, Base)]
 
     async def flags(self) -> list[Flag]:
+        """Every flag and who carries it."""
         return [i for i in await self._list("flags") if isinstance(i, Flag)]
 
     async def shots(self) -> list[Shot]:
+        """The shots in flight."""
         return [i for i in await self._list("shots") if isinstance(i, Shot)]
 
     async def mytanks(self) -> list[MyTank]:
+        """Our tanks."""
         return [i for i in await self._list("mytanks") if isinstance(i, MyTank)]
 
     async def othertanks(self) -> list[OtherTank]:
+        """The other teams' tanks."""
         return [i for i in await self._list("othertanks") if isinstance(i, OtherTank)]
 
     async def constants(self) -> dict[str, str]:
@@ -246,15 +278,18 @@ class Bot:
         return {i.name: i.value for i in items if isinstance(i, Constant)}
 
     async def scores(self) -> list[Score]:
+        """The score difference of every pair of teams."""
         return [i for i in await self._list("scores") if isinstance(i, Score)]
 
     async def timer(self) -> Timer:
+        """Elapsed game time and the time limit."""
         response = await self.command("timer")
         if isinstance(response, Timer):
             return response
         raise _failed("timer", response)
 
     async def occgrid(self, index: int) -> OccGrid:
+        """The occupancy grid around tank ``index``."""
         response = await self.command("occgrid", index)
         if isinstance(response, OccGrid):
             return response
@@ -285,10 +320,12 @@ class Bot:
         return await self._action("endgame")
 
     async def wait_closed(self) -> None:
+        """Wait until the connection has ended."""
         if self._task is not None:
             await asyncio.shield(self._task)
 
     async def close(self) -> None:
+        """Close the connection; commands still waiting fail."""
         self._writer.close()
         if self._task is not None:
             self._task.cancel()
@@ -328,19 +365,33 @@ async def connect(
     host: str,
     port: int,
     *,
+    tap: Tap | None = None,
+    connect_timeout: float | None = None,
     max_line: int = DEFAULT_MAX_LINE,
     max_grid_cells: int = DEFAULT_MAX_GRID_CELLS,
 ) -> Bot:
-    """Connect, wait for ``bzrobots 1``, send ``agent 1``; return the :class:`Bot`."""
+    """Connect, wait for ``bzrobots 1``, send ``agent 1``; return the :class:`Bot`.
+
+    ``connect_timeout`` bounds the connection and the greeting (``None``: no
+    limit; :class:`TimeoutError` when it passes). ``tap`` sees every chunk read
+    and written. ``max_line`` and ``max_grid_cells`` bound the decoder.
+    """
     session = ClientSession(max_line=max_line, max_grid_cells=max_grid_cells)
-    reader, writer = await asyncio.open_connection(host, port)
-    bot = Bot(session, reader, writer)
-    try:
+    bot: Bot | None = None
+
+    async def start() -> Bot:
+        nonlocal bot
+        reader, writer = await asyncio.open_connection(host, port)
+        bot = Bot(session, reader, writer, tap=tap)
         await bot._start()
+        return bot
+
+    try:
+        return await asyncio.wait_for(start(), connect_timeout)
     except BaseException:
-        await bot.close()
+        if bot is not None:
+            await bot.close()
         raise
-    return bot
 
 
 Handler = Callable[[Request], "Response | tuple[Response, bool] | Awaitable[Response]"]
@@ -353,32 +404,55 @@ async def serve(
     host: str | None,
     port: int,
     *,
+    tap: Tap | None = None,
+    connect_timeout: float | None = None,
     dialect: Dialect = "bzrflag",
     mytank_gap: bool = True,
     clock: Callable[[], float] = time.monotonic,
 ) -> asyncio.Server:
     """A bzrflag-style server: one :class:`ServerSession` per connection,
-    ``handler(request)`` (plain or async) answers every command."""
+    ``handler(request)`` (plain or async, see :data:`Handler`) answers every command.
+
+    ``connect_timeout`` closes a connection that has not sent ``agent 1``
+    within that many seconds (``None``: no limit). ``tap`` sees every chunk
+    read and written, ``clock`` gives the sessions their time.
+    """
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         session = ServerSession(clock(), dialect=dialect, mytank_gap=mytank_gap)
+        peer: Any = writer.get_extra_info("peername")
+        loop = asyncio.get_running_loop()
+        deadline = None if connect_timeout is None else loop.time() + connect_timeout
+
+        def send() -> None:
+            data = session.data_to_send()
+            if data:
+                if tap is not None:
+                    tap(Traffic("out", data, loop.time(), peer))
+                writer.write(data)
+
         try:
-            writer.write(session.data_to_send())
+            send()
             while not session.closed:
-                data = await reader.read(_READ_SIZE)
+                if deadline is not None and not session.established:
+                    data = await asyncio.wait_for(reader.read(_READ_SIZE), deadline - loop.time())
+                else:
+                    data = await reader.read(_READ_SIZE)
                 if not data:
                     break
+                if tap is not None:
+                    tap(Traffic("in", data, loop.time(), peer))
                 for request in session.receive_data(data, clock()):
-                    answer = handler(request)
+                    answer: object = handler(request)
                     if inspect.isawaitable(answer):
                         answer = await answer
                     with_ack = True
                     if type(answer) is tuple and len(answer) == 2 and answer[1] is False:
                         answer, with_ack = answer[0], False
-                    session.respond(request, answer, clock(), ack=with_ack)  # type: ignore[arg-type]
-                writer.write(session.data_to_send())
+                    session.respond(request, cast(Response, answer), clock(), ack=with_ack)
+                send()
                 await writer.drain()
-        except (OSError, RemoteProtocolError):
+        except (OSError, RemoteProtocolError, TimeoutError):
             pass
         finally:
             writer.close()

@@ -1,6 +1,6 @@
 """Deterministic sample traffic for benchmarks and examples.
 
-Shaped like the recorded bzrflag replies (``../shared/corpus/bzrc``): the
+Shaped like replies recorded from a real bzrflag server: the
 four_ls map's obstacles, 12-significant-digit floats, the 28-space mytank
 gap, ``0`` reload/angvel until set.
 """

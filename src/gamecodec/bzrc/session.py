@@ -1,25 +1,31 @@
 """Sans-IO BZRC sessions: a client and a server-side connection.
 
-Neither does I/O or reads a clock: bytes go in with ``receive_data``, bytes
-to send come out of ``data_to_send``, and the server takes the time as an
-argument. BZRC replies carry no id: the n-th response answers the n-th
-command still pending (spec §1.1), so both sides keep order.
+Neither does I/O or reads a clock: bytes go in with ``receive_data(data,
+now)``, bytes to send come out of ``data_to_send``. BZRC replies carry no id:
+the n-th response answers the n-th command still pending, so both sides keep
+order. Both sessions follow :class:`gamecodec.sessions.StreamSession`.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections import deque
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import Any
 
-from gamecodec import _accel
-from gamecodec.bzrc._encode import encode_command, encode_response
+from gamecodec.bzrc._encode import encode, encode_response
+from gamecodec.bzrc._errors import local_error, remote_error
 from gamecodec.bzrc._format import Dialect, format_number
+from gamecodec.bzrc._impl import Decoder
 from gamecodec.bzrc._models import (
     DEFAULT_MAX_GRID_CELLS,
     DEFAULT_MAX_LINE,
     Ack,
+    Answer,
+    ClientEvent,
+    Closed,
+    Connected,
     Error,
     Fail,
     Greeting,
@@ -27,14 +33,17 @@ from gamecodec.bzrc._models import (
     Number,
     OccGrid,
     Ok,
+    Request,
     Response,
     Timer,
+    Unsolicited,
 )
-from gamecodec.errors import DecodeError, LocalProtocolError, RemoteProtocolError
+from gamecodec.errors import DecodeError, RemoteProtocolError
 
 __all__ = [
     "HELP",
     "Answer",
+    "ClientEvent",
     "ClientSession",
     "Closed",
     "Connected",
@@ -43,44 +52,14 @@ __all__ = [
     "Unsolicited",
 ]
 
-_codec = _accel.load("gamecodec.bzrc", "_codec", "bzrc")
 
-
-class Request(NamedTuple):
-    """One command: ``id`` counts from 0 per connection. On the server side
-    ``args`` are the parsed values (ints, floats, words)."""
-
-    id: int
-    command: str
-    args: tuple[Any, ...]
-
-
-class Connected(NamedTuple):
-    """The server's greeting arrived; ``agent 1`` has been queued."""
-
-    greeting: Greeting
-
-
-class Answer(NamedTuple):
-    """The response to ``request``."""
-
-    request: Request
-    response: Response
-
-
-class Unsolicited(NamedTuple):
-    """An ``error`` line that answers no command (C++ dialect, §1.9)."""
-
-    response: Error
-
-
-class Closed(NamedTuple):
-    """The server closed the stream; ``pending`` never got an answer."""
-
-    pending: tuple[Request, ...]
-
-
-ClientEvent = Connected | Answer | Unsolicited | Closed
+def _warn_no_now(cls: str) -> None:
+    warnings.warn(
+        f"{cls}.receive_data(data) without now is deprecated; pass the time: "
+        "receive_data(data, now) (now becomes required in the next release)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
 
 
 class ClientSession:
@@ -89,19 +68,24 @@ class ClientSession:
     Commands may be sent before the greeting arrives; they are written right
     after the handshake. ``help`` output has no terminator: it is answered
     when the next response starts, or when you call :meth:`end_help`.
-    A broken stream raises :class:`~gamecodec.RemoteProtocolError`.
+    A broken stream raises :class:`~gamecodec.RemoteProtocolError` and closes
+    the session; the events the same bytes delivered before the problem are
+    then kept for :meth:`events`. The client keeps no timers.
     """
 
     def __init__(
         self, *, max_line: int = DEFAULT_MAX_LINE, max_grid_cells: int = DEFAULT_MAX_GRID_CELLS
     ) -> None:
-        self._parser = _codec.ResponseParser(max_line=max_line, max_grid_cells=max_grid_cells)
+        self._parser = Decoder(max_line=max_line, max_grid_cells=max_grid_cells)
         self._out = bytearray()
         self._held = bytearray()
         self._pending: deque[Request] = deque()
+        self._events: list[ClientEvent] = []
         self._next_id = 0
         self.greeting: Greeting | None = None
+        """The server's greeting, once it has arrived."""
         self.closed = False
+        """True once the stream ended or broke: nothing more is accepted."""
 
     @property
     def pending(self) -> tuple[Request, ...]:
@@ -117,9 +101,9 @@ class ClientSession:
         Every command is encoded before any is queued, so a bad argument in the
         last one raises with nothing queued (the others would otherwise run)."""
         if self.closed:
-            raise LocalProtocolError("the session is closed")
+            raise local_error("the session is closed")
         batch = [(str(c[0]), c[1:]) for c in commands]
-        data = b"".join(encode_command(name, *args) for name, args in batch)
+        data = b"".join(encode(name, *args) for name, args in batch)
         first = self._next_id
         requests = [Request(first + i, name, tuple(args)) for i, (name, args) in enumerate(batch)]
         self._next_id = first + len(requests)
@@ -128,21 +112,34 @@ class ClientSession:
         return requests
 
     def data_to_send(self) -> bytes:
-        """Bytes to write to the server (and forget)."""
+        """Bytes to write to the server (and forget); ``b""`` when there are none."""
         data = bytes(self._out)
         self._out.clear()
         return data
 
-    def receive_data(self, data: bytes) -> list[ClientEvent]:
-        """Take bytes from the server; ``b""`` means end of stream."""
+    def receive_data(self, data: bytes, now: float | None = None) -> list[ClientEvent]:
+        """Take bytes from the server at time ``now``; ``b""`` means end of stream.
+
+        Returns the events those bytes delivered: :class:`Connected`,
+        :class:`Answer`, :class:`Unsolicited`, and :class:`Closed` at the end.
+        Calling it without ``now`` is deprecated.
+        """
+        if now is None:
+            _warn_no_now("ClientSession")
         if self.closed:
             return []
+        events: list[ClientEvent] = []
         try:
-            responses = self._parser.feed(data) if data else self._parser.close()
-        except DecodeError as exc:
-            self.closed = True
-            raise RemoteProtocolError(f"bad BZRC stream: {exc}") from exc
-        events = self._dispatch(responses)
+            try:
+                responses = self._parser.feed(data) if data else self._parser.close()
+            except DecodeError as exc:
+                self.closed = True
+                self._dispatch(exc.partial or [], events)
+                raise remote_error(f"bad BZRC stream: {exc}") from exc
+            self._dispatch(responses, events)
+        except RemoteProtocolError:
+            self._events += events
+            raise
         if not data:
             self.closed = True
             events.append(Closed(tuple(self._pending)))
@@ -151,15 +148,35 @@ class ClientSession:
 
     def end_help(self) -> list[ClientEvent]:
         """Treat buffered help output as complete (it has no terminator)."""
-        return self._dispatch(self._parser.flush())
-
-    def _dispatch(self, responses: list[Response]) -> list[ClientEvent]:
         events: list[ClientEvent] = []
+        try:
+            self._dispatch(self._parser.flush(), events)
+        except RemoteProtocolError:
+            self._events += events
+            raise
+        return events
+
+    def events(self) -> list[ClientEvent]:
+        """Events not returned by the call that caused them, each once: those
+        delivered by bytes whose :meth:`receive_data` raised."""
+        events = self._events
+        self._events = []
+        return events
+
+    def next_deadline(self) -> float | None:
+        """Always ``None``: the client keeps no timers."""
+        return None
+
+    def handle_timeout(self, now: float) -> list[ClientEvent]:
+        """Always ``[]``: the client keeps no timers."""
+        return []
+
+    def _dispatch(self, responses: list[Response], events: list[ClientEvent]) -> None:
         for response in responses:
             if isinstance(response, Greeting):
                 if self.greeting is not None or response.protocol != "bzrobots":
                     self.closed = True
-                    raise RemoteProtocolError(f"unexpected greeting {response!r}")
+                    raise remote_error(f"unexpected greeting {response!r}")
                 self.greeting = response
                 self._out += b"agent 1\n" + self._held
                 self._held.clear()
@@ -167,14 +184,14 @@ class ClientSession:
                 continue
             if self.greeting is None:
                 self.closed = True
-                raise RemoteProtocolError(f"{response!r} before the greeting")
+                raise remote_error(f"{response!r} before the greeting")
             if (
                 isinstance(response, Fail)
                 and response.ack is None
                 and response.comment == ("Unrecognized handshake")
             ) or (isinstance(response, Error) and response.message == "agent expected"):
                 self.closed = True
-                raise RemoteProtocolError(f"handshake refused: {response!r}")
+                raise remote_error(f"handshake refused: {response!r}")
             if isinstance(response, Error) and not (
                 self._pending and response.message.startswith("Invalid request")
             ):
@@ -182,14 +199,13 @@ class ClientSession:
                 continue
             if not self._pending:
                 self.closed = True
-                raise RemoteProtocolError(f"{response!r} answers no command")
+                raise remote_error(f"{response!r} answers no command")
             request = self._pending.popleft()
             ack = getattr(response, "ack", None)
             if ack is not None and ack.command != request.command:
                 self.closed = True
-                raise RemoteProtocolError(f"ack for {ack.command!r} answers {request.command!r}")
+                raise remote_error(f"ack for {ack.command!r} answers {request.command!r}")
             events.append(Answer(request, response))
-        return events
 
 
 # -- server side -----------------------------------------------------------------
@@ -212,8 +228,8 @@ HELP: dict[str, str] = {
     "teams": "teams: list the teams and their tank counts",
     "timer": "timer: elapsed game time and the time limit",
 }
-"""One line per documented command (written for gamecodec, same shape as
-bzrflag's ``:<docstring>`` lines)."""
+"""One line per documented command (written for gamecodec, in the shape of
+bzrflag's ``:<docstring>`` lines): what :class:`ServerSession` answers ``help`` with."""
 
 _NO_ARGS = frozenset(
     {
@@ -264,7 +280,11 @@ class ServerSession:
     answers by itself is answered here, in sequence: blank lines (ignored),
     the handshake, unknown verbs, wrong arguments (with the double ``fail``
     of speed/angvel), ``nan`` speeds, ``help`` and ``quit``. Answer each
-    request with :meth:`respond`; output leaves in request order.
+    request with :meth:`respond`; output leaves in request order. ``now`` is
+    the time the connection was accepted (acks count seconds from it);
+    ``dialect`` picks bzrflag's or the BZFlag C++ number format, ``mytank_gap``
+    keeps bzrflag's 28 spaces, ``legacy_accel`` accepts ``accelx``/``accely``.
+    The server keeps no timers and raises no events of its own.
     """
 
     def __init__(
@@ -302,6 +322,7 @@ class ServerSession:
         return tuple(i for i, data in self._slots.items() if data is None)
 
     def data_to_send(self) -> bytes:
+        """Bytes to write to the client (and forget); ``b""`` when there are none."""
         data = bytes(self._out)
         self._out.clear()
         return data
@@ -319,7 +340,7 @@ class ServerSession:
             if nl < 0:
                 if len(self._in) > self.max_line:
                     self.closing = True
-                    raise RemoteProtocolError("command line longer than max_line")
+                    raise remote_error("command line longer than max_line")
                 break
             line = bytes(self._in[:nl])
             del self._in[: nl + 1]
@@ -328,6 +349,19 @@ class ServerSession:
                 requests.append(request)
         return requests
 
+    def events(self) -> list[Any]:
+        """Always ``[]``: the server raises no events (commands come back from
+        :meth:`receive_data`)."""
+        return []
+
+    def next_deadline(self) -> float | None:
+        """Always ``None``: the server keeps no timers."""
+        return None
+
+    def handle_timeout(self, now: float) -> list[Any]:
+        """Always ``[]``: the server keeps no timers."""
+        return []
+
     def respond(
         self, request: Request, response: Response, now: float, *, ack: bool = True
     ) -> None:
@@ -335,9 +369,9 @@ class ServerSession:
         the session fills in (seconds since accept, the echo); ``ack=False``
         sends it without one (bzrflag's dead-tank occgrid ``fail``)."""
         if self._slots.get(request.id, b"") is not None:
-            raise LocalProtocolError(f"request {request.id} is not waiting for an answer")
+            raise local_error(f"request {request.id} is not waiting for an answer")
         if not isinstance(response, Ok | Fail | Listing | Timer | OccGrid):
-            raise LocalProtocolError(f"{type(response).__name__} is not a command answer")
+            raise local_error(f"{type(response).__name__} is not a command answer")
         echo = self._echo.pop(request.id)
         if echo[0] == "occgrid" and isinstance(response, OccGrid):
             echo = ("occgrid",)  # bzrflag acks a served grid without the tank id
@@ -348,9 +382,11 @@ class ServerSession:
         self._fill(request.id, data)
 
     def ok(self, request: Request, now: float) -> None:
+        """Answer ``request`` with ``ok``."""
         self.respond(request, Ok(None), now)
 
     def fail(self, request: Request, now: float, comment: str = "") -> None:
+        """Answer ``request`` with ``fail [comment]``."""
         self.respond(request, Fail(None, comment, False), now)
 
     # -- internals -----------------------------------------------------------
@@ -404,7 +440,7 @@ class ServerSession:
             format_number(v, self.dialect) if isinstance(v, int | float) else v for v in parsed
         )
         if verb == "occgrid":
-            echo = tuple(args)  # rejected grids echo the raw id (spec §1.4)
+            echo = tuple(args)  # bzrflag echoes an occgrid's tank id as sent
         if verb in _TANK_VALUE and math.isnan(parsed[1]):
             self._auto(self._ack_line([verb, *echo]) + b"fail not a number\n")
             return None

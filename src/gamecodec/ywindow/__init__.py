@@ -1,4 +1,13 @@
-"""ywindow typed-word RPC (``../shared/specs/ywindow.md``).
+"""ywindow: a typed-word RPC over TCP, with a shared-secret handshake.
+
+A message is a ``c`` (call), ``v`` (call without reply, or event) or ``r``
+(reply) header and the words it announces: ``i`` (int32), ``k`` (keyword),
+``s`` (string) or ``b`` (bytes). Replies carry no id: they answer calls in
+order. :func:`encode` (and :func:`call`, :func:`notify`, :func:`reply`) write
+messages; the streaming :class:`Decoder` reads them in any chunking, and
+:func:`decode` / :func:`decode_many` read complete input. :class:`Peer` is
+the Sans-IO session (:class:`gamecodec.sessions.StreamSession`);
+:mod:`gamecodec.ywindow.aio` runs it on asyncio.
 
 >>> from gamecodec import ywindow
 >>> wire = ywindow.call("goto", 10, 10)
@@ -10,15 +19,16 @@
 
 from __future__ import annotations
 
+from gamecodec._deprecated import deprecated_names
 from gamecodec.ywindow._encode import (
     call,
+    encode,
     encode_into,
-    encode_message,
     encode_word,
     notify,
     reply,
 )
-from gamecodec.ywindow._impl import Decoder, decode
+from gamecodec.ywindow._impl import Decoder, decode, decode_many
 from gamecodec.ywindow._models import (
     AUTHORITY_SIZE,
     COOKIE_SIZE,
@@ -33,11 +43,11 @@ from gamecodec.ywindow._models import (
     CallHandle,
     ConnectionClosed,
     Encodable,
-    Event,
     Greeting,
     Keyword,
     Message,
     Notification,
+    PeerEvent,
     Reply,
     Role,
     State,
@@ -52,6 +62,14 @@ from gamecodec.ywindow.authority import (
 )
 from gamecodec.ywindow.greeting import encode_greeting, parse_greeting
 from gamecodec.ywindow.session import Peer
+
+__getattr__ = deprecated_names(
+    __name__,
+    {
+        "encode_message": ("encode", lambda: encode),
+        "Event": ("PeerEvent", lambda: PeerEvent),
+    },
+)
 
 __all__ = [
     "AUTHORITY_SIZE",
@@ -68,23 +86,24 @@ __all__ = [
     "ConnectionClosed",
     "Decoder",
     "Encodable",
-    "Event",
     "Greeting",
     "Keyword",
     "Message",
     "Notification",
     "Peer",
+    "PeerEvent",
     "Reply",
     "Role",
     "State",
     "Value",
     "call",
     "decode",
+    "decode_many",
     "default_path",
     "digest",
+    "encode",
     "encode_greeting",
     "encode_into",
-    "encode_message",
     "encode_word",
     "load_authority",
     "new_authority",

@@ -25,6 +25,7 @@ def _feed(label: str, decoder_class: type, chunks: list[bytes]) -> Side:
 
 
 def contests(config: Config) -> list[Contest | Row]:
+    """This protocol's benchmark contests at the size ``config`` asks for."""
     title = "Decoder.feed on a session's messages vs the pure twin"
     pure, reason = pure_twin("ywindow", "gamecodec.ywindow._codec_py")
     if pure is None:

@@ -2,7 +2,7 @@
 """ywindow streaming word decoder, compiled twin of ``_codec_py.py``.
 
 Both twins give the same messages and raise the same errors, with the same
-messages and offsets (``tests/ywindow/test_parity.py`` holds them together).
+messages and offsets (the parity tests hold them together).
 Each rule is checked as soon as the bytes it needs have arrived, so any
 chunking of a stream gives the same messages and the same error. Lengths,
 counts, ints and code points are read with explicit big-endian shifts.

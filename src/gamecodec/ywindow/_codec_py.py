@@ -1,12 +1,14 @@
 """ywindow streaming word decoder, pure-Python twin of ``_codec_c.pyx``.
 
 Both twins give the same messages and raise the same errors, with the same
-messages and offsets (``tests/ywindow/test_parity.py`` holds them together).
+messages and offsets (the parity tests hold them together).
 Each rule is checked as soon as the bytes it needs have arrived, so any
 chunking of a stream gives the same messages and the same error.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from gamecodec.errors import DecodeError
 from gamecodec.ywindow import _errors as msg
@@ -110,7 +112,7 @@ class Decoder:
         pos = 0
         base = self._base
         cap = self._max
-        kind = self._kind
+        kind: Any = self._kind  # a str inside a message, None between messages
         remaining = self._remaining
         words = self._words
         start = self._start
@@ -169,11 +171,12 @@ class Decoder:
                     value: Value = int.from_bytes(buf[pos + head : end], signed=True)
                 elif code == KEYWORD:
                     payload = buf[pos + head : end]
-                    value = cache.get(payload)  # type: ignore[assignment]
-                    if value is None:
-                        value = _keyword(payload, base + pos + head, out)
+                    keyword = cache.get(payload)
+                    if keyword is None:
+                        keyword = _keyword(payload, base + pos + head, out)
                         if len(cache) < KEYWORD_CACHE:
-                            cache[payload] = value
+                            cache[payload] = keyword
+                    value = keyword
                 elif code == STRING:
                     value = _string(buf[pos + head : end], base + pos + head, out)
                 else:
@@ -181,7 +184,7 @@ class Decoder:
                 words.append(value)
                 remaining -= 1
                 if not remaining:
-                    out.append(Message(kind, tuple(words)))  # type: ignore[arg-type]
+                    out.append(Message(kind, tuple(words)))
                     kind = None
                 pos = end
         except DecodeError as exc:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import enum
-from typing import NamedTuple
+from dataclasses import dataclass
+from typing import NamedTuple, TypeAlias
+
+from gamecodec.sessions import Event
 
 __all__ = [
     "AUTHORITY_SIZE",
@@ -20,11 +23,11 @@ __all__ = [
     "CallHandle",
     "ConnectionClosed",
     "Encodable",
-    "Event",
     "Greeting",
     "Keyword",
     "Message",
     "Notification",
+    "PeerEvent",
     "Reply",
     "Role",
     "State",
@@ -39,10 +42,13 @@ MIN_MAX_MESSAGE = 6
 """The smallest usable cap: one header word."""
 
 COOKIE_SIZE = 256
+"""The bytes of the random cookie each side sends in the handshake."""
 DIGEST_SIZE = 16
+"""The bytes of a handshake digest, MD5(authority || cookie)."""
 AUTHORITY_SIZE = 256
+"""The bytes of the shared secret (the authority)."""
 MAX_GREETING = 100
-"""A greeting line's bytes, newline included (spec §1.5)."""
+"""A greeting line's bytes, newline included."""
 MAX_SOFTWARE = 40
 """A greeting's ``<software>`` characters."""
 VERSION = (0, 0)
@@ -125,8 +131,9 @@ class CallHandle:
         return f"CallHandle(id={self.id}, method={self.method!r}, {state})"
 
 
-class Greeting(NamedTuple):
-    """The other side's greeting line."""
+@dataclass(frozen=True)
+class Greeting(Event):
+    """The other side's greeting line: its role, protocol version and software."""
 
     role: Role
     major: int
@@ -134,20 +141,24 @@ class Greeting(NamedTuple):
     software: str
 
 
-class Authenticated(NamedTuple):
+@dataclass(frozen=True)
+class Authenticated(Event):
     """Both digests checked: the connection is in packet mode. The server
-    cookie (with the authority) is what the document keys cryptography on."""
+    cookie (with the authority) is what applications key cryptography on."""
 
     server_cookie: bytes
 
 
-class AuthenticationFailed(NamedTuple):
-    """The other side's digest did not match: this side closed."""
+@dataclass(frozen=True)
+class AuthenticationFailed(Event):
+    """The other side's digest did not match (or it sent our own cookie back):
+    this side closed."""
 
     reason: str
 
 
-class Call(NamedTuple):
+@dataclass(frozen=True)
+class Call(Event):
     """An incoming ``c``: answer it with ``Peer.reply(id, ...)``."""
 
     id: int
@@ -155,26 +166,33 @@ class Call(NamedTuple):
     args: tuple[Value, ...]
 
 
-class Notification(NamedTuple):
+@dataclass(frozen=True)
+class Notification(Event):
     """An incoming ``v``: a call without reply, or a server event."""
 
     method: str
     args: tuple[Value, ...]
 
 
-class Reply(NamedTuple):
-    """The ``r`` answering our call ``id`` (FIFO order)."""
+@dataclass(frozen=True)
+class Reply(Event):
+    """The ``r`` answering our call ``id`` (replies come in call order)."""
 
     id: int
     values: tuple[Value, ...]
 
 
-class ConnectionClosed(NamedTuple):
-    """The other side closed the stream (end of input)."""
+@dataclass(frozen=True)
+class ConnectionClosed(Event):
+    """The connection ended: ``pending_calls`` are the ids of our calls that
+    never got a reply. ``by_peer`` is True when the other side closed the
+    stream (end of input), False when :meth:`Peer.close` closed it."""
 
     pending_calls: tuple[int, ...]
+    by_peer: bool = True
 
 
-Event = (
+PeerEvent: TypeAlias = (
     Greeting | Authenticated | AuthenticationFailed | Call | Notification | Reply | ConnectionClosed
 )
+"""Every event a :class:`~gamecodec.ywindow.Peer` reports."""

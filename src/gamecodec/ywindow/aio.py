@@ -1,8 +1,11 @@
 """Thin asyncio adapters: a :class:`~gamecodec.ywindow.Peer` over a stream.
 
 ``await connect(host, port, authority=...)`` logs in and returns a
-:class:`Connection`; ``await serve(on_call, host, port, authority=...)``
-starts a server whose connections answer calls with ``on_call``.
+:class:`Client`; ``await serve(on_call, host, port, authority=...)``
+starts a server whose connections answer calls with ``on_call``. Both take
+``tap=`` (a :data:`gamecodec.sessions.Tap`: every chunk read or written, as a
+:class:`~gamecodec.sessions.Traffic`) and ``connect_timeout=`` (seconds for
+the connection and the login).
 """
 
 from __future__ import annotations
@@ -11,35 +14,41 @@ import asyncio
 import contextlib
 import os
 from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
 
+from gamecodec._deprecated import deprecated_names
 from gamecodec.errors import RemoteProtocolError
+from gamecodec.sessions import Tap, Traffic
+from gamecodec.ywindow._errors import remote_error
 from gamecodec.ywindow._models import (
     MAX_MESSAGE,
     Authenticated,
     AuthenticationFailed,
     Call,
     Encodable,
-    Event,
     Greeting,
     Notification,
+    PeerEvent,
     Reply,
     Value,
 )
 from gamecodec.ywindow.authority import load_authority
 from gamecodec.ywindow.session import Peer
 
-__all__ = ["Connection", "OnCall", "OnConnect", "connect", "serve"]
+__all__ = ["Client", "OnCall", "OnConnect", "connect", "serve"]
 
 OnCall = Callable[[str, tuple[Value, ...]], Awaitable[Iterable[Encodable]]]
 """``async def on_call(method, args) -> values``: answers one incoming call."""
-OnConnect = Callable[["Connection"], Awaitable[None]]
+OnConnect = Callable[["Client"], Awaitable[None]]
+"""``async def on_connect(client)``: runs once a served connection has logged in."""
 
 _READ_SIZE = 65536
 
 
-class Connection:
-    """A logged-in ywindow connection. Incoming ``v`` messages (and ``c``
-    calls when there is no ``on_call``) queue up for :meth:`next_event`."""
+class Client:
+    """A logged-in ywindow connection, either side (made by :func:`connect`
+    and :func:`serve`). Incoming ``v`` messages (and ``c`` calls when there is
+    no ``on_call``) queue up for :meth:`next_event`."""
 
     def __init__(
         self,
@@ -47,13 +56,18 @@ class Connection:
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
         on_call: OnCall | None = None,
+        *,
+        tap: Tap | None = None,
     ) -> None:
         self.peer = peer
         self.greeting: Greeting | None = None
         self._reader = reader
         self._writer = writer
         self._on_call = on_call
+        self._tap = tap
+        self._peer_address: Any = writer.get_extra_info("peername")
         loop = asyncio.get_running_loop()
+        self._loop = loop
         self._ready: asyncio.Future[None] = loop.create_future()
         self._replies: dict[int, asyncio.Future[tuple[Value, ...]]] = {}
         self._queue: asyncio.Queue[Notification | Call | None] = asyncio.Queue()
@@ -70,10 +84,14 @@ class Connection:
         try:
             while not self.peer.closed:
                 data = await self._reader.read(_READ_SIZE)
+                now = self._loop.time()
+                if data and self._tap is not None:
+                    self._tap(Traffic("in", data, now, self._peer_address))
+                events: list[PeerEvent] = []
                 try:
-                    self.peer.receive_data(data)
+                    events = self.peer.receive_data(data, now)
                 finally:
-                    self._dispatch(self.peer.events())
+                    self._dispatch(self.peer.events() + events)
                     self._flush()
                 await self._writer.drain()
         except (OSError, RemoteProtocolError) as exc:
@@ -92,7 +110,7 @@ class Connection:
         self._queue.put_nowait(None)
         self._writer.close()
 
-    def _dispatch(self, events: list[Event]) -> None:
+    def _dispatch(self, events: list[PeerEvent]) -> None:
         for event in events:
             if isinstance(event, Reply):
                 fut = self._replies.pop(event.id)
@@ -110,9 +128,10 @@ class Connection:
             elif isinstance(event, Greeting):
                 self.greeting = event
             elif isinstance(event, Authenticated):
-                self._ready.set_result(None)
+                if not self._ready.done():
+                    self._ready.set_result(None)
             elif isinstance(event, AuthenticationFailed):
-                self._error = RemoteProtocolError(f"authentication failed: {event.reason}")
+                self._error = remote_error(f"authentication failed: {event.reason}")
 
     async def _answer(self, on_call: OnCall, call: Call) -> None:
         try:
@@ -131,6 +150,8 @@ class Connection:
     def _flush(self) -> None:
         data = self.peer.data_to_send()
         if data and not self._writer.is_closing():
+            if self._tap is not None:
+                self._tap(Traffic("out", data, self._loop.time(), self._peer_address))
             self._writer.write(data)
 
     async def _send(self) -> None:
@@ -180,7 +201,7 @@ class Connection:
         with contextlib.suppress(OSError):
             await self._writer.wait_closed()
 
-    async def __aenter__(self) -> Connection:
+    async def __aenter__(self) -> Client:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -200,19 +221,34 @@ async def connect(
     software: str = "gamecodec",
     on_call: OnCall | None = None,
     max_message: int = MAX_MESSAGE,
-) -> Connection:
+    tap: Tap | None = None,
+    connect_timeout: float | None = None,
+) -> Client:
     """Connect and log in; the authority comes from bytes or a file
-    (``~/.Yauthority`` by default)."""
+    (``~/.Yauthority`` by default). ``on_call`` answers the server's calls
+    (without it they queue for :meth:`Client.next_event`).
+
+    ``connect_timeout`` bounds the connection and the login (``None``: no
+    limit; :class:`TimeoutError` when it passes); ``tap`` sees every chunk read
+    and written.
+    """
     secret = _authority(authority, authority_file)
     peer = Peer.client(secret, software=software, max_message=max_message)
-    reader, writer = await asyncio.open_connection(host, port)
-    conn = Connection(peer, reader, writer, on_call)
+    client: Client | None = None
+
+    async def start() -> Client:
+        nonlocal client
+        reader, writer = await asyncio.open_connection(host, port)
+        client = Client(peer, reader, writer, on_call, tap=tap)
+        await client._start()
+        return client
+
     try:
-        await conn._start()
+        return await asyncio.wait_for(start(), connect_timeout)
     except BaseException:
-        await conn.close()
+        if client is not None:
+            await client.close()
         raise
-    return conn
 
 
 async def serve(
@@ -225,17 +261,23 @@ async def serve(
     software: str = "gamecodec",
     on_connect: OnConnect | None = None,
     max_message: int = MAX_MESSAGE,
+    tap: Tap | None = None,
+    connect_timeout: float | None = None,
 ) -> asyncio.Server:
-    """Start a server: each connection logs in, then ``on_connect(conn)``
-    runs and ``on_call`` answers its calls."""
+    """Start a server: each connection logs in, then ``on_connect(client)``
+    runs and ``on_call`` answers its calls.
+
+    ``connect_timeout`` closes a connection that has not logged in within that
+    many seconds (``None``: no limit); ``tap`` sees every chunk read and written.
+    """
     secret = _authority(authority, authority_file)
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = Peer.server(secret, software=software, max_message=max_message)
-        conn = Connection(peer, reader, writer, on_call)
+        conn = Client(peer, reader, writer, on_call, tap=tap)
         try:
-            await conn._start()
-        except (ConnectionError, RemoteProtocolError):
+            await asyncio.wait_for(conn._start(), connect_timeout)
+        except (ConnectionError, RemoteProtocolError, TimeoutError):
             await conn.close()
             return
         if on_connect is not None:
@@ -243,3 +285,6 @@ async def serve(
         await conn.wait_closed()
 
     return await asyncio.start_server(handle, host, port)
+
+
+__getattr__ = deprecated_names(__name__, {"Connection": ("Client", lambda: Client)})

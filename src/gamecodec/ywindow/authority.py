@@ -1,7 +1,7 @@
-"""The 256-byte shared secret of the ywindow handshake (spec §1.5, decision 4).
+"""The 256-byte shared secret of the ywindow handshake (the authority).
 
-The server generates it at startup and writes it to a file (``~/.Yauthority``
-in the document) that clients read. These helpers are the only file I/O of
+The server generates it at startup and writes it to a file (by default
+``~/.Yauthority``) that clients read. These helpers are the only file I/O of
 the package; :class:`~gamecodec.ywindow.Peer` takes the bytes.
 """
 
@@ -24,7 +24,7 @@ __all__ = [
 
 
 def default_path() -> Path:
-    """``~/.Yauthority``, where the document puts the authority."""
+    """``~/.Yauthority``, where servers and clients keep the authority by default."""
     return Path.home() / ".Yauthority"
 
 

@@ -1,4 +1,4 @@
-"""The greeting lines that open a ywindow connection (spec §1.5, decision 4).
+"""The greeting lines that open a ywindow connection.
 
 ``Yserver <major>.<minor> <software>\\n`` and ``Yclient ...``: at most 100
 bytes each, ``<software>`` at most 40 characters and free of newlines.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from gamecodec.errors import RemoteProtocolError
+from gamecodec.ywindow._errors import remote_error
 from gamecodec.ywindow._models import MAX_GREETING, MAX_SOFTWARE, VERSION, Greeting, Role
 
 __all__ = ["encode_greeting", "parse_greeting"]
@@ -30,14 +30,15 @@ def encode_greeting(role: Role, software: str, version: tuple[int, int] = VERSIO
 
 
 def parse_greeting(line: bytes, role: Role) -> Greeting:
-    """Parse the greeting ``role`` sent (``line`` ends with its newline)."""
+    """Parse the greeting ``role`` sent (``line`` ends with its newline);
+    :class:`~gamecodec.RemoteProtocolError` if it is not one."""
     match = _LINE.fullmatch(line)
     if match is None or match[1].decode() != role.value:
-        raise RemoteProtocolError(f"expected a 'Y{role.value}' greeting line, got {line!r}")
+        raise remote_error(f"expected a 'Y{role.value}' greeting line, got {line!r}")
     try:
         software = (match[4] or b"").decode("utf-8")
     except UnicodeDecodeError:
-        raise RemoteProtocolError(f"greeting software is not UTF-8: {line!r}") from None
+        raise remote_error(f"greeting software is not UTF-8: {line!r}") from None
     if len(software) > MAX_SOFTWARE:
-        raise RemoteProtocolError(f"greeting software of {len(software)} chars, over 40")
+        raise remote_error(f"greeting software of {len(software)} chars, over 40")
     return Greeting(role, int(match[2]), int(match[3]), software)

@@ -1,19 +1,23 @@
 """Sans-IO ywindow peer: the handshake, then calls, replies and events.
 
-The peer takes bytes (``receive_data``) and hands back events (``events``)
-and bytes to send (``data_to_send``). It does no I/O and reads no clock.
-Replies carry no id (spec §1.4, decision 3): the n-th ``r`` answers the n-th
-``c`` still pending, and ``v`` messages in between are delivered as events.
+The peer takes bytes (``receive_data(data, now)``) and returns the events
+they produced; it hands out bytes to send (``data_to_send``). It does no I/O
+and reads no clock; it follows :class:`gamecodec.sessions.StreamSession`.
+Replies carry no id: the n-th ``r`` answers the n-th ``c`` still pending, and
+``v`` messages in between are delivered as events.
 """
 
 from __future__ import annotations
 
 import hmac
 import os
+import warnings
 from collections import deque
+from itertools import islice
 
-from gamecodec.errors import DecodeError, LocalProtocolError, RemoteProtocolError
-from gamecodec.ywindow import _codec_py, _encode
+from gamecodec.errors import DecodeError, RemoteProtocolError
+from gamecodec.ywindow import _encode
+from gamecodec.ywindow._errors import local_error, remote_error
 from gamecodec.ywindow._impl import Decoder
 from gamecodec.ywindow._models import (
     COOKIE_SIZE,
@@ -26,9 +30,9 @@ from gamecodec.ywindow._models import (
     CallHandle,
     ConnectionClosed,
     Encodable,
-    Event,
     Message,
     Notification,
+    PeerEvent,
     Reply,
     Role,
     State,
@@ -44,7 +48,7 @@ _OTHER = {Role.CLIENT: Role.SERVER, Role.SERVER: Role.CLIENT}
 class Peer:
     """One end of a ywindow connection, client or server.
 
-    Order of the handshake (decision 4): both greeting lines, both 256-byte
+    Order of the handshake: both greeting lines, both 256-byte
     cookies, both MD5(authority || cookie) digests. The server speaks first;
     the client proves itself first: the server sends its digest only once the
     client's checked out, so it never answers a cookie for someone who does not
@@ -53,6 +57,9 @@ class Peer:
     connection (:class:`AuthenticationFailed`).
     Protocol violations raise :class:`~gamecodec.RemoteProtocolError` and
     close the peer; misuse raises :class:`~gamecodec.LocalProtocolError`.
+    ``software`` goes into our greeting line; ``cookie`` (256 bytes) replaces
+    the random one (for tests); ``max_message`` caps one incoming message.
+    The peer keeps no timers.
     """
 
     def __init__(
@@ -72,12 +79,12 @@ class Peer:
             raise ValueError(f"cookie of {len(self._cookie)} bytes, not {COOKIE_SIZE}")
         self._max_message = max_message
         Decoder(max_message=max_message)  # validate early
-        self._decoder: _codec_py.Decoder | None = None
+        self._decoder: Decoder | None = None
         self._state = State.GREETING
         self._in = bytearray()
         self._consumed = 0
         self._out = bytearray()
-        self._events: deque[Event] = deque()
+        self._events: deque[PeerEvent] = deque()
         self._server_cookie = b""
         self._their_cookie = b""
         self._pending: deque[CallHandle] = deque()
@@ -89,19 +96,38 @@ class Peer:
             self._out += self._greeting
 
     @classmethod
-    def client(cls, authority: bytes, **kwargs: object) -> Peer:
+    def client(
+        cls,
+        authority: bytes,
+        *,
+        software: str = "gamecodec",
+        cookie: bytes | None = None,
+        max_message: int = MAX_MESSAGE,
+    ) -> Peer:
         """A client peer (see the class for the keyword arguments)."""
-        return cls(Role.CLIENT, authority, **kwargs)  # type: ignore[arg-type]
+        return cls(
+            Role.CLIENT, authority, software=software, cookie=cookie, max_message=max_message
+        )
 
     @classmethod
-    def server(cls, authority: bytes, **kwargs: object) -> Peer:
+    def server(
+        cls,
+        authority: bytes,
+        *,
+        software: str = "gamecodec",
+        cookie: bytes | None = None,
+        max_message: int = MAX_MESSAGE,
+    ) -> Peer:
         """A server peer: its greeting is ready to send at once."""
-        return cls(Role.SERVER, authority, **kwargs)  # type: ignore[arg-type]
+        return cls(
+            Role.SERVER, authority, software=software, cookie=cookie, max_message=max_message
+        )
 
     # -- state ----------------------------------------------------------
 
     @property
     def state(self) -> State:
+        """Where the peer is: greeting, cookie, digest, open or closed."""
         return self._state
 
     @property
@@ -121,11 +147,47 @@ class Peer:
 
     # -- input ----------------------------------------------------------
 
-    def receive_data(self, data: bytes) -> None:
-        """Take bytes from the other side; ``b""`` means end of stream."""
+    def receive_data(self, data: bytes, now: float | None = None) -> list[PeerEvent]:
+        """Take bytes from the other side at time ``now``; ``b""`` means end of
+        stream. Returns the events those bytes produced, oldest first.
+
+        If it raises, the events the same bytes produced before the problem
+        are kept for :meth:`events`. Calling it without ``now`` is deprecated;
+        such calls also leave the events queued for :meth:`events`, as before.
+        """
+        events = self._events
+        before = len(events)
+        if now is None:
+            warnings.warn(
+                "Peer.receive_data(data) without now is deprecated; pass the time: "
+                "receive_data(data, now), which returns the events (now becomes "
+                "required in the next release)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            self._receive(data)
+            return list(islice(events, before, None))
+        self._receive(data)
+        if not before:
+            produced = list(events)
+            events.clear()
+            return produced
+        produced = [events.pop() for _ in range(len(events) - before)]
+        produced.reverse()
+        return produced
+
+    def next_deadline(self) -> float | None:
+        """Always ``None``: the peer keeps no timers."""
+        return None
+
+    def handle_timeout(self, now: float) -> list[PeerEvent]:
+        """Always ``[]``: the peer keeps no timers."""
+        return []
+
+    def _receive(self, data: bytes) -> None:
         if self._state is State.CLOSED:
             if data:
-                raise LocalProtocolError("receive_data on a closed peer")
+                raise local_error("receive_data on a closed peer")
             return
         if not data:
             self._end_of_stream()
@@ -136,13 +198,15 @@ class Peer:
         self._in += data
         self._handshake()
 
-    def events(self) -> list[Event]:
-        """Every event not yet taken, oldest first."""
+    def events(self) -> list[PeerEvent]:
+        """The events not returned by the call that caused them, oldest first,
+        each once: those of a :meth:`receive_data` call that raised, and the
+        :class:`ConnectionClosed` that :meth:`close` raises."""
         out = list(self._events)
         self._events.clear()
         return out
 
-    def next_event(self) -> Event | None:
+    def next_event(self) -> PeerEvent | None:
         """The oldest event not yet taken, or ``None``."""
         return self._events.popleft() if self._events else None
 
@@ -154,7 +218,7 @@ class Peer:
 
     def _fail(self, text: str) -> RemoteProtocolError:
         self._state = State.CLOSED
-        return RemoteProtocolError(text)
+        return remote_error(text)
 
     def _end_of_stream(self) -> None:
         decoder = self._decoder
@@ -163,7 +227,7 @@ class Peer:
             try:
                 decoder.close()
             except DecodeError as exc:
-                raise RemoteProtocolError(str(exc)) from exc
+                raise remote_error(str(exc)) from exc
         self._events.append(ConnectionClosed(tuple(h.id for h in self._pending)))
 
     def _handshake(self) -> None:
@@ -264,7 +328,7 @@ class Peer:
 
     def _require_open(self, what: str) -> None:
         if self._state is not State.OPEN:
-            raise LocalProtocolError(f"{what} while the peer is {self._state.value}")
+            raise local_error(f"{what} while the peer is {self._state.value}")
 
     def call(self, method: str, *args: Encodable) -> CallHandle:
         """Send a ``c``; the handle resolves when its reply arrives."""
@@ -287,7 +351,7 @@ class Peer:
         self._require_open("reply")
         call_id = call.id if isinstance(call, Call) else call
         if self._incoming.get(call_id, b"") is not None:
-            raise LocalProtocolError(f"no unanswered incoming call {call_id}")
+            raise local_error(f"no unanswered incoming call {call_id}")
         self._incoming[call_id] = _encode.reply(*values)
         while self._incoming.get(self._next_answer) is not None:
             data = self._incoming.pop(self._next_answer)
@@ -296,5 +360,9 @@ class Peer:
             self._next_answer += 1
 
     def close(self) -> None:
-        """Stop: later sends raise, later input is refused."""
-        self._state = State.CLOSED
+        """Stop: later sends raise, later input is refused. If the peer was
+        not closed yet, :meth:`events` then returns a :class:`ConnectionClosed`
+        (``by_peer=False``) naming our calls that will never get a reply."""
+        if self._state is not State.CLOSED:
+            self._state = State.CLOSED
+            self._events.append(ConnectionClosed(tuple(h.id for h in self._pending), False))
