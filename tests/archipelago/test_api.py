@@ -16,7 +16,7 @@ import pytest
 
 import gamecodec
 from gamecodec import archipelago
-from gamecodec.archipelago import aio, compat, frames, session, testing
+from gamecodec.archipelago import aio, commands, compat, frames, sample, session, testing
 from gamecodec.errors import DecodeError
 
 PACKAGE = Path(archipelago.__file__).parent
@@ -33,7 +33,11 @@ def test_all_is_complete() -> None:
         assert name in archipelago.__all__
 
 
-OLD_NAMES = {"decode_frame": "decode", "encode_frame": "encode", "encode_frame_bytes": "encode_bytes"}
+OLD_NAMES = {
+    "decode_frame": "decode",
+    "encode_frame": "encode",
+    "encode_frame_bytes": "encode_bytes",
+}
 
 
 @pytest.mark.parametrize("module", [archipelago, frames], ids=["archipelago", "frames"])
@@ -46,7 +50,7 @@ def test_old_names_warn_and_are_the_new_ones(module: ModuleType, old: str) -> No
     with pytest.warns(DeprecationWarning):
         exec(f"from {module.__name__} import {old}", {})
     with pytest.raises(AttributeError):
-        getattr(module, "no_such_name")
+        _ = module.no_such_name
 
 
 def test_decode_many_gives_each_frame_its_result() -> None:
@@ -55,9 +59,7 @@ def test_decode_many_gives_each_frame_its_result() -> None:
     assert results[0] == archipelago.decode(good) and results[2] == results[0]
     assert isinstance(results[1], DecodeError) and results[1].offset == 3
     assert isinstance(results[3], DecodeError) and results[3].offset == 0
-    assert all(
-        r.protocol == "archipelago" for r in results if isinstance(r, DecodeError)
-    )
+    assert all(r.protocol == "archipelago" for r in results if isinstance(r, DecodeError))
     assert archipelago.decode_many([]) == []
 
 
@@ -87,7 +89,9 @@ def _public_names(module: ModuleType) -> list[tuple[str, object]]:
 
 
 @pytest.mark.parametrize(
-    "module", [archipelago, aio, compat, frames, session, testing], ids=lambda m: m.__name__
+    "module",
+    [archipelago, aio, commands, compat, frames, sample, session, testing],
+    ids=lambda m: m.__name__,
 )
 def test_every_public_class_and_function_has_a_docstring(module: ModuleType) -> None:
     assert module.__doc__

@@ -174,9 +174,7 @@ def test_typed_encode_is_the_compat_writers_on_both_twins(
     text = frames.encode(frame)
     assert text == py_codec.encode(frame, default=frames._struct_dict)
     assert text == c_codec.encode(frame, default=frames._struct_dict)
-    assert frames.encode_bytes(frame) == c_codec.encode_bytes(
-        frame, default=frames._struct_dict
-    )
+    assert frames.encode_bytes(frame) == c_codec.encode_bytes(frame, default=frames._struct_dict)
     # the wire form is the reference's: compat decode + encode gives the same text
     assert py_codec.encode(py_codec.decode(text)) == text
     again = frames.decode(text)

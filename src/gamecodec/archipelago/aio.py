@@ -105,6 +105,7 @@ class Client:
         self._login: asyncio.Future[LoggedIn] | None = None
         self._closing = False
         self._task: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -121,6 +122,8 @@ class Client:
     async def close(self) -> None:
         """Close the websocket (code 1000) and stop reconnecting."""
         self._closing = True
+        if self._timer is not None:
+            self._timer.cancel()
         if self._socket is not None:
             with contextlib.suppress(Exception):
                 await self._socket.close()
@@ -209,7 +212,25 @@ class Client:
     def _waiter(self, request_id: int) -> asyncio.Future[Any]:
         future: asyncio.Future[Any] = self._loop.create_future()
         self._waiters[request_id] = future
+        self._arm_timer()
         return future
+
+    def _arm_timer(self) -> None:
+        """Run the session's timers at its next deadline even if no frame
+        arrives to wake the receive loop (a server that answers nothing)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        deadline = self.session.next_deadline()
+        if deadline is not None and not self._closing:
+            delay = max(0.0, deadline - self._clock())
+            self._timer = self._loop.call_later(delay, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        for event in self.session.handle_timeout(self._clock()):
+            self._dispatch(event)
+        self._arm_timer()
 
     async def check_locations(self, locations: Iterable[int]) -> None:
         """Report checked locations (sent again after a reconnect if the server lost them)."""
