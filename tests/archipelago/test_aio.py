@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -14,6 +15,7 @@ from gamecodec.archipelago import aio
 from gamecodec.archipelago import session as S
 from gamecodec.archipelago.testing import OPERATIONS, Room
 from gamecodec.errors import LocalProtocolError
+from gamecodec.sessions import Traffic
 from tests.archipelago.rooms import make_room
 
 
@@ -336,8 +338,10 @@ def test_room_unknown_operation_drops_the_client() -> None:
     run(play)
 
 
-def test_a_silent_server_times_the_login_out() -> None:
-    """connect() waited forever on a server that never sends RoomInfo."""
+@pytest.mark.parametrize("option", ["connect_timeout", "login_timeout"])
+def test_a_silent_server_times_the_login_out(option: str) -> None:
+    """connect() waited forever on a server that never sends RoomInfo
+    (``login_timeout`` is the deprecated name of ``connect_timeout``)."""
     from websockets.asyncio.server import ServerConnection, serve
 
     async def silent(socket: ServerConnection) -> None:
@@ -347,10 +351,105 @@ def test_a_silent_server_times_the_login_out() -> None:
         async with serve(silent, "127.0.0.1", 0) as server:
             port = server.sockets[0].getsockname()[1]
             started = asyncio.get_running_loop().time()
-            with pytest.raises(TimeoutError, match=r"no login within 0\.3 s"):
+            with contextlib.ExitStack() as stack:
+                if option == "login_timeout":
+                    stack.enter_context(pytest.warns(DeprecationWarning, match="connect_timeout"))
+                stack.enter_context(pytest.raises(TimeoutError, match=r"no login within 0\.3 s"))
                 await aio.connect(
-                    f"ws://127.0.0.1:{port}", name="JSPlayer", game="Clique", login_timeout=0.3
+                    f"ws://127.0.0.1:{port}", name="JSPlayer", game="Clique", **{option: 0.3}
                 )
             assert asyncio.get_running_loop().time() - started < 5.0
 
     asyncio.run(main())
+
+
+def test_connect_timeout_bounds_the_websocket_handshake_too() -> None:
+    """A server that accepts the TCP connection and never answers the upgrade."""
+
+    async def mute(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()
+        writer.close()
+
+    async def main() -> None:
+        server = await asyncio.start_server(mute, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        started = asyncio.get_running_loop().time()
+        with pytest.raises(TimeoutError):
+            await aio.connect(
+                f"ws://127.0.0.1:{port}", name="JSPlayer", game="Clique", connect_timeout=0.3
+            )
+        assert asyncio.get_running_loop().time() - started < 5.0
+        server.close()
+        await server.wait_closed()
+
+    asyncio.run(main())
+
+
+def test_client_login_timeout_is_a_deprecated_connect_timeout() -> None:
+    async def main() -> None:
+        with pytest.warns(DeprecationWarning, match="connect_timeout"):
+            client = aio.Client("ws://127.0.0.1:1", {"name": "A", "game": None}, login_timeout=2.0)
+        assert client.connect_timeout == 2.0
+        with pytest.warns(DeprecationWarning, match="connect_timeout"):
+            assert client.login_timeout == 2.0
+
+    asyncio.run(main())
+
+
+ROOM_INFO = (
+    '[{"cmd":"RoomInfo","password":false,"games":["Clique"],"tags":["AP"],'
+    '"version":{"major":0,"minor":6,"build":8,"class":"Version"}}]'
+)
+CONNECTED = (
+    '[{"cmd":"Connected","team":0,"slot":1,"players":[],'
+    '"missing_locations":[],"checked_locations":[]}]'
+)
+
+
+def test_request_timeout_bounds_the_wait_for_a_reply() -> None:
+    """A server that logs us in and then answers nothing."""
+    from websockets.asyncio.server import ServerConnection, serve
+
+    async def deaf(socket: ServerConnection) -> None:
+        await socket.send(ROOM_INFO)
+        async for message in socket:
+            if '"cmd":"Connect"' in str(message):
+                await socket.send(CONNECTED)
+
+    async def main() -> None:
+        async with asyncio.timeout(10), serve(deaf, "127.0.0.1", 0) as server:
+            port = server.sockets[0].getsockname()[1]
+            client = await aio.connect(
+                f"ws://127.0.0.1:{port}", name="A", game="Clique", request_timeout=0.3
+            )
+            loop = asyncio.get_running_loop()
+            for request in (client.get(["k"]), client.scout([1]), client.set("k", [("add", 1)])):
+                started = loop.time()
+                with pytest.raises(TimeoutError, match="timed out"):
+                    await request
+                assert 0.25 <= loop.time() - started < 5.0
+            await client.close()
+
+    asyncio.run(main())
+
+
+def test_the_tap_sees_every_frame_in_and_out() -> None:
+    async def play(room: Room) -> None:
+        seen: list[Traffic] = []
+        client = await aio.connect(room.url, name="JSPlayer", game="Clique", tap=seen.append)
+        await client.say("hello")
+        while "hello" not in (await client.wait_for(S.MessageReceived)).text:
+            pass
+        await client.close()
+        assert all(type(t) is Traffic and t.peer == room.url for t in seen)
+        assert [t.time for t in seen] == sorted(t.time for t in seen)
+        sent = [t.data for t in seen if t.direction == "out"]
+        received = [t.data for t in seen if t.direction == "in"]
+        assert sent == [text for direction, text in room.frames if direction == "c2s"]
+        server_sent = [text for direction, text in room.frames if direction == "s2c"]
+        assert received == server_sent[: len(received)]
+        assert '"cmd":"RoomInfo"' in received[0] and any('"cmd":"Connect"' in f for f in sent)
+        assert '[{"cmd":"Say","text":"hello"}]' in sent
+        assert any('"cmd":"PrintJSON"' in f and "hello" in f for f in received)
+
+    run(play)

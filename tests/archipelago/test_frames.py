@@ -78,7 +78,7 @@ SAMPLES = [
 
 
 def _by_command(data: Any) -> frames.Frame:
-    """decode_frame the slow way: every command from the untyped JSON."""
+    """decode the slow way: every command from the untyped JSON."""
     checked = frames._checked(data)
     frame = frames.Frame(frames._decode_each(checked))
     frame.raw = checked
@@ -86,9 +86,9 @@ def _by_command(data: Any) -> frames.Frame:
 
 
 def _agree(data: Any) -> tuple[str, Any]:
-    """decode_frame's outcome, which the command-by-command reading must share
+    """decode's outcome, which the command-by-command reading must share
     (for malformed JSON the typed parser words its message its own way)."""
-    got = _outcome(frames.decode_frame, data)
+    got = _outcome(frames.decode, data)
     slow = _outcome(_by_command, data)
     if got[0] == slow[0] == "error" and got[1][0].startswith("JSON is malformed"):
         assert slow[1][0].startswith("JSON is malformed")
@@ -99,12 +99,12 @@ def _agree(data: Any) -> tuple[str, Any]:
 
 
 @pytest.mark.parametrize("data", SAMPLES)
-def test_decode_frame_is_the_command_by_command_reading(data: Any) -> None:
+def test_decode_is_the_command_by_command_reading(data: Any) -> None:
     _agree(data)
     if isinstance(data, (str, bytes)):
         raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-        assert _outcome(frames.decode_frame, bytearray(raw)) == _outcome(frames.decode_frame, raw)
-        assert _outcome(frames.decode_frame, memoryview(raw)) == _outcome(frames.decode_frame, raw)
+        assert _outcome(frames.decode, bytearray(raw)) == _outcome(frames.decode, raw)
+        assert _outcome(frames.decode, memoryview(raw)) == _outcome(frames.decode, raw)
 
 
 @pytest.mark.parametrize(
@@ -119,18 +119,18 @@ def test_invalid_utf8_anywhere_is_a_decode_error(data: bytes) -> None:
     """msgspec skips the bytes of keys a Struct does not declare unchecked: without
     the UTF-8 check such a frame would decode and fail to encode again."""
     with pytest.raises(DecodeError, match="invalid UTF-8") as info:
-        frames.decode_frame(data)
+        frames.decode(data)
     assert info.value.offset == next(i for i, b in enumerate(data) if b >= 0x80)
 
 
-def test_decode_frame_rejects_other_types() -> None:
+def test_decode_rejects_other_types() -> None:
     with pytest.raises(TypeError, match="expected str or bytes"):
-        frames.decode_frame(5)  # type: ignore[arg-type]
+        frames.decode(5)  # type: ignore[arg-type]
 
 
 def test_decoded_frame_is_a_working_list() -> None:
     text = '[{"cmd":"Say","text":"a"},{"cmd":"Sync"}]'
-    frame = frames.decode_frame(text)
+    frame = frames.decode(text)
     assert type(frame) is frames.Frame
     assert frame.raw == text
     assert frame == [C.Say("a"), C.Sync()]
@@ -139,19 +139,19 @@ def test_decoded_frame_is_a_working_list() -> None:
     assert len(frame) == 103
     del frame[2:]
     gc.collect()
-    assert frames.encode_frame(frame) == text
-    assert frames.encode_frame_bytes(frame) == text.encode()
+    assert frames.encode(frame) == text
+    assert frames.encode_bytes(frame) == text.encode()
     assert list(reversed(frame)) == [C.Sync(), C.Say("a")]
 
 
 def test_frames_from_bytes_re_encode_exactly() -> None:
     raw = b'[{"cmd":"Say", "text":"h\xc3\xa9"}]'
-    frame = frames.decode_frame(raw)
+    frame = frames.decode(raw)
     assert frame.raw == raw
-    assert frames.encode_frame_bytes(frame) == raw
-    assert frames.encode_frame(frame) == raw.decode()
+    assert frames.encode_bytes(frame) == raw
+    assert frames.encode(frame) == raw.decode()
     frame[0].text = "x"
-    assert frames.encode_frame_bytes(frame) == b'[{"cmd":"Say","text":"x"}]'
+    assert frames.encode_bytes(frame) == b'[{"cmd":"Say","text":"x"}]'
 
 
 @pytest.mark.parametrize(
@@ -164,19 +164,19 @@ def test_frames_from_bytes_re_encode_exactly() -> None:
     ],
 )
 def test_unknown_commands_re_encode_exactly_until_changed(text: str) -> None:
-    frame = frames.decode_frame(text)
-    assert frames.encode_frame(frame) == text
-    assert frames.encode_frame_bytes(frames.decode_frame(text.encode())) == text.encode()
+    frame = frames.decode(text)
+    assert frames.encode(frame) == text
+    assert frames.encode_bytes(frames.decode(text.encode())) == text.encode()
     custom = next(c for c in frame if isinstance(c, dict))
     custom["cmd"] = "Other"
-    assert '"cmd":"Other"' in frames.encode_frame(frame)
+    assert '"cmd":"Other"' in frames.encode(frame)
 
 
 def test_a_changed_type_in_an_unknown_command_is_written() -> None:
     for before, after, written in ((1, True, "true"), (1, 1.0, "1.0"), (0.0, -0.0, "-0.0")):
-        frame = frames.decode_frame(f'[{{"cmd":"Custom", "v":{before}}}]')
+        frame = frames.decode(f'[{{"cmd":"Custom", "v":{before}}}]')
         frame[0]["v"] = after
-        assert frames.encode_frame(frame) == f'[{{"cmd":"Custom","v":{written}}}]'
+        assert frames.encode(frame) == f'[{{"cmd":"Custom","v":{written}}}]'
 
 
 @pytest.mark.parametrize(
@@ -191,19 +191,19 @@ def test_connect_version_is_read_as_the_reference_reads_it(version: str) -> None
         '[{"cmd":"Connect","password":null,"game":"G","name":"n","uuid":"u",'
         f'"version":{version},"items_handling":7,"tags":[]}}]'
     )
-    (connect,) = frames.decode_frame(text)
+    (connect,) = frames.decode(text)
     assert isinstance(connect, C.Connect) and connect.version == C.VersionInfo(0, 6, 8)
-    assert frames.encode_frame(frames.decode_frame(text)) == text
+    assert frames.encode(frames.decode(text)) == text
     with pytest.raises(DecodeError):  # without its class it is refused, as before
-        frames.decode_frame(text.replace(',"class":"Version"', ""))
+        frames.decode(text.replace(',"class":"Version"', ""))
 
 
 def test_a_user_built_frame_without_text() -> None:
     frame = frames.Frame([C.Sync()])
-    assert frames.encode_frame(frame) == '[{"cmd":"Sync"}]'
+    assert frames.encode(frame) == '[{"cmd":"Sync"}]'
     frame.raw = None
-    assert frames.encode_frame_bytes(frame) == b'[{"cmd":"Sync"}]'
-    assert frames.encode_frame(iter([C.Sync()])) == '[{"cmd":"Sync"}]'
+    assert frames.encode_bytes(frame) == b'[{"cmd":"Sync"}]'
+    assert frames.encode(iter([C.Sync()])) == '[{"cmd":"Sync"}]'
 
 
 def _exact(codec: ModuleType, commands: list[Any]) -> str:
@@ -225,14 +225,14 @@ def test_structs_and_namedtuples_in_untyped_values(
         [C.SetReply("k", value=[float("nan"), float("-inf"), 2**80, {1: True, 2.5: None}])],
     ]
     for commands in batches:
-        text = frames.encode_frame(commands)
+        text = frames.encode(commands)
         assert text == _exact(py_codec, commands) == _exact(c_codec, commands)
-        assert frames.encode_frame_bytes(commands) == text.encode()
+        assert frames.encode_bytes(commands) == text.encode()
     assert '"value":{"team":0,"slot":1,"alias":"a","name":"b","class":"NetworkPlayer"}' in (
-        frames.encode_frame(batches[0])
+        frames.encode(batches[0])
     )
-    assert '"time":1e-05}' in frames.encode_frame(batches[5])
-    assert '"value":[NaN,-Infinity,' in frames.encode_frame(batches[6])
+    assert '"time":1e-05}' in frames.encode(batches[5])
+    assert '"value":[NaN,-Infinity,' in frames.encode(batches[6])
 
 
 def test_extra_keys_are_written_after_the_declared_ones() -> None:
@@ -242,7 +242,7 @@ def test_extra_keys_are_written_after_the_declared_ones() -> None:
     sync.__dict__["other"] = 1  # an instance dict without extras
     reply = C.SetReply("k", value=1.5)
     reply.set_extra({"n": [1e16]})
-    assert frames.encode_frame([get, sync, get, reply]) == (
+    assert frames.encode([get, sync, get, reply]) == (
         '[{"cmd":"Get","keys":["a"],"request_id":3,"uuid":"u"},{"cmd":"Sync"},'
         '{"cmd":"Get","keys":["a"],"request_id":3,"uuid":"u"},'
         '{"cmd":"SetReply","key":"k","value":1.5,"n":[1e+16]}]'
@@ -258,12 +258,12 @@ def test_which_commands_msgspec_writes_whole() -> None:
 
 def test_a_lone_surrogate_is_written_to_text_not_bytes() -> None:
     commands = [C.Say("a\udc80"), C.ReceivedItems(0, [C.Item(1, 2, 3)])]
-    assert frames.encode_frame(commands) == (
+    assert frames.encode(commands) == (
         '[{"cmd":"Say","text":"a\udc80"},{"cmd":"ReceivedItems","index":0,"items":'
         '[{"item":1,"location":2,"player":3,"flags":0,"class":"NetworkItem"}]}]'
     )
     with pytest.raises(UnicodeEncodeError):
-        frames.encode_frame_bytes(commands)
+        frames.encode_bytes(commands)
 
 
 def test_structs_the_writer_does_not_take() -> None:
@@ -271,11 +271,11 @@ def test_structs_the_writer_does_not_take() -> None:
         a: int
 
     with pytest.raises(TypeError, match="array_like"):
-        frames.encode_frame([C.Bounce(data=Pair(1))])
+        frames.encode([C.Bounce(data=Pair(1))])
     with pytest.raises(TypeError, match="not JSON serializable"):
-        frames.encode_frame([C.Bounce(data=object())])
+        frames.encode([C.Bounce(data=object())])
     with pytest.raises(TypeError, match="array_like"):
-        frames.encode_frame([Pair(1)])
+        frames.encode([Pair(1)])
 
 
 # ------------------------------------------------------------------ hypothesis
@@ -326,15 +326,15 @@ edits = st.sampled_from(["", "[", "]", "{", "}", '"', ",", "\\", "x", "1", " ", 
 def test_both_ways_agree_on_frames_and_mutations(
     py_codec: ModuleType, c_codec: ModuleType, commands: list[Any], data: st.DataObject
 ) -> None:
-    text = frames.encode_frame(commands)
+    text = frames.encode(commands)
     assert text == _exact(py_codec, commands) == _exact(c_codec, commands)
-    assert frames.encode_frame_bytes(commands) == text.encode()
+    assert frames.encode_bytes(commands) == text.encode()
     for raw in (text, text.encode()):
         kind, (decoded, extra, _) = _agree(raw)
         assert kind == "frame"
         assert decoded == commands
         assert extra == [c.extra for c in commands]
-        assert frames.encode_frame(frames.decode_frame(raw)) == text
+        assert frames.encode(frames.decode(raw)) == text
     # a mutated frame: the same value or the same error (message, offset, partial)
     at = data.draw(st.integers(min_value=0, max_value=len(text) - 1))
     _agree(text[:at] + data.draw(edits) + text[at + 1 :])
@@ -344,7 +344,7 @@ def test_both_ways_agree_on_frames_and_mutations(
     _agree(raw_bytes[:at_byte] + bytes([data.draw(st.integers(0, 255))]) + raw_bytes[at_byte:])
     # spacing the sender chose survives an unchanged re-encode
     spaced = text.replace(",", ", ")
-    assert frames.encode_frame(frames.decode_frame(spaced)) == spaced
+    assert frames.encode(frames.decode(spaced)) == spaced
 
 
 class _Inner(msgspec.Struct):
@@ -358,7 +358,7 @@ class _Outer(msgspec.Struct, tag_field="cmd", tag="Outer"):
 
 
 def test_a_struct_type_used_twice_is_judged_once_for_both() -> None:
-    assert frames.encode_frame([_Outer(_Inner(1e16), _Inner(NetworkItem(1, 2, 3)), [1])]) == (
+    assert frames.encode([_Outer(_Inner(1e16), _Inner(NetworkItem(1, 2, 3)), [1])]) == (
         '[{"cmd":"Outer","a":{"x":1e+16},"b":{"x":{"item":1,"location":2,"player":3,'
         '"flags":0,"class":"NetworkItem"}},"n":[1]}]'
     )

@@ -169,19 +169,17 @@ commands = st.one_of(
 def test_typed_encode_is_the_compat_writers_on_both_twins(
     py_codec: ModuleType, c_codec: ModuleType, frame: list[Any]
 ) -> None:
-    """encode_frame (msgspec where it writes alike) gives what either compat twin
+    """encode (msgspec where it writes alike) gives what either compat twin
     writes for the same commands as dicts, and that is the reference's wire form."""
-    text = frames.encode_frame(frame)
+    text = frames.encode(frame)
     assert text == py_codec.encode(frame, default=frames._struct_dict)
     assert text == c_codec.encode(frame, default=frames._struct_dict)
-    assert frames.encode_frame_bytes(frame) == c_codec.encode_bytes(
-        frame, default=frames._struct_dict
-    )
+    assert frames.encode_bytes(frame) == c_codec.encode_bytes(frame, default=frames._struct_dict)
     # the wire form is the reference's: compat decode + encode gives the same text
     assert py_codec.encode(py_codec.decode(text)) == text
-    again = frames.decode_frame(text)
+    again = frames.decode(text)
     assert list(again) == frame
-    assert frames.encode_frame(again) == text
+    assert frames.encode(again) == text
 
 
 structs = st.one_of(

@@ -9,15 +9,16 @@ import pytest
 
 from gamecodec.archipelago import commands as C
 from gamecodec.archipelago import session as S
-from gamecodec.archipelago.frames import decode_frame, encode_frame
+from gamecodec.archipelago.frames import decode, encode
 from gamecodec.errors import LocalProtocolError, RemoteProtocolError
+from gamecodec.sessions import Event, FrameSession
 
 V = C.VersionInfo(0, 6, 8)
 GAME = C.GameData({"Cake": 3}, {"Lamp": 1003}, "abc123")
 
 
 def room_info(checksums: dict[str, str] | None = None) -> str:
-    return encode_frame(
+    return encode(
         [
             C.RoomInfo(
                 False,
@@ -50,7 +51,7 @@ def sent(session: S.ClientSession) -> list[dict[str, Any]]:
 def logged_in(**options: Any) -> S.ClientSession:
     session = S.ClientSession(name="JS", game="Clique", data_packages={"abc123": GAME}, **options)
     session.receive_frame(room_info(), 0.0)
-    session.receive_frame(encode_frame([connected()]), 0.0)
+    session.receive_frame(encode([connected()]), 0.0)
     session.frames_to_send()
     return session
 
@@ -66,7 +67,7 @@ def test_handshake_downloads_missing_data_packages_then_connects() -> None:
     assert session.state is S.State.AWAIT_DATA_PACKAGE
     assert sent(session) == [{"cmd": "GetDataPackage", "games": ["Clique"]}]
     events = session.receive_frame(
-        encode_frame([C.DataPackage(C.DataPackageData({"Clique": GAME}))]), 1.0
+        encode([C.DataPackage(C.DataPackageData({"Clique": GAME}))]), 1.0
     )
     assert isinstance(events[0], S.DataPackageReady)
     assert cache == {"abc123": GAME}
@@ -83,7 +84,7 @@ def test_handshake_downloads_missing_data_packages_then_connects() -> None:
         "slot_data": True,
     }
     events = session.receive_frame(
-        encode_frame([connected(), C.ReceivedItems(0, [C.Item(3, 1001, 1)])]), 2.0
+        encode([connected(), C.ReceivedItems(0, [C.Item(3, 1001, 1)])]), 2.0
     )
     assert isinstance(events[0], S.LoggedIn)
     assert events[1] == S.ItemsReceived(0, [C.Item(3, 1001, 1)])
@@ -122,7 +123,7 @@ def test_bad_frame_is_a_remote_protocol_error() -> None:
 
 
 def items(index: int, *ids: int) -> str:
-    return encode_frame([C.ReceivedItems(index, [C.Item(i, 0, 1) for i in ids])])
+    return encode([C.ReceivedItems(index, [C.Item(i, 0, 1) for i in ids])])
 
 
 def test_received_items_index_rules() -> None:
@@ -157,7 +158,7 @@ def test_get_and_set_replies_are_matched_by_request_id() -> None:
     read = C.Retrieved({"a": 5})
     read.set_extra({"request_id": first})
     notice = C.SetReply(key="k", value=2)
-    events = session.receive_frame(encode_frame([reply, read, notice]), 2.0)
+    events = session.receive_frame(encode([reply, read, notice]), 2.0)
     assert events[0].request_id == second and events[0].value == 1
     assert events[1] == S.StorageRead(first, {"a": 5})
     assert events[2].request_id is None and events[2].value == 2
@@ -174,11 +175,11 @@ def test_notices_never_close_requests_of_another_kind_or_session() -> None:
     sent(b)
     echo = C.SetReply(key="shared", value=1, original_value=0, slot=2)
     echo.set_extra({"request_id": got})  # the same number, from a Set
-    (notice,) = b.receive_frame(encode_frame([echo]), 2.0)
+    (notice,) = b.receive_frame(encode([echo]), 2.0)
     assert isinstance(notice, S.StorageChanged) and notice.request_id is None
     read = C.Retrieved({"mine": 5})
     read.set_extra({"request_id": got})
-    assert b.receive_frame(encode_frame([read]), 3.0) == [S.StorageRead(got, {"mine": 5})]
+    assert b.receive_frame(encode([read]), 3.0) == [S.StorageRead(got, {"mine": 5})]
 
 
 def test_set_without_default_leaves_the_key_out() -> None:
@@ -196,10 +197,10 @@ def test_a_late_scout_reply_does_not_shift_later_ones() -> None:
     a = session.scout_locations([10], 0.0)
     b = session.scout_locations([20], 4.0)
     assert session.handle_timeout(5.5) == [S.RequestTimedOut(a, "LocationScouts")]
-    late = encode_frame([C.LocationInfo([C.Item(1, 10, 1)])])
+    late = encode([C.LocationInfo([C.Item(1, 10, 1)])])
     (event,) = session.receive_frame(late, 6.0)
     assert isinstance(event, S.CommandReceived)  # a's, already reported as timed out
-    on_time = encode_frame([C.LocationInfo([C.Item(1, 20, 1)])])
+    on_time = encode([C.LocationInfo([C.Item(1, 20, 1)])])
     assert session.receive_frame(on_time, 7.0) == [S.LocationsScouted(b, [C.Item(1, 20, 1)])]
     assert session.next_deadline() is None
 
@@ -209,7 +210,7 @@ def test_scouts_are_matched_in_order_and_time_out() -> None:
     a = session.scout_locations([1], 10.0)
     b = session.scout_locations([2], 11.0)
     assert session.next_deadline() == 15.0
-    (event,) = session.receive_frame(encode_frame([C.LocationInfo([C.Item(3, 1, 1)])]), 12.0)
+    (event,) = session.receive_frame(encode([C.LocationInfo([C.Item(3, 1, 1)])]), 12.0)
     assert event == S.LocationsScouted(a, [C.Item(3, 1, 1)])
     assert session.handle_timeout(15.9) == []
     assert session.handle_timeout(16.0) == [S.RequestTimedOut(b, "LocationScouts")]
@@ -261,7 +262,7 @@ def test_outgoing_frames_decode() -> None:
     session.update_tags(["AP", "Tracker"])
     session.sync()
     session.bounce({"a": 1}, slots=[2])
-    cmds = [c for frame in session.frames_to_send() for c in decode_frame(frame)]
+    cmds = [c for frame in session.frames_to_send() for c in decode(frame)]
     assert [type(c).__name__ for c in cmds] == [
         "Say",
         "StatusUpdate",
@@ -307,7 +308,7 @@ def test_a_refused_scout_does_not_take_the_next_scouts_reply() -> None:
     )
     (refused,) = session.receive_frame(invalid, 0.0)
     assert isinstance(refused, S.RequestRefused) and refused.request_id == first
-    info = encode_frame([C.LocationInfo([C.Item(5, 1002, 1, 0)])])
+    info = encode([C.LocationInfo([C.Item(5, 1002, 1, 0)])])
     (scouted,) = session.receive_frame(info, 0.0)
     assert isinstance(scouted, S.LocationsScouted) and scouted.request_id == second
     (unsolicited,) = session.receive_frame(info, 0.0)  # no scout pending: not an answer
@@ -317,14 +318,14 @@ def test_a_refused_scout_does_not_take_the_next_scouts_reply() -> None:
 
 
 def data_package(*games: str) -> str:
-    return encode_frame([C.DataPackage(C.DataPackageData({g: GAME for g in games}))])
+    return encode([C.DataPackage(C.DataPackageData({g: GAME for g in games}))])
 
 
 @pytest.mark.parametrize(
     "frame",
     [
         pytest.param(room_info(), id="RoomInfo after the login"),
-        pytest.param(encode_frame([connected()]), id="a second Connected"),
+        pytest.param(encode([connected()]), id="a second Connected"),
         pytest.param('[{"cmd":"ConnectionRefused","errors":["InvalidSlot"]}]', id="refused late"),
     ],
 )
@@ -341,7 +342,7 @@ def test_a_handshake_command_after_the_login_is_a_protocol_error(frame: str) -> 
 def test_connected_before_our_connect_is_a_protocol_error() -> None:
     session = S.ClientSession(name="JS", game="Clique", data_packages={"abc123": GAME})
     with pytest.raises(RemoteProtocolError, match="Connected out of turn"):
-        session.receive_frame(encode_frame([connected()]), 0.0)
+        session.receive_frame(encode([connected()]), 0.0)
     assert session.state is S.State.AWAIT_ROOM_INFO
 
 
@@ -349,7 +350,7 @@ def test_a_frame_with_two_handshake_steps_changes_nothing() -> None:
     """Each step makes us send something, so its answer cannot share its frame;
     the frame is refused before its first command is handled."""
     session = S.ClientSession(name="JS", game="Clique")
-    frame = encode_frame([C.RoomInfo(False, ["Clique"], ["AP"], V, datapackage_checksums={})])
+    frame = encode([C.RoomInfo(False, ["Clique"], ["AP"], V, datapackage_checksums={})])
     frame = frame[:-1] + "," + data_package("Clique")[1:]
     with pytest.raises(RemoteProtocolError, match="same frame"):
         session.receive_frame(frame, 0.0)
@@ -361,9 +362,9 @@ def test_an_unsolicited_data_package_leaves_the_cache_alone() -> None:
     cache = {"abc123": GAME}
     session = S.ClientSession(name="JS", game="Clique", data_packages=cache)
     session.receive_frame(room_info(), 0.0)
-    session.receive_frame(encode_frame([connected()]), 0.0)
+    session.receive_frame(encode([connected()]), 0.0)
     other = C.GameData({"Sword": 1}, {"Cave": 2}, "other-checksum")
-    frame = encode_frame([C.DataPackage(C.DataPackageData({"Other": other}))])
+    frame = encode([C.DataPackage(C.DataPackageData({"Other": other}))])
     for _ in range(3):
         (event,) = session.receive_frame(frame, 0.0)
         assert isinstance(event, S.CommandReceived)
@@ -390,7 +391,7 @@ def test_timed_out_scouts_are_remembered_up_to_a_limit() -> None:
         session.scout_locations([1], 0.0)
     assert len(session.handle_timeout(2.0)) == S.MAX_LATE_SCOUTS + extra
     fresh = session.scout_locations([2], 3.0)
-    info = encode_frame([C.LocationInfo([C.Item(1, 2, 1)])])
+    info = encode([C.LocationInfo([C.Item(1, 2, 1)])])
     for _ in range(S.MAX_LATE_SCOUTS):  # the remembered late ones take their replies
         (event,) = session.receive_frame(info, 3.0)
         assert isinstance(event, S.CommandReceived)
@@ -409,3 +410,30 @@ def test_our_own_deaths_are_remembered_up_to_a_limit() -> None:
     assert session.receive_frame(echo(S.MAX_SENT_DEATHS), 0.0) == []  # the newest: ours
     (forgotten,) = session.receive_frame(echo(0), 0.0)  # the oldest was dropped
     assert forgotten == S.DeathLinkReceived(0.0, "x", "JS")
+
+
+def test_the_session_is_a_frame_session_with_library_events() -> None:
+    session = logged_in(request_timeout=1.0)
+    assert isinstance(session, FrameSession)
+    assert S.Event is Event
+    for name in S.__all__:
+        value = getattr(S, name)
+        if isinstance(value, type) and name not in {"ClientSession", "State"}:
+            assert issubclass(value, Event), name
+    # every event came from receive_frame or handle_timeout: events() has none left over
+    session.scout_locations([1], 0.0)
+    session.say("hi")
+    assert session.events() == []
+    assert session.handle_timeout(1.0) != []
+    assert session.events() == []
+
+
+def test_session_errors_carry_the_protocol() -> None:
+    with pytest.raises(LocalProtocolError) as local:
+        S.ClientSession(name="JS", game="Clique").say("hi")
+    with pytest.raises(RemoteProtocolError) as remote:
+        S.ClientSession(name="JS", game="Clique").receive_frame("[{", 0.0)
+    with pytest.raises(RemoteProtocolError) as out_of_turn:
+        S.ClientSession(name="JS", game="Clique").receive_frame(encode([connected()]), 0.0)
+    for error in (local.value, remote.value, out_of_turn.value):
+        assert error.protocol == "archipelago"

@@ -23,9 +23,9 @@ def test_corpus_round_trips_byte_for_byte(corpus: Corpus) -> None:
         if raw in BAD_CMD:
             continue
         for data in (raw, raw.encode()):
-            commands = frames.decode_frame(data)
-            assert frames.encode_frame(commands) == raw, (session, frame["seq"])
-            assert frames.encode_frame_bytes(commands) == raw.encode(), (session, frame["seq"])
+            commands = frames.decode(data)
+            assert frames.encode(commands) == raw, (session, frame["seq"])
+            assert frames.encode_bytes(commands) == raw.encode(), (session, frame["seq"])
         assert [c.__struct_config__.tag for c in commands] == frame["cmds"]
         typed += len(commands)
     assert typed > 600
@@ -36,7 +36,7 @@ def test_corpus_bad_cmd_frames_are_rejected(corpus: Corpus) -> None:
     assert rejected == [220, 223]
     for raw in BAD_CMD:
         with pytest.raises(DecodeError, match="string 'cmd'") as info:
-            frames.decode_frame(raw)
+            frames.decode(raw)
         assert info.value.offset == 1
 
 
@@ -45,7 +45,7 @@ def test_corpus_values_match_compat(corpus: Corpus, codec: ModuleType) -> None:
     for _, frame, _ in corpus:
         if frame["raw"] in BAD_CMD:
             continue
-        pairs = zip(frames.decode_frame(frame["raw"]), codec.decode(frame["raw"]), strict=True)
+        pairs = zip(frames.decode(frame["raw"]), codec.decode(frame["raw"]), strict=True)
         for command, plain in pairs:
             if isinstance(command, C.ReceivedItems):
                 assert [(i.item, i.location, i.player, i.flags) for i in command.items] == [
@@ -70,16 +70,16 @@ READ = (
 
 
 def test_extra_keys_are_kept_and_key_order_reproduced() -> None:
-    frame = frames.decode_frame(READ)
+    frame = frames.decode(READ)
     (reply,) = frame
     assert isinstance(reply, C.SetReply)
     assert reply.extra == {"uuid": "u-1"}
     assert reply.value == 7
     assert reply.operations == [C.DataStorageOperation("add", 7)]
-    assert frames.encode_frame(frame) == READ
+    assert frames.encode(frame) == READ
     # a changed command is written fresh: declared keys in order, extras after
     reply.value = 8
-    assert frames.encode_frame(frame) == (
+    assert frames.encode(frame) == (
         '[{"cmd":"SetReply","key":"k","default":0,"want_reply":true,'
         '"operations":[{"operation":"add","value":7}],"original_value":0,"slot":4,"value":8,'
         '"uuid":"u-1"}]'
@@ -88,23 +88,23 @@ def test_extra_keys_are_kept_and_key_order_reproduced() -> None:
 
 def test_only_changed_commands_are_rewritten() -> None:
     text = '[{"cmd":"Say","text":"a"}, {"cmd":"LocationScouts","create_as_hint":0,"locations":[1]}]'
-    frame = frames.decode_frame(text)
-    assert frames.encode_frame(frame) == text
+    frame = frames.decode(text)
+    assert frames.encode(frame) == text
     frame[0].text = "b"
-    assert frames.encode_frame(frame) == (
+    assert frames.encode(frame) == (
         '[{"cmd":"Say","text":"b"},{"cmd":"LocationScouts","create_as_hint":0,"locations":[1]}]'
     )
     frame.append(C.Sync())
-    assert frames.encode_frame(frame).endswith(',{"cmd":"Sync"}]')
+    assert frames.encode(frame).endswith(',{"cmd":"Sync"}]')
 
 
 def test_unknown_commands_stay_dicts() -> None:
     text = '[{"cmd":"Future","x":[1,{"y":null}]},{"cmd":"Sync"}]'
-    frame = frames.decode_frame(text)
+    frame = frames.decode(text)
     assert frame[0] == {"cmd": "Future", "x": [1, {"y": None}]}
     assert isinstance(frame[1], C.Sync)
-    assert frames.encode_frame(frame) == text
-    assert frames.encode_frame(list(frame)) == text
+    assert frames.encode(frame) == text
+    assert frames.encode(list(frame)) == text
 
 
 def test_encode_built_commands() -> None:
@@ -119,7 +119,7 @@ def test_encode_built_commands() -> None:
             tags=["DeathLink"], data={"items": [NetworkItem(1, 2, 3)], "s": {HintStatus.HINT_FOUND}}
         ),
     ]
-    assert frames.encode_frame(commands) == (
+    assert frames.encode(commands) == (
         '[{"cmd":"ReceivedItems","index":0,"items":['
         '{"item":1,"location":2,"player":3,"flags":0,"class":"NetworkItem"},'
         '{"item":4,"location":5,"player":6,"flags":1,"class":"NetworkItem"}]},'
@@ -135,15 +135,15 @@ def test_encode_built_commands() -> None:
         '{"cmd":"Bounce","tags":["DeathLink"],"data":{"items":[{"item":1,"location":2,'
         '"player":3,"flags":0,"class":"NetworkItem"}],"s":[40]}}]'
     )
-    assert frames.encode_frame_bytes(commands) == frames.encode_frame(commands).encode()
-    again = frames.decode_frame(frames.encode_frame(commands))
+    assert frames.encode_bytes(commands) == frames.encode(commands).encode()
+    again = frames.decode(frames.encode(commands))
     assert again[:5] == commands[:5]
 
 
 def test_set_extra() -> None:
     get = C.Get(["a"])
     get.set_extra({"request_id": 3})
-    assert frames.encode_frame([get]) == '[{"cmd":"Get","keys":["a"],"request_id":3}]'
+    assert frames.encode([get]) == '[{"cmd":"Get","keys":["a"],"request_id":3}]'
     with pytest.raises(ValueError, match="clash"):
         get.set_extra({"keys": 1})
 
@@ -186,12 +186,12 @@ def test_set_extra() -> None:
 )
 def test_typed_decode_errors(data: str | bytes, offset: int, message: str) -> None:
     with pytest.raises(DecodeError, match=message) as info:
-        frames.decode_frame(data)
+        frames.decode(data)
     assert info.value.offset == offset
 
 
 def test_connect_version_with_class_decodes() -> None:
-    (connect,) = frames.decode_frame(
+    (connect,) = frames.decode(
         '[{"cmd":"Connect","password":null,"name":"n","game":"g","uuid":"u","tags":[],'
         '"items_handling":7,"version":{"major":0,"minor":6,"build":8,"class":"Version"}}]'
     )
@@ -204,13 +204,13 @@ def test_large_frames_with_and_without_extra_keys() -> None:
     with_extra = C.Retrieved(big)
     with_extra.set_extra({"uuid": "u-1"})
     texts = [
-        frames.encode_frame([with_extra]),
-        frames.encode_frame([C.Retrieved(big)]),
-        frames.encode_frame([with_extra]),
+        frames.encode([with_extra]),
+        frames.encode([C.Retrieved(big)]),
+        frames.encode([with_extra]),
     ]
     assert all(len(t) > 512 for t in texts)
     for text in texts:
-        frame = frames.decode_frame(text)
+        frame = frames.decode(text)
         assert frame[0].keys == big
         assert frame[0].extra == ({"uuid": "u-1"} if "uuid" in text else {})
-        assert frames.encode_frame(frame) == text
+        assert frames.encode(frame) == text

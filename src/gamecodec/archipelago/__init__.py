@@ -1,30 +1,30 @@
 """Archipelago: JSON lists of commands over WebSocket text frames.
 
-Spec: ``../shared/specs/archipelago.md``.
-
 Two APIs over one wire format:
 
-* :mod:`gamecodec.archipelago.compat`: a byte-exact drop-in for the reference
-  ``NetUtils.encode`` / ``NetUtils.decode`` (NamedTuples, plain dicts).
-* The typed codec (:mod:`.frames`, on msgspec): :func:`decode_frame` gives
-  msgspec Structs tagged by ``cmd`` (unknown commands stay dicts, extra keys are
-  kept), :func:`encode_frame` writes them back (a decoded, unchanged frame byte
-  for byte).
+* The typed codec (on msgspec): :func:`decode` gives msgspec Structs tagged by
+  ``cmd`` (unknown commands stay dicts, extra keys are kept), :func:`encode`
+  writes them back (a decoded, unchanged frame byte for byte),
+  :func:`encode_bytes` as UTF-8 and :func:`decode_many` one result per frame.
+* :mod:`gamecodec.archipelago.compat`: a byte-exact drop-in for Archipelago's
+  own ``NetUtils.encode`` / ``NetUtils.decode`` (NamedTuples, plain dicts).
 * :class:`ClientSession` (Sans-IO client), :mod:`.aio` (``aio.connect``, on
   websockets) and :mod:`.testing` (``testing.Room``, a room server for tests).
 
 >>> from gamecodec import archipelago as ap
->>> frame = ap.decode_frame('[{"cmd":"ReceivedItems","index":0,"items":'
+>>> frame = ap.decode('[{"cmd":"ReceivedItems","index":0,"items":'
 ...     '[{"item":7,"location":9,"player":1,"flags":0,"class":"NetworkItem"}]}]')
 >>> frame[0].items[0].item
 7
->>> ap.encode_frame([ap.Say(text="hi")])
+>>> ap.encode([ap.Say(text="hi")])
 '[{"cmd":"Say","text":"hi"}]'
 """
 
 from __future__ import annotations
 
+from gamecodec._deprecated import deprecated_names
 from gamecodec.archipelago import compat, frames, session
+from gamecodec.archipelago._errors import LoginRefusedError
 from gamecodec.archipelago._models import (
     DEFAULT_MAX_DEPTH,
     ClientStatus,
@@ -81,7 +81,7 @@ from gamecodec.archipelago.commands import (
     UpdateHint,
     VersionInfo,
 )
-from gamecodec.archipelago.frames import Frame, decode_frame, encode_frame, encode_frame_bytes
+from gamecodec.archipelago.frames import Frame, decode, decode_many, encode, encode_bytes
 from gamecodec.archipelago.session import ClientSession
 
 __all__ = [
@@ -117,6 +117,7 @@ __all__ = [
     "LocationChecks",
     "LocationInfo",
     "LocationScouts",
+    "LoginRefusedError",
     "MessagePart",
     "NetworkItem",
     "NetworkPlayer",
@@ -140,9 +141,19 @@ __all__ = [
     "Version",
     "VersionInfo",
     "compat",
-    "decode_frame",
-    "encode_frame",
-    "encode_frame_bytes",
+    "decode",
+    "decode_many",
+    "encode",
+    "encode_bytes",
     "frames",
     "session",
 ]
+
+__getattr__ = deprecated_names(
+    __name__,
+    {
+        "decode_frame": ("decode", lambda: decode),
+        "encode_frame": ("encode", lambda: encode),
+        "encode_frame_bytes": ("encode_bytes", lambda: encode_bytes),
+    },
+)

@@ -1,12 +1,12 @@
 """Archipelago rows of ``gamecodec bench``: recorded frames and a large room's session.
 
 The recorded frames are every frame of the corpus of real sessions
-(``tests/data/archipelago`` in a checkout, else ``$GAMECODEC_SHARED`` or
-``../shared`` beside it, ``corpus/archipelago``); without them the package's
+(``tests/data/archipelago`` in a checkout, else ``corpus/archipelago`` under
+``$GAMECODEC_SHARED``); without them the package's
 sample session stands in (the workload column says which). The large room is
 :func:`gamecodec.archipelago.sample.large_room_session`.
 
-gamecodec runs through its public functions: ``decode_frame`` (typed) and
+gamecodec runs through its public functions: ``decode`` (typed) and
 ``compat.decode`` / ``compat.encode``. The peers: ``msgspec.json`` decoding the
 same frames into the same command Structs (the floor the typed codec is built
 on), what a user writes with the standard library (``json.loads`` with an
@@ -52,7 +52,7 @@ def corpus_frames() -> tuple[list[str], str]:
     return [], "no copy of the recorded corpus found"
 
 
-_NAMED = {
+_NAMED: dict[str, type[ap.NetworkItem] | type[ap.NetworkPlayer] | type[ap.NetworkSlot]] = {
     "NetworkItem": ap.NetworkItem,
     "NetworkPlayer": ap.NetworkPlayer,
     "NetworkSlot": ap.NetworkSlot,
@@ -68,7 +68,7 @@ def _user_hook(obj: dict[str, Any]) -> Any:
     cls = _NAMED.get(kind)
     if cls is None:
         return obj
-    fields = cls._fields  # type: ignore[attr-defined]
+    fields = cls._fields
     return cls(**{k: v for k, v in obj.items() if k in fields})
 
 
@@ -117,30 +117,30 @@ def _batch(name: str, frames: list[str]) -> list[Contest | Row]:
         "archipelago", "gamecodec.archipelago._compat_py", "gamecodec.archipelago._codec_py"
     )
     floor = _msgspec_decoder()
-    typed = _accepted(frames, ap.decode_frame, floor)
+    typed = _accepted(frames, ap.decode, floor)
     nbytes = sum(len(f.encode()) for f in frames)
     every = f"{name}: {len(frames):,} frames, {nbytes / 1e3:,.0f} kB"
     some = f"{name}: the {len(typed):,} of {len(frames):,} frames msgspec takes"
     out: list[Contest | Row] = [
         Contest(
             "archipelago",
-            "decode_frame (typed) vs msgspec.json.decode into the same Structs",
+            "decode (typed) vs msgspec.json.decode into the same Structs",
             some,
             len(typed),
             "frame",
-            _loop("decode_frame", ap.decode_frame, typed),
+            _loop("decode", ap.decode, typed),
             _loop("msgspec.json", floor, typed),
             kind="cost",
             limit=1.15,
         ),
         Contest(
             "archipelago",
-            "decode_frame (typed) vs stdlib json + NetUtils object hook",
+            "decode (typed) vs stdlib json + NetUtils object hook",
             every,
             len(frames),
             "frame",
-            _loop("decode_frame", ap.decode_frame, _accepted(frames, ap.decode_frame)),
-            _loop("json.loads + hook", user_decode, _accepted(frames, ap.decode_frame)),
+            _loop("decode", ap.decode, _accepted(frames, ap.decode)),
+            _loop("json.loads + hook", user_decode, _accepted(frames, ap.decode)),
             limit=5.0,
         ),
         Contest(

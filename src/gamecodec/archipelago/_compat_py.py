@@ -1,7 +1,7 @@
 """The compat codec, pure twin: ``NetUtils.encode`` / ``NetUtils.decode`` semantics.
 
-This is the straightforward stdlib-``json`` implementation of spec §1, and the
-reference semantics the compiled twin (``_compat_c.pyx``) is held to:
+This is the straightforward stdlib-``json`` implementation of the reference's
+codec, and the semantics the compiled twin (``_compat_c.pyx``) is held to:
 
 * :func:`encode` runs the reference pre-pass (every NamedTuple becomes a dict
   of its fields plus a trailing ``"class"``; tuples, lists, sets and
@@ -29,12 +29,10 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from gamecodec.archipelago._models import ALLOWLIST, DEFAULT_MAX_DEPTH, Version
-from gamecodec.errors import DecodeError
+from gamecodec.archipelago._errors import decode_error, invalid_utf8, utf8_offset
+from gamecodec.archipelago._models import ALLOWLIST, DEFAULT_MAX_DEPTH, version_of
 
 __all__ = ["decode", "encode", "encode_bytes", "object_hook", "tag", "version_of"]
-
-PROTOCOL = "archipelago"
 
 _SEQUENCES = (tuple, list, set, frozenset)
 
@@ -42,7 +40,8 @@ _SEQUENCES = (tuple, list, set, frozenset)
 def tag(obj: Any) -> Any:
     """The reference pre-pass: NamedTuples to tagged dicts, sequences and sets to tuples."""
     if isinstance(obj, tuple) and hasattr(obj, "_fields"):
-        data: dict[str, Any] = obj._asdict()  # type: ignore[attr-defined]
+        named: Any = obj  # a NamedTuple
+        data: dict[str, Any] = named._asdict()
         data["class"] = obj.__class__.__name__
         return data
     if isinstance(obj, _SEQUENCES):
@@ -86,12 +85,6 @@ class _BuildError(Exception):
     """A ``"class"``-tagged object that cannot be built (raised inside the hook)."""
 
 
-def version_of(data: dict[str, Any]) -> Version:
-    """The reference's Version hook: keys in any case, values through ``int()``."""
-    lowered = {key.lower(): value for key, value in data.items()}
-    return Version(int(lowered["major"]), int(lowered["minor"]), int(lowered["build"]))
-
-
 _HOOKS = {"Version": version_of}
 
 
@@ -106,7 +99,7 @@ def object_hook(obj: dict[str, Any]) -> Any:
             return hook(obj)
         cls = ALLOWLIST.get(name)
         if cls:
-            fields = cls._fields  # type: ignore[attr-defined]
+            fields = cls._fields
             for key in tuple(obj):
                 if key not in fields:
                     del obj[key]
@@ -119,10 +112,6 @@ def object_hook(obj: dict[str, Any]) -> Any:
 
 
 _decode = json.JSONDecoder(object_hook=object_hook).decode
-
-
-def _byte_offset(text: str, index: int) -> int:
-    return len(text[:index].encode("utf-8", "surrogatepass"))
 
 
 def _check_depth(text: str, max_depth: int) -> None:
@@ -145,7 +134,7 @@ def _check_depth(text: str, max_depth: int) -> None:
         elif char in "[{":
             depth += 1
             if depth > max_depth:
-                raise DecodeError("JSON document too complex", _byte_offset(text, index), PROTOCOL)
+                raise decode_error("JSON document too complex", utf8_offset(text, index))
         elif char in "]}":
             depth -= 1
 
@@ -159,7 +148,7 @@ def _text(data: str | bytes | bytearray | memoryview) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise DecodeError(f"invalid UTF-8: {exc.reason}", exc.start, PROTOCOL) from None
+        raise invalid_utf8(exc) from None
 
 
 def decode(
@@ -171,17 +160,16 @@ def decode(
     try:
         return _decode(text)
     except json.JSONDecodeError as exc:
-        raise DecodeError(exc.msg, _byte_offset(text, exc.pos), PROTOCOL) from None
+        raise decode_error(exc.msg, utf8_offset(text, exc.pos)) from None
     except _BuildError as exc:
-        raise DecodeError(str(exc), 0, PROTOCOL) from None
+        raise decode_error(str(exc), 0) from None
     except RecursionError:
-        raise DecodeError("JSON document too complex", 0, PROTOCOL) from None
+        raise decode_error("JSON document too complex", 0) from None
     except ValueError:  # int() past sys.get_int_max_str_digits() (the reference fails too)
         start, digits = _long_int(text)
-        raise DecodeError(
+        raise decode_error(
             f"integer literal of {digits} digits, past Python's limit for int()",
-            _byte_offset(text, start),
-            PROTOCOL,
+            utf8_offset(text, start),
         ) from None
 
 

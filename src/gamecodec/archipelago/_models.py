@@ -1,6 +1,6 @@
 """Archipelago's NamedTuples, enums and constants (never compiled).
 
-These mirror ``NetUtils`` / ``Utils`` of Archipelago 0.6.8 (spec §1.3): the
+These mirror ``NetUtils`` / ``Utils`` of Archipelago 0.6.8: the
 compat codec builds ``NetworkItem``, ``NetworkPlayer``, ``NetworkSlot`` and
 ``Version`` from ``"class"``-tagged objects, and tags every NamedTuple it
 encodes with a trailing ``"class"`` key.
@@ -9,7 +9,7 @@ encodes with a trailing ``"class"`` key.
 from __future__ import annotations
 
 import enum
-from typing import NamedTuple, TypedDict
+from typing import Any, NamedTuple, TypedDict
 
 __all__ = [
     "ALLOWLIST",
@@ -25,11 +25,12 @@ __all__ = [
     "Permission",
     "SlotType",
     "Version",
+    "version_of",
 ]
 
 DEFAULT_MAX_DEPTH = 16
 """The reference's limit: the bracket count starts at 1 and may not exceed
-this, so at most 15 nested containers are accepted (spec §1.2)."""
+this, so at most 15 nested containers are accepted."""
 
 
 class HintStatus(enum.IntEnum):
@@ -149,9 +150,16 @@ class Hint(NamedTuple):
     status: HintStatus = HintStatus.HINT_UNSPECIFIED
 
 
-ALLOWLIST: dict[str, type[tuple[object, ...]]] = {
+ALLOWLIST: dict[str, type[NetworkPlayer] | type[NetworkItem] | type[NetworkSlot]] = {
     "NetworkPlayer": NetworkPlayer,
     "NetworkItem": NetworkItem,
     "NetworkSlot": NetworkSlot,
 }
 """``"class"`` names decode builds (besides ``Version``, which has its own hook)."""
+
+
+def version_of(data: dict[str, Any]) -> Version:
+    """A ``"class": "Version"`` object as the reference builds it: keys in any
+    case (so .NET's ``Major``/``Minor``/``Build`` work), values through ``int()``."""
+    lowered = {key.lower(): value for key, value in data.items()}
+    return Version(int(lowered["major"]), int(lowered["minor"]), int(lowered["build"]))

@@ -8,14 +8,16 @@
 
 :func:`connect` opens the websocket (permessage-deflate negotiated, loopback
 proxies ignored), logs in and returns once the server accepted the login
-(:class:`LoginRefusedError` otherwise; ``TimeoutError`` when the server has
-not accepted or refused it within ``login_timeout`` seconds). Requests that have a reply (scouts,
-Get, Set) are awaited; everything else arrives through :meth:`Client.next_event`
-or ``async for event in client``. If the connection drops after a login, the
-client reconnects with exponential backoff, logs in again with the same
-session parameters and re-sends its checked locations; :meth:`Client.close`
-shuts it down cleanly (close code 1000, pending requests fail with
-``ConnectionError``).
+(:class:`LoginRefusedError` otherwise; ``TimeoutError`` when connecting and
+logging in took more than ``connect_timeout`` seconds). Requests that have a
+reply (scouts, Get, Set) are awaited, each for at most ``request_timeout``
+seconds; everything else arrives through :meth:`Client.next_event` or
+``async for event in client``. ``tap=`` is given every text frame received
+and sent, as a :class:`~gamecodec.sessions.Traffic` record (``peer`` is the
+URI). If the connection drops after a login, the client reconnects with
+exponential backoff, logs in again with the same session parameters and
+re-sends its checked locations; :meth:`Client.close` shuts it down cleanly
+(close code 1000, pending requests fail with ``ConnectionError``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+import warnings
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
@@ -31,9 +34,9 @@ from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed
 
 from gamecodec.archipelago import commands as C
+from gamecodec.archipelago._errors import LoginRefusedError, remote
 from gamecodec.archipelago.session import (
     ClientSession,
-    Event,
     LocationsScouted,
     LoggedIn,
     LoginRefused,
@@ -43,7 +46,7 @@ from gamecodec.archipelago.session import (
     StorageChanged,
     StorageRead,
 )
-from gamecodec.errors import RemoteProtocolError, SessionError
+from gamecodec.sessions import Event, Tap, Traffic
 
 __all__ = ["Client", "LoginRefusedError", "connect"]
 
@@ -51,16 +54,24 @@ MAX_FRAME = 16 * 1024 * 1024
 """Inbound frame limit, as CommonClient (a DataPackage of every world is ~4 MB)."""
 
 
-class LoginRefusedError(SessionError):
-    """The server answered Connect with ConnectionRefused."""
+_NOT_GIVEN: Any = object()
 
-    def __init__(self, errors: list[str]) -> None:
-        self.errors = errors
-        super().__init__(f"login refused: {', '.join(errors) or 'no reason given'}")
+
+def _connect_timeout(connect_timeout: float | None, login_timeout: Any) -> float | None:
+    """``connect_timeout``, or the deprecated ``login_timeout`` if that was given."""
+    if login_timeout is _NOT_GIVEN:
+        return connect_timeout
+    warnings.warn(
+        "login_timeout= is deprecated; use connect_timeout= (it bounds connect and login)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    result: float | None = login_timeout
+    return result
 
 
 class Client:
-    """A logged-in connection (see :func:`connect`)."""
+    """A logged-in connection (see :func:`connect`, which makes one)."""
 
     def __init__(
         self,
@@ -70,11 +81,14 @@ class Client:
         reconnect: bool = True,
         initial_backoff: float = 0.5,
         max_backoff: float = 30.0,
-        login_timeout: float | None = 30.0,
+        connect_timeout: float | None = 30.0,
+        tap: Tap | None = None,
         clock: Any = None,
+        login_timeout: Any = _NOT_GIVEN,
     ) -> None:
         self.uri = uri
-        self.login_timeout = login_timeout
+        self.connect_timeout = _connect_timeout(connect_timeout, login_timeout)
+        self.tap = tap
         self._options = session_options
         self._options.setdefault("data_packages", {})
         self.reconnect = reconnect
@@ -91,6 +105,7 @@ class Client:
         self._login: asyncio.Future[LoggedIn] | None = None
         self._closing = False
         self._task: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -107,6 +122,8 @@ class Client:
     async def close(self) -> None:
         """Close the websocket (code 1000) and stop reconnecting."""
         self._closing = True
+        if self._timer is not None:
+            self._timer.cancel()
         if self._socket is not None:
             with contextlib.suppress(Exception):
                 await self._socket.close()
@@ -118,10 +135,22 @@ class Client:
         self._events.put_nowait(None)
 
     async def __aenter__(self) -> Client:
+        """``async with`` closes the client on the way out."""
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        """Close the client (:meth:`close`)."""
         await self.close()
+
+    @property
+    def login_timeout(self) -> float | None:
+        """Deprecated: :attr:`connect_timeout`."""
+        warnings.warn(
+            "Client.login_timeout is deprecated; use Client.connect_timeout",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.connect_timeout
 
     @property
     def items(self) -> list[C.Item]:
@@ -130,6 +159,7 @@ class Client:
 
     @property
     def connected(self) -> C.Connected | None:
+        """The server's Connected of the current login (slot, team, players)."""
         return self.session.connected
 
     @property
@@ -158,6 +188,7 @@ class Client:
                     return event
 
     def __aiter__(self) -> AsyncIterator[Event]:
+        """``async for event in client``: :meth:`next_event` until the client closes."""
         return self._iterate()
 
     async def _iterate(self) -> AsyncIterator[Event]:
@@ -175,13 +206,34 @@ class Client:
             if socket is None:
                 raise ConnectionError("not connected")
             await socket.send(frame)
+            if self.tap is not None:
+                self.tap(Traffic("out", frame, self._loop.time(), self.uri))
 
     def _waiter(self, request_id: int) -> asyncio.Future[Any]:
         future: asyncio.Future[Any] = self._loop.create_future()
         self._waiters[request_id] = future
+        self._arm_timer()
         return future
 
+    def _arm_timer(self) -> None:
+        """Run the session's timers at its next deadline even if no frame
+        arrives to wake the receive loop (a server that answers nothing)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        deadline = self.session.next_deadline()
+        if deadline is not None and not self._closing:
+            delay = max(0.0, deadline - self._clock())
+            self._timer = self._loop.call_later(delay, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        for event in self.session.handle_timeout(self._clock()):
+            self._dispatch(event)
+        self._arm_timer()
+
     async def check_locations(self, locations: Iterable[int]) -> None:
+        """Report checked locations (sent again after a reconnect if the server lost them)."""
         ids = list(locations)
         self.checked.update(ids)
         self.session.check_locations(ids)
@@ -216,14 +268,17 @@ class Client:
         return result
 
     async def set_notify(self, keys: Iterable[str]) -> None:
+        """Be told of changes to ``keys`` (each a :class:`StorageChanged` event)."""
         self.session.set_notify(keys)
         await self._flush()
 
     async def say(self, text: str) -> None:
+        """Send a chat message (or a ``!command``) to the room."""
         self.session.say(text)
         await self._flush()
 
     async def status_update(self, status: int) -> None:
+        """Report our state, a :class:`~gamecodec.archipelago.ClientStatus`."""
         self.session.status_update(status)
         await self._flush()
 
@@ -233,6 +288,7 @@ class Client:
         await self._flush()
 
     async def bounce(self, data: dict[str, Any], **targets: Any) -> None:
+        """Send ``data`` to the clients matching ``games=``, ``slots=`` or ``tags=``."""
         self.session.bounce(data, **targets)
         await self._flush()
 
@@ -270,7 +326,7 @@ class Client:
             future = self._waiters.pop(event.request_id, None)
             if future is not None and not future.done():
                 future.set_exception(
-                    RemoteProtocolError(f"the server refused {event.kind}: {event.invalid.text}")
+                    remote(f"the server refused {event.kind}: {event.invalid.text}")
                 )
                 return
         if request_id is not None and request_id in self._waiters:
@@ -280,8 +336,9 @@ class Client:
             return
         self._events.put_nowait(event)
 
-    async def _session_loop(self, socket: ClientConnection) -> None:
-        login_by = None if self.login_timeout is None else self._clock() + self.login_timeout
+    async def _session_loop(self, socket: ClientConnection, started: float) -> None:
+        """Run the session until a refusal (``started``: when connecting began)."""
+        login_by = None if self.connect_timeout is None else started + self.connect_timeout
         while True:
             deadline = self.session.next_deadline()
             if login_by is not None:
@@ -295,10 +352,12 @@ class Client:
             except TimeoutError:
                 if login_by is not None and self._clock() >= login_by:
                     # a server that never sends RoomInfo or answers Connect
-                    raise TimeoutError(f"no login within {self.login_timeout} s") from None
+                    raise TimeoutError(f"no login within {self.connect_timeout} s") from None
                 for event in self.session.handle_timeout(self._clock()):
                     self._dispatch(event)
                 continue
+            if self.tap is not None:
+                self.tap(Traffic("in", message, self._loop.time(), self.uri))
             for event in self.session.receive_frame(message, self._clock()):
                 self._dispatch(event)
             await self._flush()
@@ -308,13 +367,18 @@ class Client:
     async def _run(self) -> None:
         attempt = 0
         while not self._closing:
+            started = self._clock()
             try:
                 async with ws_connect(
-                    self.uri, proxy=None, max_size=MAX_FRAME, compression="deflate"
+                    self.uri,
+                    proxy=None,
+                    max_size=MAX_FRAME,
+                    compression="deflate",
+                    open_timeout=self.connect_timeout,
                 ) as socket:
                     self._socket = socket
                     attempt = 0
-                    await self._session_loop(socket)
+                    await self._session_loop(socket, started)
                     # refused: a first login's refusal went to connect(); a re-login's
                     # ends the event stream too
                     self._fail_waiters(ConnectionError("login refused"))
@@ -368,11 +432,20 @@ async def connect(
     reconnect: bool = True,
     initial_backoff: float = 0.5,
     max_backoff: float = 30.0,
-    login_timeout: float | None = 30.0,
+    connect_timeout: float | None = 30.0,
+    tap: Tap | None = None,
+    login_timeout: Any = _NOT_GIVEN,
 ) -> Client:
     """Open ``uri``, log in as ``name`` playing ``game``; returns the :class:`Client`.
-    ``login_timeout`` bounds each login (the first one raises ``TimeoutError``;
-    a re-login after a dropped connection that times out is retried)."""
+
+    ``connect_timeout`` bounds each connect and login, in seconds (the first
+    one raises ``TimeoutError``; a re-login after a dropped connection that
+    times out is retried). ``request_timeout`` bounds the wait for the reply
+    to :meth:`Client.scout`, :meth:`Client.get` and :meth:`Client.set`
+    (``TimeoutError``). ``tap`` is called with a
+    :class:`~gamecodec.sessions.Traffic` for every text frame received and
+    sent. ``login_timeout`` is the deprecated name of ``connect_timeout``.
+    The other options go into the :class:`ClientSession`."""
     options: dict[str, Any] = {
         "name": name,
         "game": game,
@@ -392,7 +465,8 @@ async def connect(
         reconnect=reconnect,
         initial_backoff=initial_backoff,
         max_backoff=max_backoff,
-        login_timeout=login_timeout,
+        connect_timeout=_connect_timeout(connect_timeout, login_timeout),
+        tap=tap,
     )
     await client.start()
     return client

@@ -1,4 +1,4 @@
-"""The typed Archipelago commands (spec §4): msgspec Structs tagged by ``cmd``.
+"""The typed Archipelago commands: msgspec Structs tagged by ``cmd``.
 
 Every command the server sends (12) and accepts (14) is a :class:`Command`
 subclass; nested wire objects (``NetworkItem``, ``NetworkPlayer``,
@@ -167,6 +167,9 @@ class Command(Struct, tag_field="cmd", dict=True, forbid_unknown_fields=True):
 
 
 class RoomInfo(Command, tag="RoomInfo"):
+    """Server -> client, first on connect: the room's games, version, permissions and data
+    package checksums."""
+
     direction: ClassVar[str] = "s2c"
     password: bool
     games: list[str]
@@ -182,11 +185,16 @@ class RoomInfo(Command, tag="RoomInfo"):
 
 
 class ConnectionRefused(Command, tag="ConnectionRefused"):
+    """Server -> client: the Connect was refused; ``errors`` say why (``InvalidSlot``,
+    ``InvalidPassword``, ...)."""
+
     direction: ClassVar[str] = "s2c"
     errors: list[str] | UnsetType = UNSET
 
 
 class Connected(Command, tag="Connected"):
+    """Server -> client: the Connect was accepted; our team and slot, the players, our locations."""
+
     direction: ClassVar[str] = "s2c"
     team: int
     slot: int
@@ -199,18 +207,23 @@ class Connected(Command, tag="Connected"):
 
 
 class ReceivedItems(Command, tag="ReceivedItems"):
+    """Server -> client: items for us, from ``index`` on in our item list (0: the whole list)."""
+
     direction: ClassVar[str] = "s2c"
     index: int
     items: list[Item]
 
 
 class LocationInfo(Command, tag="LocationInfo"):
+    """Server -> client: the answer to a LocationScouts, the item at each location."""
+
     direction: ClassVar[str] = "s2c"
     locations: list[Item]
 
 
 class RoomUpdate(Command, tag="RoomUpdate"):
-    """Any subset of RoomInfo's and Connected's keys."""
+    """Server -> client: a change to the room or to us (any subset of RoomInfo's and
+    Connected's keys)."""
 
     direction: ClassVar[str] = "s2c"
     hint_points: int | UnsetType = UNSET
@@ -226,7 +239,7 @@ class RoomUpdate(Command, tag="RoomUpdate"):
 
 
 class PrintJSON(Command, tag="PrintJSON"):
-    """A text message; ``type`` says which of the optional keys are present:
+    """Server -> client: a text message; ``type`` says which of the optional keys are present:
     ItemSend (receiving, item), ItemCheat (team, receiving, item), Hint
     (receiving, item, found), Join/TagsChanged (team, slot, tags),
     Part/Goal/Release/Collect (team, slot), Chat (team, slot, message),
@@ -252,12 +265,14 @@ class PrintJSON(Command, tag="PrintJSON"):
 
 
 class DataPackage(Command, tag="DataPackage"):
+    """Server -> client: the answer to GetDataPackage, each game's item and location ids."""
+
     direction: ClassVar[str] = "s2c"
     data: DataPackageData
 
 
 class Bounced(Command, tag="Bounced"):
-    """The client's Bounce echoed (extra keys kept)."""
+    """Server -> client: another client's (or our) Bounce, passed on (extra keys kept)."""
 
     direction: ClassVar[str] = "s2c"
     games: list[str] | UnsetType = UNSET
@@ -267,6 +282,8 @@ class Bounced(Command, tag="Bounced"):
 
 
 class InvalidPacket(Command, tag="InvalidPacket"):
+    """Server -> client: a command we sent was refused (``original_cmd`` names it)."""
+
     direction: ClassVar[str] = "s2c"
     type: str
     text: str = ""
@@ -274,14 +291,15 @@ class InvalidPacket(Command, tag="InvalidPacket"):
 
 
 class Retrieved(Command, tag="Retrieved"):
-    """Reply to Get; the Get's extra keys (``request_id``, ``uuid``) are in :attr:`extra`."""
+    """Server -> client: the reply to Get; the Get's extra keys (``request_id``,
+    ``uuid``) are in :attr:`extra`."""
 
     direction: ClassVar[str] = "s2c"
     keys: dict[str, Any]
 
 
 class SetReply(Command, tag="SetReply"):
-    """Reply to Set (the Set echoed) or a SetNotify notice (just key, value)."""
+    """Server -> client: the reply to Set (the Set echoed), or a SetNotify notice (key, value)."""
 
     direction: ClassVar[str] = "s2c"
     key: str
@@ -297,6 +315,8 @@ class SetReply(Command, tag="SetReply"):
 
 
 class Connect(Command, tag="Connect", kw_only=True):
+    """Client -> server: log in to a slot (name, password, game, version, tags)."""
+
     direction: ClassVar[str] = "c2s"
     password: str | None
     name: str
@@ -309,27 +329,37 @@ class Connect(Command, tag="Connect", kw_only=True):
 
 
 class ConnectUpdate(Command, tag="ConnectUpdate"):
+    """Client -> server: change our tags or items handling after the login."""
+
     direction: ClassVar[str] = "c2s"
     items_handling: int | UnsetType = UNSET
     tags: list[str] | UnsetType = UNSET
 
 
 class Sync(Command, tag="Sync"):
+    """Client -> server: ask for our whole item list again (a ReceivedItems from index 0)."""
+
     direction: ClassVar[str] = "c2s"
 
 
 class LocationChecks(Command, tag="LocationChecks"):
+    """Client -> server: we checked these locations."""
+
     direction: ClassVar[str] = "c2s"
     locations: list[int]
 
 
 class LocationScouts(Command, tag="LocationScouts"):
+    """Client -> server: what is at these locations (optionally hinting them)?"""
+
     direction: ClassVar[str] = "c2s"
     locations: list[int]
     create_as_hint: int | UnsetType = UNSET
 
 
 class CreateHints(Command, tag="CreateHints"):
+    """Client -> server: create hints for these locations of ``player``'s world."""
+
     direction: ClassVar[str] = "c2s"
     locations: list[int]
     player: int | UnsetType = UNSET
@@ -337,6 +367,8 @@ class CreateHints(Command, tag="CreateHints"):
 
 
 class UpdateHint(Command, tag="UpdateHint"):
+    """Client -> server: change the status of our hint for ``location`` of ``player``."""
+
     direction: ClassVar[str] = "c2s"
     player: int
     location: int
@@ -344,22 +376,30 @@ class UpdateHint(Command, tag="UpdateHint"):
 
 
 class StatusUpdate(Command, tag="StatusUpdate"):
+    """Client -> server: our state, a :class:`ClientStatus` value (ready, playing, goal)."""
+
     direction: ClassVar[str] = "c2s"
     status: int
 
 
 class Say(Command, tag="Say"):
+    """Client -> server: a chat line, or a ``!command`` for the server."""
+
     direction: ClassVar[str] = "c2s"
     text: str
 
 
 class GetDataPackage(Command, tag="GetDataPackage"):
+    """Client -> server: ask for the data packages of ``games`` (all when left out)."""
+
     direction: ClassVar[str] = "c2s"
     games: list[str] | UnsetType = UNSET
     exclusions: list[str] | UnsetType = UNSET
 
 
 class Bounce(Command, tag="Bounce"):
+    """Client -> server: send ``data`` to the clients matching ``games``, ``slots`` or ``tags``."""
+
     direction: ClassVar[str] = "c2s"
     games: list[str] | UnsetType = UNSET
     slots: list[int] | UnsetType = UNSET
@@ -368,13 +408,17 @@ class Bounce(Command, tag="Bounce"):
 
 
 class Get(Command, tag="Get"):
-    """Read data storage keys; extra keys (e.g. ``request_id``) are echoed in Retrieved."""
+    """Client -> server: read data storage keys; extra keys (``request_id``) come back in
+    Retrieved."""
 
     direction: ClassVar[str] = "c2s"
     keys: list[str]
 
 
 class Set(Command, tag="Set"):
+    """Client -> server: change data storage ``key`` by ``operations`` (SetReply if
+    ``want_reply``)."""
+
     direction: ClassVar[str] = "c2s"
     key: str
     default: Any = UNSET
@@ -383,6 +427,8 @@ class Set(Command, tag="Set"):
 
 
 class SetNotify(Command, tag="SetNotify"):
+    """Client -> server: be sent a SetReply whenever one of ``keys`` changes."""
+
     direction: ClassVar[str] = "c2s"
     keys: list[str]
 

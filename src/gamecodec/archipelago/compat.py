@@ -1,4 +1,4 @@
-"""A drop-in for the reference ``NetUtils.encode`` / ``NetUtils.decode`` (spec §1).
+"""A drop-in for Archipelago's own ``NetUtils.encode`` / ``NetUtils.decode``.
 
 >>> from gamecodec.archipelago import compat, NetworkItem
 >>> compat.encode([{"cmd": "ReceivedItems", "index": 0, "items": [NetworkItem(7, 9, 1)]}])
@@ -15,13 +15,17 @@ written instead by the same rules.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gamecodec import _accel
 from gamecodec.archipelago._models import DEFAULT_MAX_DEPTH
 
 __all__ = ["DEFAULT_MAX_DEPTH", "decode", "encode", "encode_bytes"]
 
-_codec = _accel.load("gamecodec.archipelago", "_compat", "archipelago")
-
-encode = _codec.encode
-encode_bytes = _codec.encode_bytes
-decode = _codec.decode
+if TYPE_CHECKING:  # both twins have these signatures (_compat_c.pyi)
+    from gamecodec.archipelago._compat_c import decode, encode, encode_bytes
+else:
+    _codec = _accel.load("gamecodec.archipelago", "_compat", "archipelago")
+    encode = _codec.encode
+    encode_bytes = _codec.encode_bytes
+    decode = _codec.decode

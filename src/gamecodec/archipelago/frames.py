@@ -21,24 +21,23 @@ ours.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any, Literal
 
 import msgspec
 import msgspec.inspect as mi
 
+from gamecodec._deprecated import deprecated_names
 from gamecodec.archipelago import compat
-from gamecodec.archipelago._compat_py import version_of
+from gamecodec.archipelago._errors import decode_error, frame_error, invalid_utf8
+from gamecodec.archipelago._models import version_of
 from gamecodec.archipelago.commands import COMMANDS, AnyCommand, Command, Connect
 from gamecodec.errors import DecodeError
 
-__all__ = ["Frame", "decode_frame", "encode_frame", "encode_frame_bytes"]
-
-PROTOCOL = "archipelago"
+__all__ = ["Frame", "decode", "decode_many", "encode", "encode_bytes"]
 
 
-class Frame(list):  # type: ignore[type-arg]
+class Frame(list[Any]):
     """The commands of one decoded frame (a list). It remembers the frame's text
     in :attr:`raw`, so encoding it again while its commands are unchanged gives
     back exactly the bytes that came in (key order, spacing, number forms)."""
@@ -64,50 +63,9 @@ _encode = msgspec.json.Encoder().encode
 
 # ------------------------------------------------------------------ decode
 
-_BYTE = re.compile(r"\(byte (\d+)\)")
-# strings (an unterminated one runs to the end: one pass, however the text ends) and brackets
-_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\\?\Z)|[\[\]{}]', re.DOTALL)
-
 
 def _utf8(data: str | bytes) -> bytes:
     return data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
-
-
-def _deepest(raw: bytes) -> tuple[int, int]:
-    """How deep the arrays and objects of ``raw`` nest (outside strings), and
-    where the first bracket at that depth is: the offset of a too-deep frame
-    (msgspec's own limit depends on the caller's stack, so it names none)."""
-    depth = deepest = where = 0
-    for token in _TOKENS.finditer(raw):
-        bracket = token.group()
-        if bracket in (b"[", b"{"):
-            depth += 1
-            if depth > deepest:
-                deepest, where = depth, token.start()
-        elif bracket in (b"]", b"}"):
-            depth -= 1
-    return deepest, where
-
-
-def _frame_error(data: str | bytes, exc: Exception) -> DecodeError:
-    """A DecodeError with the byte offset of a frame msgspec could not read."""
-    if isinstance(data, str):
-        for index, char in enumerate(data):
-            if 0xD800 <= ord(char) <= 0xDFFF:
-                offset = len(data[:index].encode("utf-8", "surrogatepass"))
-                return DecodeError("lone surrogate in the text", offset, PROTOCOL)
-        raw = data.encode("utf-8")
-    else:
-        raw = data
-    if isinstance(exc, RecursionError):
-        depth, offset = _deepest(raw)
-        return DecodeError(f"JSON document too deeply nested ({depth} levels)", offset, PROTOCOL)
-    message = str(exc)
-    if isinstance(exc, msgspec.ValidationError):
-        return DecodeError(f"a frame must be a JSON array of commands: {message}", 0, PROTOCOL)
-    found = _BYTE.search(message)
-    offset = int(found.group(1)) if found else len(raw)
-    return DecodeError(_BYTE.sub("", message).strip(), offset, PROTOCOL)
 
 
 def _offset_of(data: str | bytes, raws: list[msgspec.Raw], index: int) -> int:
@@ -182,17 +140,15 @@ def _decode_each(data: str | bytes) -> list[Command | dict[str, Any]]:
     try:
         values = _plain(data)
     except (msgspec.DecodeError, UnicodeError, RecursionError) as exc:
-        raise _frame_error(data, exc) from None
+        raise frame_error(data, exc) from None
     if type(values) is not list:
-        raise DecodeError("a frame must be a JSON array of commands", 0, PROTOCOL)
+        raise decode_error("a frame must be a JSON array of commands", 0)
     out: list[Command | dict[str, Any]] = []
     for index, value in enumerate(values):
         try:
             out.append(_from_plain(value))
         except (ValueError, RecursionError) as exc:
-            raise DecodeError(
-                str(exc), _offset_of(data, _split(data), index), PROTOCOL, partial=out
-            ) from None
+            raise decode_error(str(exc), _offset_of(data, _split(data), index), out) from None
     return out
 
 
@@ -205,11 +161,10 @@ def _check_connects(data: str | bytes, frame: Frame) -> None:
             try:
                 _connect_check(raws[index])
             except msgspec.ValidationError:
-                raise DecodeError(
+                raise decode_error(
                     'a Connect\'s version must carry "class": "Version"',
                     _offset_of(data, raws, index),
-                    PROTOCOL,
-                    partial=frame[:index],
+                    frame[:index],
                 ) from None
 
 
@@ -227,16 +182,25 @@ def _checked(data: object) -> str | bytes:
         try:
             data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise DecodeError(f"invalid UTF-8: {exc.reason}", exc.start, PROTOCOL) from None
+            raise invalid_utf8(exc) from None
     return data
 
 
-def decode_frame(data: str | bytes | bytearray | memoryview) -> Frame:
-    """The commands of one text frame: typed :class:`Command` objects, plain dicts
-    for unknown commands, in a :class:`Frame` (a list). Raises :class:`DecodeError`
-    for malformed JSON, a frame that is not an array, a command that is not an
+def decode(data: str | bytes | bytearray | memoryview) -> Frame:
+    """The commands of one text frame, in a :class:`Frame` (a list).
+
+    Known commands become their :class:`Command` class (keys they do not
+    declare kept in :attr:`Command.extra`); unknown ones stay plain dicts.
+    ``data`` is the frame's text, or its UTF-8 bytes.
+
+    Raises :class:`~gamecodec.errors.DecodeError` (with the byte offset) for
+    malformed JSON, a frame that is not an array, a command that is not an
     object or lacks a string ``cmd``, a known command with missing or mistyped
-    keys, and a Connect whose version lacks its class."""
+    keys, and a Connect whose version lacks ``"class": "Version"``.
+
+    >>> decode('[{"cmd":"Say","text":"hi"}]')
+    [Say(text='hi')]
+    """
     if type(data) is not str:
         data = _checked(data)
     try:
@@ -244,7 +208,7 @@ def decode_frame(data: str | bytes | bytearray | memoryview) -> Frame:
     except msgspec.ValidationError:
         frame = Frame(_decode_each(data))
     except (msgspec.DecodeError, UnicodeError, RecursionError) as exc:
-        raise _frame_error(data, exc) from None
+        raise frame_error(data, exc) from None
     else:
         for command in frame:
             if type(command) is Connect:
@@ -252,6 +216,24 @@ def decode_frame(data: str | bytes | bytearray | memoryview) -> Frame:
                 break
     frame.raw = data
     return frame
+
+
+def decode_many(
+    frames: Iterable[str | bytes | bytearray | memoryview],
+) -> list[Frame | DecodeError]:
+    """:func:`decode` of each frame on its own: a frame that does not decode
+    gives its :class:`~gamecodec.errors.DecodeError` in its place.
+
+    >>> decode_many(['[{"cmd":"Sync"}]', "[{"])
+    [[Sync()], DecodeError('Input data was truncated (at byte 2)')]
+    """
+    out: list[Frame | DecodeError] = []
+    for data in frames:
+        try:
+            out.append(decode(data))
+        except DecodeError as exc:
+            out.append(exc)
+    return out
 
 
 # ------------------------------------------------------------------ encode
@@ -455,8 +437,8 @@ def _resolve(items: list[Any], raw: bytes) -> bytes:
     return b"[" + b",".join(pieces) + b"]"
 
 
-def encode_frame_bytes(commands: Iterable[Any]) -> bytes:
-    """:func:`encode_frame` as UTF-8 bytes (a lone surrogate raises ``UnicodeEncodeError``)."""
+def encode_bytes(commands: Iterable[Any]) -> bytes:
+    """:func:`encode` as UTF-8 bytes (a lone surrogate raises ``UnicodeEncodeError``)."""
     if type(commands) is list:
         return _items_bytes(commands)
     raw = getattr(commands, "raw", None)
@@ -470,13 +452,31 @@ def encode_frame_bytes(commands: Iterable[Any]) -> bytes:
     return _resolve(items, raw)
 
 
-def encode_frame(commands: Iterable[Any]) -> str:
-    """One frame (text) holding ``commands`` (Structs, or dicts by compat rules). A
-    :class:`Frame` from :func:`decode_frame` comes back byte for byte while unchanged."""
+def encode(commands: Iterable[Any]) -> str:
+    """The text of one frame holding ``commands``: :class:`Command` objects, or
+    plain dicts (written as the reference's ``NetUtils.encode`` writes them).
+
+    A :class:`Frame` from :func:`decode` whose commands are unchanged comes
+    back exactly as it was received.
+
+    >>> from gamecodec.archipelago import Say
+    >>> encode([Say(text="hi")])
+    '[{"cmd":"Say","text":"hi"}]'
+    """
     if type(commands) is not list:
         commands = commands if isinstance(commands, list) else list(commands)
     try:
-        return encode_frame_bytes(commands).decode("utf-8")
+        return encode_bytes(commands).decode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: the text the reference writes
         text: str = compat.encode(list(commands), default=_struct_dict)
         return text
+
+
+__getattr__ = deprecated_names(
+    __name__,
+    {
+        "decode_frame": ("decode", lambda: decode),
+        "encode_frame": ("encode", lambda: encode),
+        "encode_frame_bytes": ("encode_bytes", lambda: encode_bytes),
+    },
+)

@@ -1,14 +1,15 @@
-"""A Sans-IO Archipelago client session (spec §8.3): no sockets, no clock.
+"""A Sans-IO Archipelago client session: no sockets, no clock.
 
 Feed it the text of each websocket frame with :meth:`ClientSession.receive_frame`
 (and the current time); it returns events, and queues frames to send, which
-:meth:`ClientSession.frames_to_send` hands over. It implements:
+:meth:`ClientSession.frames_to_send` hands over. It follows
+:class:`gamecodec.sessions.FrameSession`, and implements:
 
 * the handshake: RoomInfo -> GetDataPackage for the games whose checksum is not
   in the cache -> Connect -> Connected (:class:`LoggedIn`) or ConnectionRefused
   (:class:`LoginRefused`). A handshake command out of turn (a second RoomInfo,
   Connected before our Connect, two steps in one frame) is a
-  :class:`RemoteProtocolError`, raised before the frame changes anything; a
+  :class:`~gamecodec.errors.RemoteProtocolError`, raised before the frame changes anything; a
   DataPackage we did not ask for is a :class:`CommandReceived` and leaves the
   cache alone;
 * the ReceivedItems index rules: index 0 replaces the list, the next index
@@ -31,11 +32,17 @@ import secrets
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gamecodec.archipelago import commands as C
-from gamecodec.archipelago.frames import decode_frame, encode_frame
-from gamecodec.errors import DecodeError, LocalProtocolError, RemoteProtocolError
+from gamecodec.archipelago import compat
+from gamecodec.archipelago._errors import local, remote
+from gamecodec.archipelago.frames import decode, encode
+from gamecodec.errors import DecodeError
+from gamecodec.sessions import Event
+
+if TYPE_CHECKING:
+    from gamecodec.sessions import FrameSession
 
 __all__ = [
     "BounceReceived",
@@ -77,12 +84,9 @@ class State(enum.Enum):
 
 
 @dataclass(frozen=True)
-class Event:
-    """Base of the session's events."""
-
-
-@dataclass(frozen=True)
 class RoomInfoReceived(Event):
+    """The server's RoomInfo, the first thing it sends: the handshake goes on."""
+
     room: C.RoomInfo
 
 
@@ -98,11 +102,15 @@ class DataPackageReady(Event):
 
 @dataclass(frozen=True)
 class LoggedIn(Event):
+    """The server accepted our Connect (its Connected: slot, team, players)."""
+
     connected: C.Connected
 
 
 @dataclass(frozen=True)
 class LoginRefused(Event):
+    """The server refused our Connect; ``errors`` are its reasons (``InvalidSlot``, ...)."""
+
     errors: list[str]
 
 
@@ -116,12 +124,17 @@ class ItemsReceived(Event):
 
 @dataclass(frozen=True)
 class LocationsScouted(Event):
+    """The answer to scout ``request_id``: the item at each location asked about."""
+
     request_id: int
     locations: list[C.Item]
 
 
 @dataclass(frozen=True)
 class StorageRead(Event):
+    """A Retrieved: the data storage ``keys`` read by Get ``request_id``
+    (``None``: a Retrieved that answers none of our requests)."""
+
     request_id: int | None
     keys: dict[str, Any]
 
@@ -140,6 +153,8 @@ class StorageChanged(Event):
 
 @dataclass(frozen=True)
 class DeathLinkReceived(Event):
+    """Another DeathLink player died: at Unix ``time``, of ``cause``, named ``source``."""
+
     time: float
     cause: str
     source: str
@@ -147,20 +162,27 @@ class DeathLinkReceived(Event):
 
 @dataclass(frozen=True)
 class BounceReceived(Event):
+    """A Bounced that is not a DeathLink for us (data another client bounced)."""
+
     bounced: C.Bounced
 
 
 @dataclass(frozen=True)
 class MessageReceived(Event):
+    """A PrintJSON: a chat line, an item sent, a hint, a join, ..."""
+
     message: C.PrintJSON
 
     @property
     def text(self) -> str:
+        """The message as plain text (ids not resolved to names)."""
         return self.message.text
 
 
 @dataclass(frozen=True)
 class RequestTimedOut(Event):
+    """Request ``request_id`` (``kind``: its command) got no reply in time."""
+
     request_id: int
     kind: str
 
@@ -199,8 +221,6 @@ def _finite_number(value: Any) -> bool:
 def _reference_only(data: str | bytes) -> list[dict[str, Any]] | None:
     """The commands of a frame the typed codec refused but the reference reads
     (plain values), or ``None`` if the reference refuses it too."""
-    from gamecodec.archipelago import compat
-
     try:
         value = compat.decode(data)
     except (DecodeError, TypeError):
@@ -214,10 +234,15 @@ def _reference_only(data: str | bytes) -> list[dict[str, Any]] | None:
 
 @dataclass
 class ClientSession:
-    """One client connection's protocol state.
+    """One client connection's protocol state (a
+    :class:`~gamecodec.sessions.FrameSession`).
 
-    ``data_packages`` is the DataPackage cache: ``{checksum: GameData}``; share
-    one dict between sessions to download each game's package once.
+    ``name``, ``game``, ``password``, ``uuid``, ``version``, ``items_handling``,
+    ``tags`` and ``slot_data`` go into the Connect; ``death_link_enabled`` adds
+    the ``DeathLink`` tag; ``request_timeout`` is how long a scout, Get or Set
+    waits for its reply (``None``: forever). ``data_packages`` is the
+    DataPackage cache, ``{checksum: GameData}``; share one dict between
+    sessions to download each game's package once.
     """
 
     name: str
@@ -260,11 +285,11 @@ class ClientSession:
         return out
 
     def _send(self, *commands: C.Command) -> None:
-        self._outbox.append(encode_frame(list(commands)))
+        self._outbox.append(encode(list(commands)))
 
     def _require_login(self) -> None:
         if self.state is not State.CONNECTED:
-            raise LocalProtocolError(f"not logged in (state {self.state.value})")
+            raise local(f"not logged in (state {self.state.value})")
 
     def _request(self, kind: str, now: float) -> int:
         request_id = next(self._ids)
@@ -293,14 +318,17 @@ class ClientSession:
         return request_id
 
     def say(self, text: str) -> None:
+        """Send a chat message (or a ``!command``) to the room (Say)."""
         self._require_login()
         self._send(C.Say(text))
 
     def status_update(self, status: int) -> None:
+        """Report our state, a :class:`~gamecodec.archipelago.ClientStatus` (StatusUpdate)."""
         self._require_login()
         self._send(C.StatusUpdate(int(status)))
 
     def sync(self) -> None:
+        """Ask the server for every item again (Sync: a ReceivedItems from index 0)."""
         self._require_login()
         self._send(C.Sync())
 
@@ -350,6 +378,7 @@ class ClientSession:
         slots: list[int] | None = None,
         tags: list[str] | None = None,
     ) -> None:
+        """Send ``data`` to the clients that match ``games``, ``slots`` or ``tags`` (Bounce)."""
         self._require_login()
         self._send(
             C.Bounce(
@@ -370,6 +399,7 @@ class ClientSession:
         self.bounce({"time": now, "cause": cause, "source": source}, tags=[DEATH_LINK])
 
     def update_tags(self, tags: Iterable[str]) -> None:
+        """Replace our tags (ConnectUpdate)."""
         self._require_login()
         self.tags = list(tags)
         self._send(C.ConnectUpdate(tags=self.tags))
@@ -383,7 +413,8 @@ class ClientSession:
         return min(p.sent_at for p in self._pending.values()) + self.request_timeout
 
     def handle_timeout(self, now: float) -> list[Event]:
-        """Expire requests whose reply is overdue."""
+        """Expire the requests whose reply is overdue at ``now``; returns a
+        :class:`RequestTimedOut` for each."""
         if self.request_timeout is None:
             return []
         events: list[Event] = []
@@ -406,14 +437,29 @@ class ClientSession:
 
     # ------------------------------------------------------------------ input
 
-    def receive_frame(self, data: str | bytes, now: float) -> list[Event]:
-        """Handle one frame from the server; returns the events it caused."""
+    def events(self) -> list[Event]:
+        """The events raised other than by :meth:`receive_frame` and
+        :meth:`handle_timeout`, each returned once.
+
+        Every event of this session comes from a received frame or a timer,
+        and those two return theirs, so this list is always empty; it is here
+        so that code can drain any :class:`~gamecodec.sessions.FrameSession`
+        alike.
+        """
+        return []
+
+    def receive_frame(self, frame: str | bytes, now: float) -> list[Event]:
+        """Handle one frame from the server; returns the events it caused.
+
+        Raises :class:`~gamecodec.errors.RemoteProtocolError` for a frame that
+        is not JSON Archipelago reads, or a handshake step out of turn (then
+        nothing of the frame was handled)."""
         try:
-            commands = decode_frame(data)
+            commands = decode(frame)
         except DecodeError as exc:
-            plain = _reference_only(data)
+            plain = _reference_only(frame)
             if plain is None:
-                raise RemoteProtocolError(f"bad frame from the server: {exc}") from exc
+                raise remote(f"bad frame from the server: {exc}") from exc
             # JSON the reference reads and the typed codec does not (NaN, Infinity,
             # 1e400: a player's Bounce carries whatever it was sent): delivered
             # untyped, as unknown commands are, rather than ending the session
@@ -444,7 +490,7 @@ class ClientSession:
                     if state is None
                     else (f"in state {state.value}")
                 )
-                raise RemoteProtocolError(
+                raise remote(
                     f"{type(command).__name__} out of turn ({where}; expected in {expected.value})"
                 )
             state = None
@@ -584,3 +630,9 @@ class ClientSession:
                     return []
                 return [DeathLinkReceived(float(time), str(data.get("cause", "")), source)]
         return [BounceReceived(command)]
+
+
+if TYPE_CHECKING:
+
+    def _is_a_frame_session(session: ClientSession) -> FrameSession:
+        return session  # mypy checks that ClientSession follows the protocol

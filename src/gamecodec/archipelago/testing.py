@@ -47,7 +47,7 @@ from websockets.extensions.permessage_deflate import ServerPerMessageDeflateFact
 
 from gamecodec.archipelago import commands as C
 from gamecodec.archipelago._models import ClientStatus
-from gamecodec.archipelago.frames import decode_frame, encode_frame
+from gamecodec.archipelago.frames import decode, encode
 from gamecodec.errors import DecodeError
 
 __all__ = ["OPERATIONS", "Game", "Room", "RoomSlot"]
@@ -65,6 +65,7 @@ class Game:
 
     @property
     def checksum(self) -> str:
+        """The game's DataPackage checksum (SHA-1 of its sorted name-to-id tables)."""
         text = json.dumps(
             {"item_name_to_id": self.items, "location_name_to_id": self.locations},
             sort_keys=True,
@@ -72,6 +73,7 @@ class Game:
         return hashlib.sha1(text.encode()).hexdigest()
 
     def data(self) -> C.GameData:
+        """The game's entry of a DataPackage."""
         return C.GameData(dict(self.items), dict(self.locations), self.checksum)
 
 
@@ -212,6 +214,7 @@ class Room:
         return f"ws://{host}:{port}"
 
     async def start(self) -> str:
+        """Start serving (permessage-deflate as the reference server); returns :attr:`url`."""
         deflate = ServerPerMessageDeflateFactory(
             server_max_window_bits=11,
             client_max_window_bits=11,
@@ -223,6 +226,7 @@ class Room:
         return self.url
 
     async def stop(self) -> None:
+        """Stop serving and close every client's connection."""
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
@@ -238,7 +242,7 @@ class Room:
     # ------------------------------------------------------------------ sending
 
     def _encode(self, commands: list[Any]) -> str:
-        text = encode_frame(commands)
+        text = encode(commands)
         self.frames.append(("s2c", text))
         return text
 
@@ -297,7 +301,7 @@ class Room:
                     break  # the reference drops binary frames
                 self.frames.append(("c2s", message))
                 try:
-                    commands = decode_frame(message)
+                    commands = decode(message)
                 except DecodeError:
                     break
                 for command in commands:

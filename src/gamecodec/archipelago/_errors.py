@@ -1,0 +1,136 @@
+"""The errors Archipelago raises, built in one place so that every one carries
+``protocol="archipelago"`` and both compat twins word them alike.
+
+Only error paths call these; nothing here is on a hot path.
+"""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+
+from gamecodec.errors import (
+    DecodeError,
+    LocalProtocolError,
+    RemoteProtocolError,
+    SessionError,
+)
+
+__all__ = [
+    "PROTOCOL",
+    "LoginRefusedError",
+    "decode_error",
+    "deepest",
+    "frame_error",
+    "invalid_utf8",
+    "local",
+    "msgspec_position",
+    "remote",
+    "utf8_offset",
+]
+
+PROTOCOL = "archipelago"
+
+
+class LoginRefusedError(SessionError):
+    """The server answered Connect with ConnectionRefused; ``errors`` are its reasons."""
+
+    def __init__(self, errors: list[str]) -> None:
+        self.errors = errors
+        super().__init__(
+            f"login refused: {', '.join(errors) or 'no reason given'}", protocol=PROTOCOL
+        )
+
+
+def decode_error(message: str, offset: int, partial: object = None) -> DecodeError:
+    """A :class:`DecodeError` of this protocol at byte ``offset``."""
+    return DecodeError(message, offset, PROTOCOL, partial)
+
+
+def invalid_utf8(exc: UnicodeDecodeError) -> DecodeError:
+    """Bytes that are not UTF-8 (``exc.start`` is the first bad byte)."""
+    return DecodeError(f"invalid UTF-8: {exc.reason}", exc.start, PROTOCOL)
+
+
+def local(message: str) -> LocalProtocolError:
+    """We misused the session."""
+    return LocalProtocolError(message, protocol=PROTOCOL)
+
+
+def remote(message: str) -> RemoteProtocolError:
+    """The server broke the protocol."""
+    return RemoteProtocolError(message, protocol=PROTOCOL)
+
+
+def utf8_offset(text: str, index: int) -> int:
+    """The byte offset in the UTF-8 form of ``text`` of its character ``index``
+    (lone surrogates count three bytes, as the reference writes them)."""
+    return len(text[:index].encode("utf-8", "surrogatepass"))
+
+
+# strings (an unterminated one runs to the end: one pass, however the text ends) and brackets
+_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\\?\Z)|[\[\]{}]', re.DOTALL)
+
+
+def deepest(raw: bytes) -> tuple[int, int]:
+    """How deep the arrays and objects of ``raw`` nest (outside strings), and
+    where the first bracket at that depth is: the offset of a too-deep frame
+    (msgspec's own limit depends on the caller's stack, so it names none)."""
+    depth = most = where = 0
+    for token in _TOKENS.finditer(raw):
+        bracket = token.group()
+        if bracket in (b"[", b"{"):
+            depth += 1
+            if depth > most:
+                most, where = depth, token.start()
+        elif bracket in (b"]", b"}"):
+            depth -= 1
+    return most, where
+
+
+_MALFORMED = re.compile(
+    r"\AJSON is malformed: (?P<reason>.+) \(byte (?P<offset>\d+)\)\Z", re.DOTALL
+)
+
+
+def msgspec_position(message: str, size: int) -> tuple[str, int]:
+    """The reason and byte offset a ``msgspec.DecodeError`` message gives for a
+    JSON document of ``size`` bytes.
+
+    msgspec reports the position of a JSON syntax error only in its message
+    text (the exception has no attribute for it), in one of two forms:
+
+    * ``"JSON is malformed: <reason> (byte <N>)"``: ``("JSON is malformed:
+      <reason>", N)``;
+    * ``"Input data was truncated"``: the document ended early, so the offset
+      is its end, ``size``.
+
+    Any other text (a form a later msgspec may add) is kept whole, at offset
+    ``size``: still a valid position in the input, if a less precise one.
+    """
+    found = _MALFORMED.match(message)
+    if found is not None:
+        return f"JSON is malformed: {found['reason']}", min(int(found["offset"]), size)
+    return message, size
+
+
+def frame_error(data: str | bytes, exc: Exception) -> DecodeError:
+    """The :class:`DecodeError` for a frame msgspec could not read as JSON
+    (``exc`` is what it raised: a ``msgspec.DecodeError``, a ``UnicodeError``
+    or a ``RecursionError``)."""
+    if isinstance(data, str):
+        for index, char in enumerate(data):
+            if 0xD800 <= ord(char) <= 0xDFFF:
+                return DecodeError("lone surrogate in the text", utf8_offset(data, index), PROTOCOL)
+        raw = data.encode("utf-8")
+    else:
+        raw = data
+    if isinstance(exc, RecursionError):
+        depth, offset = deepest(raw)
+        return DecodeError(f"JSON document too deeply nested ({depth} levels)", offset, PROTOCOL)
+    message = str(exc)
+    if isinstance(exc, msgspec.ValidationError):  # a number past float range (no position)
+        return DecodeError(f"a frame must be a JSON array of commands: {message}", 0, PROTOCOL)
+    reason, offset = msgspec_position(message, len(raw))
+    return DecodeError(reason, offset, PROTOCOL)
