@@ -1,4 +1,6 @@
-"""LLUDP data model: template specs, messages, blocks, headers (never compiled).
+"""LLUDP data model: template specs, messages, blocks, headers, circuit events
+and constants (never compiled: both twins of the codec and of the circuit
+return these classes).
 
 A :class:`Template` is a set of :class:`MessageSpec`; each has blocks
 (:class:`BlockSpec`) of fields (:class:`FieldSpec`). Decoded packets are
@@ -12,20 +14,42 @@ from __future__ import annotations
 import collections
 import operator
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from enum import IntEnum, IntFlag
 from typing import Any, NamedTuple
 
+from gamecodec.errors import DecodeError
+from gamecodec.sessions import Event, PeerLost
+
 __all__ = [
     "ACK",
+    "ACK_COLLECT_TIME",
+    "AVERAGED_PING_ALPHA",
+    "AVERAGED_PING_MAX",
+    "AVERAGED_PING_MIN",
+    "CIRCUIT_TIMEOUT",
+    "COLLECT_ACK_TIME_MAX",
+    "DUPLICATE_WINDOW",
     "FIELD_SIZES",
+    "INITIAL_PING",
     "MAX_ACKS",
+    "MAX_APPENDED_ACKS",
+    "MAX_DATAGRAM",
+    "MAX_OUT_PACKET_ID",
+    "MAX_PACKET_ACK_IDS",
+    "MAX_RESENDS",
+    "MINIMUM_RELIABLE_TIMEOUT",
     "MTU",
+    "PING_INTERVAL",
     "RELIABLE",
+    "RELIABLE_TIMEOUT_FACTOR",
     "RESENT",
     "ZEROCODED",
+    "BadDatagram",
     "Block",
     "BlockKind",
     "BlockSpec",
+    "CircuitEvent",
     "Deprecation",
     "FieldSpec",
     "FieldType",
@@ -33,7 +57,9 @@ __all__ = [
     "Frequency",
     "Header",
     "Message",
+    "MessageDropped",
     "MessageSpec",
+    "PeerLost",
     "block_class",
     "message_code",
     "split_code",
@@ -50,13 +76,52 @@ class Flag(IntFlag):
 
 
 ZEROCODED = 0x80
+"""Header flag: the body after the extra header is zero-coded."""
 RELIABLE = 0x40
+"""Header flag: the receiver must ack this packet."""
 RESENT = 0x20
+"""Header flag: this packet is a resend."""
 ACK = 0x10
+"""Header flag: acks are appended after the body (count in the last byte)."""
 MAX_ACKS = 250
 """The most acks LL appends to one packet."""
 MTU = 1200
 """LL's ``MTUBYTES``: acks are appended only while the packet stays within it."""
+
+# -- circuit constants: the LL viewer's values, each a Circuit parameter's default --
+
+PING_INTERVAL = 5.0
+"""Seconds between StartPingChecks (the viewer's circuit heartbeat)."""
+CIRCUIT_TIMEOUT = 100.0
+"""Seconds without a CompletePingCheck before the peer is lost."""
+RELIABLE_TIMEOUT_FACTOR = 5.0
+"""A reliable packet is resent after this times the averaged ping ..."""
+MINIMUM_RELIABLE_TIMEOUT = 1.0
+"""... and at least this many seconds."""
+MAX_RESENDS = 3
+"""Resends of a reliable packet before it is given up."""
+INITIAL_PING = 1.0
+"""The averaged ping, in seconds, before the first round trip is measured."""
+AVERAGED_PING_ALPHA = 0.2
+"""The weight of a new, lower round trip in the averaged ping (a rise counts at once)."""
+AVERAGED_PING_MIN = 0.1
+"""The averaged ping's floor, in seconds."""
+AVERAGED_PING_MAX = 2.0
+"""The averaged ping's cap, in seconds."""
+ACK_COLLECT_TIME = 0.1
+"""Seconds an owed ack waits for an outgoing packet to ride on before a PacketAck."""
+COLLECT_ACK_TIME_MAX = 2.0
+"""The largest ack collect time a circuit takes (larger values are clamped)."""
+MAX_APPENDED_ACKS = MAX_ACKS
+"""The most acks a circuit appends to one packet."""
+MAX_PACKET_ACK_IDS = 255
+"""The most ids one PacketAck message carries (its Variable block's limit)."""
+MAX_OUT_PACKET_ID = 0x01000000
+"""Sequence numbers wrap at this value (24 bits)."""
+DUPLICATE_WINDOW = 1 << 17
+"""The most reliable sequence numbers a circuit remembers to catch duplicates."""
+MAX_DATAGRAM = 65507
+"""The largest UDP payload over IPv4: no packet a circuit sends is longer."""
 
 
 class Frequency(IntEnum):
@@ -403,3 +468,39 @@ def blocks_from_mapping(
             items.append(cls(item[name] for name in cls._fields))
         out[block.name] = tuple(items)
     return out
+
+
+# -- circuit events ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MessageDropped(Event):
+    """A reliable packet was given up after ``max_resends`` resends.
+
+    ``data`` is the packet as first sent (without appended acks). The peer may
+    still have received it: only its ack is known to be missing.
+    """
+
+    sequence: int
+    """The packet's sequence number."""
+    data: bytes
+    """The packet's bytes as first sent, without appended acks."""
+    at: float
+    """When it was given up (the circuit's clock)."""
+
+
+@dataclass(frozen=True)
+class BadDatagram(Event):
+    """A received datagram the codec refused; it changed nothing."""
+
+    error: DecodeError
+    """Why it was refused, with the byte offset."""
+    data: bytes
+    """The datagram as received."""
+    at: float
+    """When it arrived (the circuit's clock)."""
+
+
+CircuitEvent = PeerLost | MessageDropped | BadDatagram
+"""What :meth:`Circuit.events` returns (delivered messages are returned by
+:meth:`Circuit.receive_datagram` itself)."""
