@@ -234,9 +234,7 @@ class Circuit:
         its first client). Only before anything was sent or received."""
         check_time(now)
         if self.packets_in or self.packets_out or self._lost is not None:
-            raise LocalProtocolError(
-                "restart_clock on a circuit already in use", protocol=PROTOCOL
-            )
+            raise LocalProtocolError("restart_clock on a circuit already in use", protocol=PROTOCOL)
         self._ping_sent = now
         self._next_ping = now + self._ping_interval
         self._last_ping_answer = now

@@ -16,9 +16,10 @@ import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum, IntFlag
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gamecodec.errors import DecodeError
+from gamecodec.lludp._errors import build_error
 from gamecodec.sessions import Event, PeerLost
 
 __all__ = [
@@ -202,13 +203,12 @@ class FieldSpec(NamedTuple):
     size: int
 
 
-class BlockSpec(NamedTuple):
-    """One block: ``count`` is N for MULTIPLE, 1 for SINGLE, 0 for VARIABLE."""
-
-    name: str
-    kind: BlockKind
-    count: int  # type: ignore[assignment]  # shadows tuple.count, as the template names it
-    fields: tuple[FieldSpec, ...]
+# the functional form: the field ``count`` (the template's word) shadows tuple.count
+BlockSpec = NamedTuple(  # noqa: UP014 (the class form cannot type a field named count)
+    "BlockSpec",
+    [("name", str), ("kind", BlockKind), ("count", int), ("fields", tuple[FieldSpec, ...])],
+)
+BlockSpec.__doc__ = """One block: ``count`` is N for MULTIPLE, 1 for SINGLE, 0 for VARIABLE."""
 
 
 class MessageSpec(NamedTuple):
@@ -250,12 +250,24 @@ def split_code(code: int) -> tuple[Frequency, int]:
     return Frequency.LOW, code & 0xFFFF
 
 
-class Block(tuple):  # type: ignore[type-arg]
-    """Base of the per-block classes: a tuple of field values, indexable by field name."""
+class Block(tuple[Any, ...]):
+    """Base of the per-block classes: a tuple of field values, indexable by field name.
+
+    Each block class (one per template block) has one attribute per field:
+    ``block.AgentID``, ``block["AgentID"]`` and ``block[0]`` read the same
+    value. A field named like a tuple method (``count``, ``index``) or
+    starting with ``_`` is read by name only: ``block["count"]``.
+    """
 
     __slots__ = ()
     _fields: tuple[str, ...] = ()
     _index: dict[str, int] = {}  # noqa: RUF012 (replaced per subclass)
+
+    if TYPE_CHECKING:  # the field attributes, for type checkers (none at run time:
+        # a __getattr__ would slow every field read)
+        def __getattr__(self, name: str) -> Any:
+            """A field's value (each block class has one attribute per field)."""
+            raise AttributeError(name)
 
     def __getitem__(self, key: Any) -> Any:
         if isinstance(key, str):
@@ -350,9 +362,8 @@ class Message(NamedTuple):
         return tuple.__getitem__(self, key)
 
     def __getattr__(self, name: str) -> tuple[Block, ...]:
-        blocks: dict[str, tuple[Block, ...]] = tuple.__getitem__(self, 1)  # type: ignore[index]
         try:
-            return blocks[name]
+            return self.blocks[name]
         except KeyError:
             raise AttributeError(f"message {self.name} has no block {name!r}") from None
 
@@ -437,33 +448,44 @@ class Header(NamedTuple):
 def blocks_from_mapping(
     spec: MessageSpec, classes: Mapping[str, type[Block]], given: Mapping[str, Any]
 ) -> dict[str, tuple[Block, ...]]:
-    """Turn ``{block: dict | [dict | Block, ...]}`` into the ``blocks`` of a Message."""
+    """Turn ``{block: dict | [dict | Block, ...]}`` into the ``blocks`` of a Message.
+
+    Raises :class:`~gamecodec.EncodeError` for an unknown or missing block or
+    field (the values themselves are checked by the encoder).
+    """
     unknown = set(given) - {b.name for b in spec.blocks}
     if unknown:
-        raise ValueError(f"{spec.name} has no block(s) {sorted(unknown)}")
+        raise build_error(f"{spec.name} has no block(s) {sorted(unknown)}")
     out: dict[str, tuple[Block, ...]] = {}
     for block in spec.blocks:
         cls = classes[block.name]
+        where = f"{spec.name}.{block.name}"
         value = given.get(block.name)
         if value is None:
             if block.kind == BlockKind.VARIABLE:
                 out[block.name] = ()
                 continue
-            raise ValueError(f"{spec.name}: block {block.name} is required")
+            raise build_error(f"{spec.name}: block {block.name} is required")
         if isinstance(value, (Mapping, Block)):
             value = [value]
+        elif isinstance(value, (str, bytes, bytearray)) or not isinstance(value, Iterable):
+            raise build_error(f"{where}: expected a dict or a list of dicts, got {value!r}")
         items: list[Block] = []
         for item in value:
             if isinstance(item, Block):
+                if len(item) != len(cls._fields):
+                    raise build_error(
+                        f"{where}: expected {len(cls._fields)} values, got {len(item)}"
+                    )
                 items.append(cls(item))
                 continue
             if not isinstance(item, Mapping):
-                raise TypeError(f"{spec.name}.{block.name}: expected a dict, got {item!r}")
+                raise build_error(f"{where}: expected a dict, got {item!r}")
             missing = [f.name for f in block.fields if f.name not in item]
             extra = set(item) - set(cls._fields)
             if missing or extra:
-                raise ValueError(
-                    f"{spec.name}.{block.name}: missing fields {missing}, unknown {sorted(extra)}"
+                raise build_error(
+                    f"{where}: missing fields {missing}, unknown {sorted(extra, key=repr)}"
                 )
             items.append(cls(item[name] for name in cls._fields))
         out[block.name] = tuple(items)

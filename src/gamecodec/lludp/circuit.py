@@ -103,7 +103,6 @@ from typing import TYPE_CHECKING
 
 from gamecodec import _accel
 from gamecodec._clock import MAX_TIME
-from gamecodec.lludp._impl import codec as _codec
 from gamecodec.lludp._models import (
     ACK_COLLECT_TIME,
     AVERAGED_PING_ALPHA,
