@@ -126,7 +126,23 @@ def _pending(wire: bytes, end: int, exp: float) -> _Pending:
 
 
 class Circuit:
-    """One LLUDP circuit (see :class:`gamecodec.lludp.circuit.Circuit`)."""
+    """One LLUDP circuit to one peer, Sans-IO: the LL viewer's sequence
+    numbers, acks, resends and pings (:mod:`gamecodec.lludp.circuit` says
+    what it does, rule by rule).
+
+    Give it every datagram from the peer (:meth:`receive_datagram`, which
+    returns the messages delivered), send with :meth:`send`, write out what
+    :meth:`datagrams_to_send` returns, and call that again at
+    :meth:`next_deadline`; :meth:`events` returns the
+    :class:`~gamecodec.lludp.MessageDropped`,
+    :class:`~gamecodec.lludp.BadDatagram` and
+    :class:`~gamecodec.sessions.PeerLost` events. Every method takes ``now``
+    in seconds (any monotonic clock). The keyword arguments default to the
+    LL viewer's values (the constants of :mod:`gamecodec.lludp.circuit`);
+    ``template`` and ``codec`` default to the built-in template and the
+    active codec, ``strict`` and ``max_size`` are the decoder's, and
+    ``deliver_control=True`` also returns PacketAck and ping messages.
+    """
 
     def __init__(
         self,

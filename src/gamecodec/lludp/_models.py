@@ -135,6 +135,8 @@ class Frequency(IntEnum):
 
 
 class Deprecation(IntEnum):
+    """A template message's deprecation mark (the optional fifth header word)."""
+
     NONE = 0
     DEPRECATED = 1
     UDP_DEPRECATED = 2
@@ -142,6 +144,8 @@ class Deprecation(IntEnum):
 
 
 class BlockKind(IntEnum):
+    """How many instances a block has: one, a fixed N, or a count byte's worth."""
+
     SINGLE = 1
     MULTIPLE = 2
     VARIABLE = 3
@@ -278,9 +282,11 @@ class Block(tuple[Any, ...]):
         return tuple.__getitem__(self, key)
 
     def keys(self) -> tuple[str, ...]:
+        """The field names, in template order."""
         return self._fields
 
     def items(self) -> list[tuple[str, Any]]:
+        """``(field name, value)`` pairs, in template order."""
         return list(zip(self._fields, self, strict=True))
 
     def _asdict(self) -> dict[str, Any]:
@@ -369,14 +375,17 @@ class Message(NamedTuple):
 
     @property
     def reliable(self) -> bool:
+        """The RELIABLE flag: the receiver must ack this packet."""
         return bool(self.flags & RELIABLE)
 
     @property
     def zerocoded(self) -> bool:
+        """The ZEROCODED flag: the body is zero-coded on the wire."""
         return bool(self.flags & ZEROCODED)
 
     @property
     def resent(self) -> bool:
+        """The RESENT flag: the packet is a resend."""
         return bool(self.flags & RESENT)
 
     @property
@@ -386,6 +395,7 @@ class Message(NamedTuple):
 
     @property
     def code(self) -> int:
+        """The message id as one integer: the number bytes read as big-endian."""
         return message_code(self.frequency, self.number)
 
     def to_dict(self) -> dict[str, list[dict[str, Any]]]:
@@ -414,9 +424,10 @@ class Message(NamedTuple):
 class Header(NamedTuple):
     """What :func:`peek` reads without touching the body.
 
-    ``body_offset`` is where the message number starts (always 6) and
-    ``body_end`` where the appended acks start: ``data[6:body_end]`` is the
-    (possibly zero-coded) message, forwarded as it is by :func:`forward`.
+    ``body_end`` is where the appended acks start: ``data[6:body_end]``, after
+    the 6-byte header, is the (possibly zero-coded) message, forwarded as it
+    is by :func:`forward`.
+    ``name`` is ``None`` for a message number the template does not have.
     """
 
     flags: int
@@ -430,18 +441,22 @@ class Header(NamedTuple):
 
     @property
     def reliable(self) -> bool:
+        """The RELIABLE flag: the receiver must ack this packet."""
         return bool(self.flags & RELIABLE)
 
     @property
     def zerocoded(self) -> bool:
+        """The ZEROCODED flag: the body is zero-coded on the wire."""
         return bool(self.flags & ZEROCODED)
 
     @property
     def resent(self) -> bool:
+        """The RESENT flag: the packet is a resend."""
         return bool(self.flags & RESENT)
 
     @property
     def code(self) -> int:
+        """The message id as one integer: the number bytes read as big-endian."""
         return message_code(self.frequency, self.number)
 
 

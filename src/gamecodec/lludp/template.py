@@ -353,6 +353,7 @@ class Template:
         return plan
 
     def plan_by_name(self, name: str) -> Plan:
+        """The codec plan of message ``name`` (``KeyError`` if unknown); cached."""
         plan = self._name_plans.get(name)
         if plan is None:
             found = self.plan(self.by_name[name].code)
