@@ -251,8 +251,9 @@ def msgpack_floor(data: list[bytes]) -> tuple[Callable[[bytes], object], list[by
 
 
 def single_packet_rows(config: Config) -> list[Row]:
-    """The spec's speed-table packets, each decoded and encoded again and again:
-    gamecodec against the pure twin and (when present) Hippolyzer. No targets:
+    """The five sample packets (``sample.bench_messages``), each decoded and
+    encoded again and again: gamecodec against the pure twin and (when
+    present) Hippolyzer. No targets:
     a repeated packet is the best case of every cache, not traffic."""
     pure = pure_twin("lludp", "gamecodec.lludp._codec_py")[0]
     hip = hippolyzer()

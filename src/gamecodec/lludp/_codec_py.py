@@ -1,10 +1,10 @@
 """LLUDP packet codec, pure-Python twin of ``_codec_c.pyx``.
 
 Entry points take the template explicitly (the public wrappers in
-``gamecodec.lludp`` supply the default). Semantics follow the LL viewer and
-the decisions of the spec (section 9): zero-coding with LL's wrap rule and a
-size cap, acks stripped from the end before expansion, extra header bytes
-after the message number, and LL's tolerance unless ``strict``.
+``gamecodec.lludp`` supply the default). Semantics follow the LL viewer's
+reader: zero-coding with LL's wrap rule and a size cap, acks stripped from
+the end before expansion, extra header bytes after the message number, and
+LL's tolerance unless ``strict``.
 """
 
 from __future__ import annotations

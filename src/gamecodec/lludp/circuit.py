@@ -18,6 +18,12 @@ monotonic origin, e.g. ``loop.time()``)::
         ...
     wake_up_at = circuit.next_deadline()  # seconds, or None
 
+A circuit is a :class:`gamecodec.sessions.DatagramSession`. Its events are
+frozen dataclasses (subclasses of :class:`gamecodec.sessions.Event`); the
+peer's loss is :class:`gamecodec.sessions.PeerLost`, the event every
+gamecodec session reports. Both the compiled and the pure circuit report the
+same classes.
+
 What it does, with the LL viewer's rules and numbers (``secondlife/viewer``,
 ``indra/llmessage``; every constant is a constructor parameter with LL's value
 as its default):
