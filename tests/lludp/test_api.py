@@ -16,13 +16,18 @@ from types import ModuleType
 import pytest
 
 from gamecodec import lludp, sessions
-from gamecodec.errors import TruncatedError
+from gamecodec.errors import (
+    DecodeError,
+    EncodeError,
+    GameCodecError,
+    LocalProtocolError,
+    TruncatedError,
+)
 from gamecodec.lludp import aio, circuit, template
 from tests.conftest import IMPLS, ROOT
 from tests.lludp.conftest import numbered
 
 HERE = Path(__file__).resolve().parent
-QUIET = {"ping_interval": 1e6, "circuit_timeout": 1e7}
 
 
 def test_a_circuit_is_a_datagram_session(twin: ModuleType) -> None:
@@ -247,3 +252,40 @@ def test_every_public_name_has_a_docstring_for_users(module: ModuleType) -> None
     assert missing == []
     for text in texts:
         assert "specs/" not in text and "../shared" not in text and "section 9" not in text
+
+
+def test_every_error_carries_the_protocol(codec: ModuleType, twin: ModuleType) -> None:
+    template = lludp.default_template()
+    ping = lludp.encode(lludp.build("StartPingCheck", PingID={"PingID": 1, "OldestUnacked": 0}))
+    errors: list[GameCodecError] = []
+    for bad in (b"", ping[:7], ping + b"\x01", b"\x80" + bytes(5) + b"\x00\x00" * 8):
+        try:
+            codec.decode(bad, template, True, 64)
+        except DecodeError as exc:
+            errors.append(exc)
+    errors += [e for e in codec.decode_many([b"\x00"], template, False, 8192)]
+    message = lludp.decode(ping)
+    for call in (
+        lambda: codec.encode(message._replace(sequence=-1), template, "flag"),
+        lambda: codec.encode(message._replace(name="NoSuch"), template, "flag"),
+        lambda: codec.forward(ping, None, None, tuple(range(251))),
+        lambda: codec.encode_packet(
+            message._replace(acks=(-1,)), template, "flag", 0, 1, [], 0, 1200
+        ),
+    ):
+        with pytest.raises(EncodeError) as info:
+            call()
+        errors.append(info.value)
+    c = twin.Circuit(now=0.0, codec=codec, ping_interval=1.0, circuit_timeout=2.0)
+    with pytest.raises(EncodeError) as encode_info:
+        c.send(message._replace(blocks={"PingID": ()}), now=0.0)
+    errors.append(encode_info.value)
+    c.datagrams_to_send(5.0)
+    with pytest.raises(LocalProtocolError) as lost_info:
+        c.send(message, now=5.0)
+    errors.append(lost_info.value)
+    with pytest.raises(LocalProtocolError) as restart_info:
+        c.restart_clock(6.0)
+    errors.append(restart_info.value)
+    assert len(errors) == 12
+    assert [e.protocol for e in errors] == ["lludp"] * 12, errors
