@@ -55,12 +55,17 @@ def circuit_exchange() -> int:
     delivered: list[lludp.Message] = []
     for datagram in session.datagrams_to_send(0.0):
         delivered += b.receive_datagram(datagram, 0.01)
-    events: list[Event] = a.events()
+    events: list[lludp.CircuitEvent] = a.events()
     for event in events:
+        assert isinstance(event, Event)
         if isinstance(event, PeerLost):
             print(event.reason)
         elif isinstance(event, lludp.MessageDropped):
             print(event.sequence)
+        else:
+            print(event.error.offset)
+    lost: PeerLost | None = a.lost
+    assert lost is None
     deadline: float | None = a.next_deadline()
     assert deadline is not None
     return len(delivered)

@@ -26,7 +26,6 @@ from __future__ import annotations
 import struct
 from collections import deque
 from types import ModuleType
-from typing import Any
 
 from gamecodec._clock import MAX_TIME, check_time
 from gamecodec.errors import DecodeError, EncodeError, LocalProtocolError
@@ -51,6 +50,7 @@ from gamecodec.lludp._models import (
     PING_INTERVAL,
     RELIABLE_TIMEOUT_FACTOR,
     BadDatagram,
+    CircuitEvent,
     Message,
     MessageDropped,
     PeerLost,
@@ -233,8 +233,8 @@ class Circuit:
         self._ping_avg = float(initial_ping)
         self._rto = self._timeout_for(self._ping_avg)
         # state and counters
-        self._lost: Any = None
-        self._events: list[Any] = []
+        self._lost: PeerLost | None = None
+        self._events: list[CircuitEvent] = []
         # the earliest timer without the ack flush (a lower bound), and with it
         self._timer_wake = min(self._next_ping, now + self._circuit_timeout)
         self._wake = self._timer_wake
@@ -380,7 +380,7 @@ class Circuit:
         return self._pings_in_transit
 
     @property
-    def lost(self) -> Any:
+    def lost(self) -> PeerLost | None:
         """The :class:`PeerLost` event once the circuit is dead, else ``None``."""
         return self._lost
 
@@ -389,7 +389,7 @@ class Circuit:
         ``max(minimum_reliable_timeout, factor * averaged ping)`` (llcircuit.cpp)."""
         return self._rto_at(_seconds(now))
 
-    def events(self) -> list[Any]:
+    def events(self) -> list[CircuitEvent]:
         """Events since the last call: PeerLost, MessageDropped, BadDatagram."""
         out = self._events
         self._events = []
