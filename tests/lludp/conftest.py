@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from gamecodec.errors import DecodeError, EncodeError
-from gamecodec.lludp import Message, Template, build, default_template, parse_template
+from gamecodec.lludp import ZEROCODED, Message, Template, build, default_template, parse_template
+from gamecodec.lludp._models import blocks_from_mapping
 from tests.conftest import load_twin, twin_fixtures
 
 ALL_TYPES_TEMPLATE = """
@@ -69,6 +70,27 @@ version 2.0
     }
 }
 """
+
+
+def unchecked(
+    name: str,
+    *,
+    template: Template | None = None,
+    flags: int = 0,
+    sequence: int = 0,
+    acks: Any = (),
+    extra: bytes = b"",
+    **blocks: Any,
+) -> Message:
+    """A message made as :func:`~gamecodec.lludp.build` makes it, without its
+    value checks (the values are left for the encoder under test to refuse)."""
+    tpl = default_template() if template is None else template
+    spec = tpl[name]
+    made = blocks_from_mapping(spec, tpl.block_classes(name), blocks)
+    flags |= ZEROCODED if spec.zerocoded else 0
+    return Message(
+        name, made, flags, sequence, tuple(acks), bytes(extra), spec.frequency, spec.number
+    )
 
 
 @pytest.fixture(scope="module")

@@ -6,17 +6,20 @@ import asyncio
 import textwrap
 import time
 from types import ModuleType
+from typing import Any
 
 import pytest
 
-from gamecodec.lludp import aio
+from gamecodec._aio import SessionProtocol
+from gamecodec.lludp import aio, decode
+from gamecodec.sessions import Traffic
 from tests.aio_helpers import all_acked
 from tests.lludp.conftest import numbered
 
 MESSAGES = 10_000
 
 
-async def _pump(p: aio.CircuitProtocol, count: int) -> list[int]:
+async def _pump(p: aio.Endpoint, count: int) -> list[int]:
     async def sender() -> None:
         for i in range(count):
             await p.drain()
@@ -30,10 +33,10 @@ async def _pump(p: aio.CircuitProtocol, count: int) -> list[int]:
 
 async def _loopback(
     twin: ModuleType, codec: ModuleType, count: int
-) -> tuple[list[int], list[int], aio.CircuitProtocol]:
+) -> tuple[list[int], list[int], aio.Endpoint]:
     kw = {"circuit_type": twin.Circuit, "codec": codec}
-    a = await aio.open_circuit(("127.0.0.1", 0), **kw)
-    b = await aio.open_circuit(("127.0.0.1", 0), **kw)
+    a = await aio.open_endpoint(("127.0.0.1", 0), **kw)
+    b = await aio.open_endpoint(("127.0.0.1", 0), **kw)
     a.peer, b.peer = b.local_address, a.local_address
     try:
         got_a, got_b = await asyncio.wait_for(asyncio.gather(_pump(a, count), _pump(b, count)), 60)
@@ -63,8 +66,8 @@ def test_docstring_example_runs() -> None:
 
 async def _server_learns_peer(twin: ModuleType, codec: ModuleType) -> list[int]:
     kw = {"circuit_type": twin.Circuit, "codec": codec}
-    server = await aio.open_circuit(("127.0.0.1", 0), **kw)
-    client = await aio.open_circuit(("127.0.0.1", 0), server.local_address, **kw)
+    server = await aio.open_endpoint(("127.0.0.1", 0), **kw)
+    client = await aio.open_endpoint(("127.0.0.1", 0), server.local_address, **kw)
     try:
         for i in range(30):
             client.send(numbered(i), reliable=True)
@@ -84,10 +87,10 @@ def test_server_learns_its_peer_from_the_first_datagram(
     assert sorted(asyncio.run(_server_learns_peer(twin, codec))) == list(range(30))
 
 
-async def _lost_peer(twin: ModuleType, codec: ModuleType) -> aio.CircuitProtocol:
+async def _lost_peer(twin: ModuleType, codec: ModuleType) -> aio.Endpoint:
     kw = {"circuit_type": twin.Circuit, "codec": codec}
-    a = await aio.open_circuit(("127.0.0.1", 0), ping_interval=0.05, circuit_timeout=0.3, **kw)
-    b = await aio.open_circuit(("127.0.0.1", 0), **kw)
+    a = await aio.open_endpoint(("127.0.0.1", 0), ping_interval=0.05, circuit_timeout=0.3, **kw)
+    b = await aio.open_endpoint(("127.0.0.1", 0), **kw)
     a.peer = b.local_address
     b.close()  # nobody answers the pings
     try:
@@ -106,10 +109,11 @@ def test_lost_peer_wakes_recv(twin: ModuleType, codec: ModuleType) -> None:
 
 async def _late_first_client(twin: ModuleType, codec: ModuleType, remote_host: str) -> list[int]:
     kw = {"circuit_type": twin.Circuit, "codec": codec}
-    server = await aio.open_circuit(("127.0.0.1", 0), ping_interval=0.05, circuit_timeout=0.3, **kw)
+    quick = {"ping_interval": 0.05, "circuit_timeout": 0.3}
+    server = await aio.open_endpoint(("127.0.0.1", 0), **quick, **kw)
     await asyncio.sleep(0.5)  # longer than the circuit timeout: nobody has written yet
     port = server.local_address[1]
-    client = await aio.open_circuit(("127.0.0.1", 0), (remote_host, port), **kw)
+    client = await aio.open_endpoint(("127.0.0.1", 0), (remote_host, port), **kw)
     try:
         for i in range(5):
             client.send(numbered(i), reliable=True)
@@ -134,12 +138,12 @@ def test_a_server_endpoint_waits_for_its_first_client(
 
 async def _stray_first(twin: ModuleType, codec: ModuleType) -> tuple[list[int], int]:
     kw = {"circuit_type": twin.Circuit, "codec": codec}
-    server = await aio.open_circuit(("127.0.0.1", 0), **kw)
+    server = await aio.open_endpoint(("127.0.0.1", 0), **kw)
     loop = asyncio.get_running_loop()
     stray, _ = await loop.create_datagram_endpoint(
         asyncio.DatagramProtocol, local_addr=("127.0.0.1", 0)
     )
-    client = await aio.open_circuit(("127.0.0.1", 0), server.local_address, **kw)
+    client = await aio.open_endpoint(("127.0.0.1", 0), server.local_address, **kw)
     try:
         stray.sendto(b"\x00\x00\x00\x00\x01\x00", server.local_address)  # no message: refused
         for _ in range(100):
@@ -166,9 +170,9 @@ def test_a_refused_first_datagram_does_not_make_its_sender_the_peer(
     assert sorted(got) == list(range(5)) and bad == 1
 
 
-async def _garbage_flood(twin: ModuleType, codec: ModuleType) -> aio.CircuitProtocol:
+async def _garbage_flood(twin: ModuleType, codec: ModuleType) -> aio.Endpoint:
     kw = {"circuit_type": twin.Circuit, "codec": codec}
-    p = await aio.open_circuit(("127.0.0.1", 0), ("127.0.0.1", 9), **kw)
+    p = await aio.open_endpoint(("127.0.0.1", 0), ("127.0.0.1", 9), **kw)
     for i in range(p.history + 100):
         p.datagram_received(b"\x00" + i.to_bytes(3, "big"), ("127.0.0.1", 9))  # too short
     p.close()
@@ -180,3 +184,51 @@ def test_event_lists_keep_only_the_latest(twin: ModuleType, codec: ModuleType) -
     p = asyncio.run(_garbage_flood(twin, codec))
     assert len(p.bad) == p.history == 1024
     assert p.bad[-1].data == b"\x00" + (1123).to_bytes(3, "big")
+
+
+async def _tapped(twin: ModuleType, codec: ModuleType) -> tuple[list[Traffic], Any, Any, float]:
+    kw = {"circuit_type": twin.Circuit, "codec": codec}
+    seen: list[Traffic] = []
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    b = await aio.open_endpoint(("127.0.0.1", 0), **kw)
+    a = await aio.open_endpoint(("127.0.0.1", 0), b.local_address, tap=seen.append, **kw)
+    try:
+        a.send(numbered(7), reliable=True)
+        assert (await asyncio.wait_for(b.recv(), 10)).TestBlock1[0].Test1 == 7
+        assert await all_acked(a.circuit)  # b's ack came in (appended or in a PacketAck)
+        return seen, a.local_address, b.local_address, start
+    finally:
+        a.close()
+        b.close()
+
+
+def test_the_tap_sees_every_datagram_in_and_out_with_its_time(
+    twin: ModuleType, codec: ModuleType
+) -> None:
+    seen, a_address, b_address, start = asyncio.run(_tapped(twin, codec))
+    assert all(isinstance(t, Traffic) for t in seen)
+    out = [t for t in seen if t.direction == "out"]
+    came = [t for t in seen if t.direction == "in"]
+    assert out and came and len(out) + len(came) == len(seen)
+    sent = decode(out[0].data)
+    assert (sent.name, sent.TestBlock1[0].Test1, sent.reliable) == ("TestMessage", 7, True)
+    assert all(t.peer == b_address for t in seen)
+    # what came in carried the ack of packet 1 (appended to a packet or in a PacketAck)
+    got = [decode(t.data) for t in came]
+    assert any(1 in m.acks or m.name == "PacketAck" for m in got)
+    times = [t.time for t in seen]
+    assert times == sorted(times) and start <= times[0]
+    assert a_address != b_address
+
+
+def test_old_names_warn_and_are_the_new_objects() -> None:
+    for old, new in (("open_circuit", aio.open_endpoint), ("CircuitProtocol", aio.Endpoint)):
+        with pytest.warns(DeprecationWarning, match=f"{old} is deprecated"):
+            assert getattr(aio, old) is new
+        assert old not in aio.__all__
+    with pytest.warns(DeprecationWarning):
+        from gamecodec.lludp.aio import CircuitProtocol
+    assert issubclass(CircuitProtocol, SessionProtocol) and CircuitProtocol is aio.Endpoint
+    with pytest.raises(AttributeError):
+        aio.no_such_name  # noqa: B018

@@ -19,6 +19,7 @@ import pytest
 from gamecodec import lludp
 from gamecodec.errors import DecodeError, EncodeError
 from gamecodec.lludp import Block, Frequency, Header, Message, Template, build
+from tests.lludp.conftest import unchecked
 
 AGENT = uuid.UUID("5801511b-c0a5-4f2d-281f-98f1b92abc6a")
 SESSION = uuid.UUID("299a2f94-28f0-2ffc-4a4a-36685e8009fe")
@@ -552,7 +553,7 @@ def test_block_counts_on_encode(codec: ModuleType, template: Template) -> None:
     msg = decode(codec, template, PING)
     with pytest.raises(EncodeError, match="expected 1 block"):
         codec.encode(msg._replace(blocks={"PingID": []}), template, "flag")
-    ids = build("PacketAck", Packets=[{"ID": i} for i in range(256)])
+    ids = unchecked("PacketAck", Packets=[{"ID": i} for i in range(256)])
     with pytest.raises(EncodeError, match="256 blocks, at most 255"):
         codec.encode(ids, template, "flag")
     assert len(codec.encode(ids._replace(blocks={"Packets": ids.Packets[:255]}), template, "flag"))
@@ -655,7 +656,7 @@ def test_field_wire_forms(codec: ModuleType, all_types: Template) -> None:
 def test_bad_field_values(
     codec: ModuleType, all_types: Template, field: str, value: Any, match: str
 ) -> None:
-    msg = build("Everything", template=all_types, **everything(**{field: value}))
+    msg = unchecked("Everything", template=all_types, **everything(**{field: value}))
     with pytest.raises(EncodeError, match=match) as info:
         codec.encode(msg, all_types, "flag")
     assert f"Everything: Scalars.{field}:" in str(info.value)
@@ -862,23 +863,67 @@ def test_repr_of_tolerated_input(codec: ModuleType, template: Template) -> None:
     assert "excess=b'\\x01'" in repr(decode(codec, template, PING + b"\x01"))
 
 
-def test_build_checks_its_input(template: Template) -> None:
-    with pytest.raises(KeyError, match="NoSuch"):
-        build("NoSuch")
-    with pytest.raises(ValueError, match="required"):
-        build("StartPingCheck")
-    with pytest.raises(ValueError, match="missing fields"):
-        build("StartPingCheck", PingID={"PingID": 1})
-    with pytest.raises(ValueError, match="unknown"):
-        build("StartPingCheck", PingID={"PingID": 1, "OldestUnacked": 0, "X": 1})
-    with pytest.raises(ValueError, match="no block"):
-        build("StartPingCheck", PingID={"PingID": 1, "OldestUnacked": 0}, Other={})
+PING_ID = {"PingID": 1, "OldestUnacked": 0}
+CHAT = {"Message": b"hi", "Type": 1, "Channel": 0}
+AGENT_DATA = {"AgentID": AGENT, "SessionID": SESSION}
+
+
+@pytest.mark.parametrize(
+    ("name", "kw", "match"),
+    [
+        ("NoSuch", {}, "no message 'NoSuch'"),
+        (7, {}, "no message 7"),
+        ("StartPingCheck", {}, "block PingID is required"),
+        ("StartPingCheck", {"PingID": {"PingID": 1}}, "missing fields"),
+        ("StartPingCheck", {"PingID": {**PING_ID, "X": 1}}, r"unknown \['X'\]"),
+        ("StartPingCheck", {"PingID": PING_ID, "Other": {}}, "no block"),
+        ("StartPingCheck", {"PingID": 5}, "expected a dict or a list of dicts"),
+        ("StartPingCheck", {"PingID": "ab"}, "expected a dict or a list of dicts"),
+        ("StartPingCheck", {"PingID": [5]}, "expected a dict, got 5"),
+        ("StartPingCheck", {"PingID": [PING_ID, PING_ID]}, "expected 1 block"),
+        ("PacketAck", {"Packets": [{"ID": 1}] * 256}, "256 blocks, at most 255"),
+        ("StartPingCheck", {"PingID": {**PING_ID, "PingID": 256}}, "out of range"),
+        ("StartPingCheck", {"PingID": {**PING_ID, "PingID": -1}}, "out of range"),
+        ("StartPingCheck", {"PingID": {**PING_ID, "PingID": "1"}}, "expected an int"),
+        ("StartPingCheck", {"PingID": {**PING_ID, "OldestUnacked": 1.5}}, "expected an int"),
+        ("ChatFromViewer", {"AgentData": AGENT_DATA, "ChatData": {**CHAT, "Message": 1}}, "bytes"),
+        ("ChatFromViewer", {"AgentData": {**AGENT_DATA, "AgentID": "x"}, "ChatData": CHAT}, "UUID"),
+        ("StartPingCheck", {"PingID": PING_ID, "flags": 256}, "flags: 256 out of range"),
+        ("StartPingCheck", {"PingID": PING_ID, "flags": "x"}, "StartPingCheck: "),
+        ("StartPingCheck", {"PingID": PING_ID, "sequence": -1}, "sequence: -1 out of range"),
+        ("StartPingCheck", {"PingID": PING_ID, "acks": 5}, "StartPingCheck: "),
+        ("StartPingCheck", {"PingID": PING_ID, "acks": [-1]}, "acks: -1 out of range"),
+        ("StartPingCheck", {"PingID": PING_ID, "acks": range(256)}, "256 acks, at most 255"),
+        ("StartPingCheck", {"PingID": PING_ID, "extra": "x"}, "StartPingCheck: "),
+        ("StartPingCheck", {"PingID": PING_ID, "extra": bytes(256)}, "256 bytes, at most 255"),
+    ],
+)
+def test_build_raises_encode_error(
+    codec: ModuleType,
+    monkeypatch: pytest.MonkeyPatch,
+    name: Any,
+    kw: dict[str, Any],
+    match: str,
+) -> None:
+    """build refuses what cannot go on the wire with an EncodeError of protocol
+    lludp (still a ValueError), whichever twin checks the values."""
+    monkeypatch.setattr(lludp, "_codec", codec)
+    with pytest.raises(EncodeError, match=match) as info:
+        build(name, **kw)
+    assert info.value.protocol == "lludp"
+    assert isinstance(info.value, ValueError)
+
+
+def test_build_takes_blocks_and_leaves_variable_blocks_out(template: Template) -> None:
     msg = build("ObjectRotation", AgentData={"AgentID": AGENT, "SessionID": SESSION})
     assert msg.ObjectData == ()  # a Variable block may be left out
     assert msg.flags == 0x80  # the template says Zerocoded
     # Blocks are accepted too
     again = build("ObjectRotation", AgentData=msg.AgentData[0])
     assert again == msg
+    one_value = build("PacketAck", Packets=[{"ID": 1}]).Packets[0]
+    with pytest.raises(EncodeError, match="expected 2 values, got 1"):
+        build("ObjectRotation", AgentData=one_value)
 
 
 def test_blocks_are_tuples_and_encode_takes_any_sequence(

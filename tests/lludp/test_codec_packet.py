@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from gamecodec.errors import EncodeError
 from gamecodec.lludp import Message, build, default_template
-from tests.lludp.conftest import outcome
+from tests.lludp.conftest import outcome, unchecked
 from tests.lludp.test_parity import messages
 
 TEMPLATE = default_template()
@@ -31,7 +31,7 @@ SETTINGS = settings(
 
 
 def chat(text: bytes, **kw: Any) -> Message:
-    return build(
+    return unchecked(
         "ChatFromViewer",
         AgentData={"AgentID": bytes(16), "SessionID": bytes(16)},
         ChatData={"Message": text, "Type": 1, "Channel": 0},

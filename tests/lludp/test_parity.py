@@ -24,11 +24,10 @@ from gamecodec.lludp import (
     MessageSpec,
     Template,
     _codec_py,
-    build,
     parse_template,
 )
 from gamecodec.lludp import default_template as _default_template
-from tests.lludp.conftest import ALL_TYPES_TEMPLATE, canon, outcome
+from tests.lludp.conftest import ALL_TYPES_TEMPLATE, canon, outcome, unchecked
 
 SETTINGS = settings(
     max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -135,7 +134,7 @@ def messages(
         if spec.name == "PacketAck"
         else tuple(draw(st.lists(st.integers(0, 0xFFFFFFFF), max_size=5)))
     )
-    msg = build(
+    msg = unchecked(
         spec.name,
         template=tpl,
         sequence=draw(st.integers(0, 0xFFFFFFFF)),

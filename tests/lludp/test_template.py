@@ -10,6 +10,7 @@ template file is available, against a fresh parse of it.
 from __future__ import annotations
 
 import os
+import pickle
 from collections import Counter
 from pathlib import Path
 
@@ -17,6 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gamecodec import lludp
+from gamecodec.errors import GameCodecError
 from gamecodec.lludp._models import (
     BlockKind,
     BlockSpec,
@@ -462,6 +465,34 @@ def test_load_template_path_error_has_line(tmp_path: Path) -> None:
     with pytest.raises(TemplateError) as info:
         load_template(path)
     assert info.value.line == 4
+
+
+def test_template_error_is_a_gamecodec_error_and_a_value_error() -> None:
+    with pytest.raises(TemplateError) as info:
+        parse_template(SMALL.replace("U32", "U33"))
+    error = info.value
+    assert isinstance(error, GameCodecError) and isinstance(error, ValueError)
+    assert error.protocol == "lludp" and error.line == 4
+    assert str(error) == "unknown field type 'U33' (line 4)"
+    again = pickle.loads(pickle.dumps(error))
+    assert (type(again), str(again), again.line, again.protocol) == (
+        TemplateError,
+        str(error),
+        4,
+        "lludp",
+    )
+    assert lludp.TemplateError is TemplateError
+
+
+def test_a_hand_built_template_error_has_no_line() -> None:
+    bad = FieldSpec("a", FieldType.U32, 2)
+    spec = MessageSpec(
+        "M", Frequency.LOW, 1, False, False, Deprecation.NONE,
+        (BlockSpec("B", BlockKind.SINGLE, 1, (bad,)),),
+    )  # fmt: skip
+    with pytest.raises(TemplateError, match=r"^M\.B\.a: size 2 is not a size of U32$") as info:
+        Template([spec])
+    assert info.value.line is None and info.value.protocol == "lludp"
 
 
 # --- the built-in schema ------------------------------------------------------------------------

@@ -7,7 +7,13 @@
 
 ``decode`` materialises every field; ``peek`` reads only the header, acks
 and message name; ``forward`` rewrites header and acks around an untouched
-body. Semantics follow the LL viewer (``specs/lludp.md``, section 9).
+body. Decoding is as tolerant as the LL viewer's reader unless
+``strict=True``: bytes after the last block are kept in ``Message.excess``, a
+missing Variable block count reads as 0 blocks (listed in ``Message.absent``),
+and a field cut short is zero-filled (``Message.truncated``); such a message
+re-encodes to the bytes it came from. :class:`Circuit` (Sans-IO) keeps the
+LL viewer's sequence numbers, acks, resends and pings for one peer, and
+:mod:`gamecodec.lludp.aio` runs one over UDP.
 """
 
 from __future__ import annotations
@@ -15,8 +21,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from gamecodec import _accel
 from gamecodec.errors import DecodeError
+from gamecodec.lludp._errors import build_error
+from gamecodec.lludp._impl import codec as _codec
 from gamecodec.lludp._models import (
     ACK,
     MAX_ACKS,
@@ -57,8 +64,6 @@ from gamecodec.lludp.template import (
     load_template,
     parse_template,
 )
-
-_codec = _accel.load("gamecodec.lludp", "_codec", "lludp")
 
 __all__ = [
     "ACK",
@@ -122,7 +127,7 @@ def decode(
     ``max_size`` caps the zero-decoded body. Bad input raises
     :class:`~gamecodec.DecodeError` with the byte offset.
     """
-    return _codec.decode(data, _template(template), strict, max_size)  # type: ignore[no-any-return]
+    return _codec.decode(data, _template(template), strict, max_size)
 
 
 def encode(
@@ -139,7 +144,7 @@ def encode(
     LL's reader tolerates. :class:`Circuit` and :func:`forward`, which add
     acks, keep that rule.
     """
-    return _codec.encode(message, _template(template), zero_coding)  # type: ignore[no-any-return]
+    return _codec.encode(message, _template(template), zero_coding)
 
 
 def encode_into(
@@ -151,14 +156,12 @@ def encode_into(
     zero_coding: str = "flag",
 ) -> int:
     """Write ``message`` into ``buf`` at ``offset`` (growing it if needed); returns the size."""
-    return _codec.encode_into(  # type: ignore[no-any-return]
-        message, buf, offset, _template(template), zero_coding
-    )
+    return _codec.encode_into(message, buf, offset, _template(template), zero_coding)
 
 
 def peek(data: bytes, *, template: Template | None = None) -> Header:
     """Flags, sequence, acks and message name and number, without decoding the body."""
-    return _codec.peek(data, _template(template))  # type: ignore[no-any-return]
+    return _codec.peek(data, _template(template))
 
 
 def forward(
@@ -172,19 +175,17 @@ def forward(
 
     Giving ``acks`` replaces the appended acks (and sets or clears the ACK flag).
     """
-    return _codec.forward(  # type: ignore[no-any-return]
-        data, flags, sequence, None if acks is None else tuple(acks)
-    )
+    return _codec.forward(data, flags, sequence, None if acks is None else tuple(acks))
 
 
 def zero_decode(data: bytes, *, max_size: int = 8192) -> bytes:
     """Expand LL zero-coding (``00 n`` = n zeros, ``00 00`` adds 256, trailing ``00`` = one)."""
-    return _codec.zero_decode(data, max_size)  # type: ignore[no-any-return]
+    return _codec.zero_decode(data, max_size)
 
 
 def zero_encode(data: bytes) -> bytes:
     """LL zero-coding: each run of zeros as ``00 n``, runs cut at 255."""
-    return _codec.zero_encode(data)  # type: ignore[no-any-return]
+    return _codec.zero_encode(data)
 
 
 def decode_many(
@@ -195,9 +196,7 @@ def decode_many(
     max_size: int = 8192,
 ) -> list[Message | DecodeError]:
     """Decode a batch in one call; a bad packet gives its DecodeError in its place."""
-    return _codec.decode_many(  # type: ignore[no-any-return]
-        datagrams, _template(template), strict, max_size
-    )
+    return _codec.decode_many(datagrams, _template(template), strict, max_size)
 
 
 def build(
@@ -212,22 +211,32 @@ def build(
 ) -> Message:
     """A message from plain values: ``build("ChatFromViewer", AgentData={...}, ChatData={...})``.
 
-    A Single block takes a dict, Multiple and Variable blocks a list of dicts;
-    Variable blocks may be left out (no instances). ``flags`` defaults to 0
-    plus ZEROCODED when the template marks the message Zerocoded. The message
-    holds each block's instances as a tuple, as a decoded one does.
+    A Single block takes a dict, Multiple and Variable blocks a list of dicts
+    (or :class:`Block` instances); Variable blocks may be left out (no
+    instances). ``flags`` defaults to 0 plus ZEROCODED when the template marks
+    the message Zerocoded. The message holds each block's instances as a
+    tuple, as a decoded one does.
+
+    The message is checked as :func:`encode` would check it: an unknown
+    message name, an unknown or missing block or field, a wrong number of
+    blocks, a value of the wrong type or out of its field's range raise
+    :class:`~gamecodec.EncodeError`.
     """
     tpl = _template(template)
-    try:
-        spec = tpl[name]
-    except KeyError:
-        raise KeyError(f"no message {name!r} in {tpl!r}") from None
-    if spec.zerocoded:
-        flags |= ZEROCODED
+    spec = tpl.by_name.get(name) if isinstance(name, str) else None
+    if spec is None:
+        raise build_error(f"no message {name!r} in {tpl!r}")
     made = blocks_from_mapping(spec, tpl.block_classes(name), blocks)
-    return Message(
-        name, made, flags, sequence, tuple(acks), bytes(extra), spec.frequency, spec.number
-    )
+    try:
+        if spec.zerocoded:
+            flags |= ZEROCODED
+        message = Message(
+            name, made, flags, sequence, tuple(acks), bytes(extra), spec.frequency, spec.number
+        )
+    except (TypeError, ValueError) as exc:  # flags, acks or extra of the wrong type
+        raise build_error(f"{name}: {exc}") from None
+    _codec.encode(message, tpl, "flag")  # the values' checks: EncodeError
+    return message
 
 
 def text(value: bytes) -> str:

@@ -16,6 +16,7 @@ import statistics
 import uuid
 from collections.abc import Callable
 from functools import cache, partial
+from types import GenericAlias
 from typing import Any
 
 from gamecodec import lludp
@@ -218,7 +219,7 @@ def _struct_types(names: set[str]) -> tuple[Any, dict[str, tuple[Any, list[Any]]
                 gc=False,
             )
             blocks.append(block_type)
-            fields.append((block.name, tuple[block_type, ...]))  # type: ignore[valid-type]
+            fields.append((block.name, GenericAlias(tuple, (block_type, ...))))
         classes[name] = (msgspec.defstruct(name, fields, array_like=True, tag=name), blocks)
     union: Any = None
     for cls, _ in classes.values():
@@ -250,8 +251,9 @@ def msgpack_floor(data: list[bytes]) -> tuple[Callable[[bytes], object], list[by
 
 
 def single_packet_rows(config: Config) -> list[Row]:
-    """The spec's speed-table packets, each decoded and encoded again and again:
-    gamecodec against the pure twin and (when present) Hippolyzer. No targets:
+    """The five sample packets (``sample.bench_messages``), each decoded and
+    encoded again and again: gamecodec against the pure twin and (when
+    present) Hippolyzer. No targets:
     a repeated packet is the best case of every cache, not traffic."""
     pure = pure_twin("lludp", "gamecodec.lludp._codec_py")[0]
     hip = hippolyzer()

@@ -25,7 +25,6 @@ cdef bint _older(long long a, long long b) noexcept
 
 cdef bytes _ack_tail(list acks, Py_ssize_t count)
 cdef bytes _packet_ack_body(list ids)
-cdef object _facade()
 
 
 @cython.final

@@ -3,9 +3,11 @@
 
 Run as Python, this is the pure twin; Cython compiles the same file, typed by
 ``_circuit_c.pxd``, into ``gamecodec.lludp._circuit_c``. The public
-documentation is in :mod:`gamecodec.lludp.circuit`, which picks the twin, the
-codec a circuit uses by default and defines the events; the LL viewer sources
-each rule comes from are named beside it below.
+documentation is in :mod:`gamecodec.lludp.circuit`, which picks the twin; the
+events and constants both twins use live in :mod:`gamecodec.lludp._models`,
+and the codec a circuit uses by default is the active one
+(:mod:`gamecodec.lludp._impl`). The LL viewer sources each rule comes from are
+named beside it below.
 
 The header (flags, sequence) is read from the raw bytes, so a reliable
 packet seen before is acked again without being decoded. The codec's
@@ -24,54 +26,38 @@ from __future__ import annotations
 import struct
 from collections import deque
 from types import ModuleType
-from typing import Any
 
 from gamecodec._clock import MAX_TIME, check_time
 from gamecodec.errors import DecodeError, EncodeError, LocalProtocolError
-from gamecodec.lludp._models import Message
+from gamecodec.lludp import _impl
+from gamecodec.lludp._errors import PROTOCOL
+from gamecodec.lludp._models import (
+    ACK_COLLECT_TIME,
+    AVERAGED_PING_ALPHA,
+    AVERAGED_PING_MAX,
+    AVERAGED_PING_MIN,
+    CIRCUIT_TIMEOUT,
+    COLLECT_ACK_TIME_MAX,
+    DUPLICATE_WINDOW,
+    INITIAL_PING,
+    MAX_APPENDED_ACKS,
+    MAX_DATAGRAM,
+    MAX_OUT_PACKET_ID,
+    MAX_PACKET_ACK_IDS,
+    MAX_RESENDS,
+    MINIMUM_RELIABLE_TIMEOUT,
+    MTU,
+    PING_INTERVAL,
+    RELIABLE_TIMEOUT_FACTOR,
+    BadDatagram,
+    CircuitEvent,
+    Message,
+    MessageDropped,
+    PeerLost,
+)
 from gamecodec.lludp.template import Template, default_template
 
-__all__ = [
-    "ACK_COLLECT_TIME",
-    "AVERAGED_PING_ALPHA",
-    "AVERAGED_PING_MAX",
-    "AVERAGED_PING_MIN",
-    "CIRCUIT_TIMEOUT",
-    "COLLECT_ACK_TIME_MAX",
-    "DUPLICATE_WINDOW",
-    "INITIAL_PING",
-    "MAX_APPENDED_ACKS",
-    "MAX_DATAGRAM",
-    "MAX_OUT_PACKET_ID",
-    "MAX_PACKET_ACK_IDS",
-    "MAX_RESENDS",
-    "MAX_TIME",
-    "MINIMUM_RELIABLE_TIMEOUT",
-    "MTU",
-    "PING_INTERVAL",
-    "RELIABLE_TIMEOUT_FACTOR",
-    "Circuit",
-]
-
-# -- constants (LL names and files in gamecodec.lludp.circuit's docstring) ------------
-
-PING_INTERVAL = 5.0
-CIRCUIT_TIMEOUT = 100.0
-RELIABLE_TIMEOUT_FACTOR = 5.0
-MINIMUM_RELIABLE_TIMEOUT = 1.0
-MAX_RESENDS = 3
-INITIAL_PING = 1.0
-AVERAGED_PING_ALPHA = 0.2
-AVERAGED_PING_MIN = 0.1
-AVERAGED_PING_MAX = 2.0
-ACK_COLLECT_TIME = 0.1
-COLLECT_ACK_TIME_MAX = 2.0
-MAX_APPENDED_ACKS = 250
-MAX_PACKET_ACK_IDS = 255
-MTU = 1200
-MAX_OUT_PACKET_ID = 0x01000000
-DUPLICATE_WINDOW = 1 << 17
-MAX_DATAGRAM = 65507  # the largest UDP payload over IPv4
+__all__ = ["Circuit"]
 
 _MASK = MAX_OUT_PACKET_ID - 1
 _HALF = MAX_OUT_PACKET_ID >> 1
@@ -118,15 +104,6 @@ def _packet_ack_body(ids: list[int]) -> bytes:
     return _PACKET_ACK_HEAD + struct.pack(f"<B{len(ids)}I", len(ids), *ids)
 
 
-def _facade() -> ModuleType:
-    """``gamecodec.lludp.circuit``: it defines the events (one class for both
-    twins) and picks the default codec. Imported when first needed, since it
-    imports this module."""
-    from gamecodec.lludp import circuit
-
-    return circuit
-
-
 class _Pending:
     """A reliable packet waiting for its ack: the wire bytes as first sent,
     where its appended acks begin, when it is resent next and how often it was."""
@@ -149,7 +126,23 @@ def _pending(wire: bytes, end: int, exp: float) -> _Pending:
 
 
 class Circuit:
-    """One LLUDP circuit (see :class:`gamecodec.lludp.circuit.Circuit`)."""
+    """One LLUDP circuit to one peer, Sans-IO: the LL viewer's sequence
+    numbers, acks, resends and pings (:mod:`gamecodec.lludp.circuit` says
+    what it does, rule by rule).
+
+    Give it every datagram from the peer (:meth:`receive_datagram`, which
+    returns the messages delivered), send with :meth:`send`, write out what
+    :meth:`datagrams_to_send` returns, and call that again at
+    :meth:`next_deadline`; :meth:`events` returns the
+    :class:`~gamecodec.lludp.MessageDropped`,
+    :class:`~gamecodec.lludp.BadDatagram` and
+    :class:`~gamecodec.sessions.PeerLost` events. Every method takes ``now``
+    in seconds (any monotonic clock). The keyword arguments default to the
+    LL viewer's values (the constants of :mod:`gamecodec.lludp.circuit`);
+    ``template`` and ``codec`` default to the built-in template and the
+    active codec, ``strict`` and ``max_size`` are the decoder's, and
+    ``deliver_control=True`` also returns PacketAck and ping messages.
+    """
 
     def __init__(
         self,
@@ -178,7 +171,7 @@ class Circuit:
     ) -> None:
         check_time(now)
         if codec is None:
-            codec = _facade()._codec
+            codec = _impl.codec
         if zero_coding not in ("flag", "smaller"):
             raise ValueError(f"zero_coding must be 'flag' or 'smaller', not {zero_coding!r}")
         if not (ping_interval > 0 and circuit_timeout > 0 and minimum_reliable_timeout >= 0.001):
@@ -240,8 +233,8 @@ class Circuit:
         self._ping_avg = float(initial_ping)
         self._rto = self._timeout_for(self._ping_avg)
         # state and counters
-        self._lost: Any = None
-        self._events: list[Any] = []
+        self._lost: PeerLost | None = None
+        self._events: list[CircuitEvent] = []
         # the earliest timer without the ack flush (a lower bound), and with it
         self._timer_wake = min(self._next_ping, now + self._circuit_timeout)
         self._wake = self._timer_wake
@@ -257,7 +250,7 @@ class Circuit:
         its first client). Only before anything was sent or received."""
         check_time(now)
         if self.packets_in or self.packets_out or self._lost is not None:
-            raise LocalProtocolError("restart_clock on a circuit already in use")
+            raise LocalProtocolError("restart_clock on a circuit already in use", protocol=PROTOCOL)
         self._ping_sent = now
         self._next_ping = now + self._ping_interval
         self._last_ping_answer = now
@@ -387,7 +380,7 @@ class Circuit:
         return self._pings_in_transit
 
     @property
-    def lost(self) -> Any:
+    def lost(self) -> PeerLost | None:
         """The :class:`PeerLost` event once the circuit is dead, else ``None``."""
         return self._lost
 
@@ -396,7 +389,7 @@ class Circuit:
         ``max(minimum_reliable_timeout, factor * averaged ping)`` (llcircuit.cpp)."""
         return self._rto_at(_seconds(now))
 
-    def events(self) -> list[Any]:
+    def events(self) -> list[CircuitEvent]:
         """Events since the last call: PeerLost, MessageDropped, BadDatagram."""
         out = self._events
         self._events = []
@@ -464,7 +457,9 @@ class Circuit:
 
     def _send(self, message: Message, reliable: bool, now: float) -> int:
         if self._lost is not None:
-            raise LocalProtocolError(f"send on a lost circuit ({self._lost.reason})")
+            raise LocalProtocolError(
+                f"send on a lost circuit ({self._lost.reason})", protocol=PROTOCOL
+            )
         seq = self._seq
         acks = self._acks
         count = min(len(acks), self._max_appended_acks)
@@ -484,7 +479,8 @@ class Circuit:
             raise EncodeError(
                 f"{message.name}: {end} bytes encoded, more than a peer takes "
                 f"(max_size {self._max_size}, as the LL viewer's buffer; UDP at most "
-                f"{MAX_DATAGRAM})"
+                f"{MAX_DATAGRAM})",
+                protocol=PROTOCOL,
             )
         if wire[0] & _ZEROCODED:
             self._check_expansion(message, wire, end)
@@ -514,7 +510,8 @@ class Circuit:
         except DecodeError:
             raise EncodeError(
                 f"{message.name}: its zero-coded body expands past max_size "
-                f"{self._max_size} (the receiver's limit)"
+                f"{self._max_size} (the receiver's limit)",
+                protocol=PROTOCOL,
             ) from None
 
     def _put(self, flags: int, body: bytes, can_ack: bool, now: float) -> None:
@@ -611,7 +608,7 @@ class Circuit:
                 del unacked[seq]
                 self.dropped += 1
                 dropped = bytes((flags,)) + wire[1 : p.end]
-                self._events.append(_facade().MessageDropped(seq, dropped, now))
+                self._events.append(MessageDropped(seq, dropped, now))
                 continue
             if not self._out:
                 self._out_at = now
@@ -651,7 +648,7 @@ class Circuit:
         self._ack_deadline = _INF
 
     def _kill(self, reason: str, now: float) -> None:
-        lost = _facade().PeerLost(reason, now)
+        lost = PeerLost(reason, now)
         self._lost = lost
         self._events.append(lost)
         self._unacked.clear()
@@ -686,7 +683,7 @@ class Circuit:
         try:
             msg: Message = self._decode(raw, self._template, self.strict, self._max_size)
         except DecodeError as exc:
-            self._events.append(_facade().BadDatagram(exc, raw, t))
+            self._events.append(BadDatagram(exc, raw, t))
             return []
         control = msg.name in _CONTROL and msg.body is None
         if control and msg.truncated:
@@ -696,7 +693,7 @@ class Circuit:
             try:
                 self._decode(raw, self._template, True, self._max_size)
             except DecodeError as exc:
-                self._events.append(_facade().BadDatagram(exc, raw, t))
+                self._events.append(BadDatagram(exc, raw, t))
             return []
         self.packets_in += 1
         if msg.acks:

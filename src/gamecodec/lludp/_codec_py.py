@@ -1,10 +1,10 @@
 """LLUDP packet codec, pure-Python twin of ``_codec_c.pyx``.
 
 Entry points take the template explicitly (the public wrappers in
-``gamecodec.lludp`` supply the default). Semantics follow the LL viewer and
-the decisions of the spec (section 9): zero-coding with LL's wrap rule and a
-size cap, acks stripped from the end before expansion, extra header bytes
-after the message number, and LL's tolerance unless ``strict``.
+``gamecodec.lludp`` supply the default). Semantics follow the LL viewer's
+reader: zero-coding with LL's wrap rule and a size cap, acks stripped from
+the end before expansion, extra header bytes after the message number, and
+LL's tolerance unless ``strict``.
 """
 
 from __future__ import annotations
@@ -221,10 +221,11 @@ def peek(data: bytes, template: Template) -> Header:
     code, _ = _read_number(head)
     frequency, number = split_code(code)
     plan = template.plan(code)
-    name = None if plan is False else plan[1]  # type: ignore[index]
+    name = None
     if plan is not False:
-        frequency = plan[2]  # type: ignore[index]
-        number = plan[3]  # type: ignore[index]
+        name = plan[1]
+        frequency = plan[2]
+        number = plan[3]
     sequence = int.from_bytes(data[1:5], "big")
     return Header(flags, sequence, data[5], frequency, number, name, acks, body_end)
 
@@ -390,13 +391,17 @@ def decode_many(
 # ---------------------------------------------------------------- encode
 
 
-_NUMBER_LIMITS = {Frequency.HIGH: 0xFE, Frequency.MEDIUM: 0xFE, Frequency.LOW: 0xFFFF}
+_NUMBER_LIMITS: dict[int, int] = {
+    Frequency.HIGH: 0xFE,
+    Frequency.MEDIUM: 0xFE,
+    Frequency.LOW: 0xFFFF,
+}
 
 
 def _number_bytes(frequency: int, number: int, name: str = "message") -> bytes:
     if not (isinstance(frequency, int) and frequency in (1, 2, 4, 5)):
         raise M.encode_error(name, "frequency", f"{frequency!r} is not a Frequency")
-    hi = _NUMBER_LIMITS.get(frequency, 0xFFFFFFFF)  # type: ignore[call-overload]
+    hi = _NUMBER_LIMITS.get(frequency, 0xFFFFFFFF)
     # a Fixed number is FF FF FF xx: any other would read back as another message
     lo = 0xFFFFFF00 if frequency == Frequency.FIXED else 0
     number = _int(number, lo, hi, "number", name)

@@ -1,4 +1,5 @@
-"""Error builders shared by both LLUDP twins, so their messages are identical.
+"""LLUDP's errors: :class:`TemplateError` and the builders both twins share,
+so their messages are identical.
 
 Offsets are absolute: the header and ack trailer in wire bytes, the message
 number and body in the zero-decoded packet (the wire bytes when the packet
@@ -7,9 +8,31 @@ is not zero-coded).
 
 from __future__ import annotations
 
-from gamecodec.errors import DecodeError, EncodeError, TruncatedError
+from typing import Any
+
+from gamecodec.errors import DecodeError, EncodeError, GameCodecError, TruncatedError
+
+__all__ = ["PROTOCOL", "TemplateError"]
 
 PROTOCOL = "lludp"
+
+
+class TemplateError(GameCodecError, ValueError):
+    """A message template that cannot be used.
+
+    ``line`` is the 1-based line of template text where parsing failed, or
+    ``None`` for a :class:`~gamecodec.lludp.Template` built from specs.
+    """
+
+    protocol = PROTOCOL
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message if line is None else f"{message} (line {line})", protocol=PROTOCOL)
+        self.message = message
+        self.line = line
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.message, self.line))
 
 
 def short_packet(size: int) -> DecodeError:
@@ -73,4 +96,8 @@ def bad_max_size(max_size: object) -> ValueError:
 
 
 def encode_error(message: str, where: str, problem: str) -> EncodeError:
-    return EncodeError(f"{message}: {where}: {problem}")
+    return EncodeError(f"{message}: {where}: {problem}", protocol=PROTOCOL)
+
+
+def build_error(problem: str) -> EncodeError:
+    return EncodeError(problem, protocol=PROTOCOL)

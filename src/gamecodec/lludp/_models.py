@@ -1,4 +1,6 @@
-"""LLUDP data model: template specs, messages, blocks, headers (never compiled).
+"""LLUDP data model: template specs, messages, blocks, headers, circuit events
+and constants (never compiled: both twins of the codec and of the circuit
+return these classes).
 
 A :class:`Template` is a set of :class:`MessageSpec`; each has blocks
 (:class:`BlockSpec`) of fields (:class:`FieldSpec`). Decoded packets are
@@ -12,20 +14,43 @@ from __future__ import annotations
 import collections
 import operator
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from enum import IntEnum, IntFlag
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from gamecodec.errors import DecodeError
+from gamecodec.lludp._errors import build_error
+from gamecodec.sessions import Event, PeerLost
 
 __all__ = [
     "ACK",
+    "ACK_COLLECT_TIME",
+    "AVERAGED_PING_ALPHA",
+    "AVERAGED_PING_MAX",
+    "AVERAGED_PING_MIN",
+    "CIRCUIT_TIMEOUT",
+    "COLLECT_ACK_TIME_MAX",
+    "DUPLICATE_WINDOW",
     "FIELD_SIZES",
+    "INITIAL_PING",
     "MAX_ACKS",
+    "MAX_APPENDED_ACKS",
+    "MAX_DATAGRAM",
+    "MAX_OUT_PACKET_ID",
+    "MAX_PACKET_ACK_IDS",
+    "MAX_RESENDS",
+    "MINIMUM_RELIABLE_TIMEOUT",
     "MTU",
+    "PING_INTERVAL",
     "RELIABLE",
+    "RELIABLE_TIMEOUT_FACTOR",
     "RESENT",
     "ZEROCODED",
+    "BadDatagram",
     "Block",
     "BlockKind",
     "BlockSpec",
+    "CircuitEvent",
     "Deprecation",
     "FieldSpec",
     "FieldType",
@@ -33,7 +58,9 @@ __all__ = [
     "Frequency",
     "Header",
     "Message",
+    "MessageDropped",
     "MessageSpec",
+    "PeerLost",
     "block_class",
     "message_code",
     "split_code",
@@ -50,13 +77,52 @@ class Flag(IntFlag):
 
 
 ZEROCODED = 0x80
+"""Header flag: the body after the extra header is zero-coded."""
 RELIABLE = 0x40
+"""Header flag: the receiver must ack this packet."""
 RESENT = 0x20
+"""Header flag: this packet is a resend."""
 ACK = 0x10
+"""Header flag: acks are appended after the body (count in the last byte)."""
 MAX_ACKS = 250
 """The most acks LL appends to one packet."""
 MTU = 1200
 """LL's ``MTUBYTES``: acks are appended only while the packet stays within it."""
+
+# -- circuit constants: the LL viewer's values, each a Circuit parameter's default --
+
+PING_INTERVAL = 5.0
+"""Seconds between StartPingChecks (the viewer's circuit heartbeat)."""
+CIRCUIT_TIMEOUT = 100.0
+"""Seconds without a CompletePingCheck before the peer is lost."""
+RELIABLE_TIMEOUT_FACTOR = 5.0
+"""A reliable packet is resent after this times the averaged ping ..."""
+MINIMUM_RELIABLE_TIMEOUT = 1.0
+"""... and at least this many seconds."""
+MAX_RESENDS = 3
+"""Resends of a reliable packet before it is given up."""
+INITIAL_PING = 1.0
+"""The averaged ping, in seconds, before the first round trip is measured."""
+AVERAGED_PING_ALPHA = 0.2
+"""The weight of a new, lower round trip in the averaged ping (a rise counts at once)."""
+AVERAGED_PING_MIN = 0.1
+"""The averaged ping's floor, in seconds."""
+AVERAGED_PING_MAX = 2.0
+"""The averaged ping's cap, in seconds."""
+ACK_COLLECT_TIME = 0.1
+"""Seconds an owed ack waits for an outgoing packet to ride on before a PacketAck."""
+COLLECT_ACK_TIME_MAX = 2.0
+"""The largest ack collect time a circuit takes (larger values are clamped)."""
+MAX_APPENDED_ACKS = MAX_ACKS
+"""The most acks a circuit appends to one packet."""
+MAX_PACKET_ACK_IDS = 255
+"""The most ids one PacketAck message carries (its Variable block's limit)."""
+MAX_OUT_PACKET_ID = 0x01000000
+"""Sequence numbers wrap at this value (24 bits)."""
+DUPLICATE_WINDOW = 1 << 17
+"""The most reliable sequence numbers a circuit remembers to catch duplicates."""
+MAX_DATAGRAM = 65507
+"""The largest UDP payload over IPv4: no packet a circuit sends is longer."""
 
 
 class Frequency(IntEnum):
@@ -69,6 +135,8 @@ class Frequency(IntEnum):
 
 
 class Deprecation(IntEnum):
+    """A template message's deprecation mark (the optional fifth header word)."""
+
     NONE = 0
     DEPRECATED = 1
     UDP_DEPRECATED = 2
@@ -76,6 +144,8 @@ class Deprecation(IntEnum):
 
 
 class BlockKind(IntEnum):
+    """How many instances a block has: one, a fixed N, or a count byte's worth."""
+
     SINGLE = 1
     MULTIPLE = 2
     VARIABLE = 3
@@ -137,13 +207,12 @@ class FieldSpec(NamedTuple):
     size: int
 
 
-class BlockSpec(NamedTuple):
-    """One block: ``count`` is N for MULTIPLE, 1 for SINGLE, 0 for VARIABLE."""
-
-    name: str
-    kind: BlockKind
-    count: int  # type: ignore[assignment]  # shadows tuple.count, as the template names it
-    fields: tuple[FieldSpec, ...]
+# the functional form: the field ``count`` (the template's word) shadows tuple.count
+BlockSpec = NamedTuple(  # noqa: UP014 (the class form cannot type a field named count)
+    "BlockSpec",
+    [("name", str), ("kind", BlockKind), ("count", int), ("fields", tuple[FieldSpec, ...])],
+)
+BlockSpec.__doc__ = """One block: ``count`` is N for MULTIPLE, 1 for SINGLE, 0 for VARIABLE."""
 
 
 class MessageSpec(NamedTuple):
@@ -185,12 +254,24 @@ def split_code(code: int) -> tuple[Frequency, int]:
     return Frequency.LOW, code & 0xFFFF
 
 
-class Block(tuple):  # type: ignore[type-arg]
-    """Base of the per-block classes: a tuple of field values, indexable by field name."""
+class Block(tuple[Any, ...]):
+    """Base of the per-block classes: a tuple of field values, indexable by field name.
+
+    Each block class (one per template block) has one attribute per field:
+    ``block.AgentID``, ``block["AgentID"]`` and ``block[0]`` read the same
+    value. A field named like a tuple method (``count``, ``index``) or
+    starting with ``_`` is read by name only: ``block["count"]``.
+    """
 
     __slots__ = ()
     _fields: tuple[str, ...] = ()
     _index: dict[str, int] = {}  # noqa: RUF012 (replaced per subclass)
+
+    if TYPE_CHECKING:  # the field attributes, for type checkers (none at run time:
+        # a __getattr__ would slow every field read)
+        def __getattr__(self, name: str) -> Any:
+            """A field's value (each block class has one attribute per field)."""
+            raise AttributeError(name)
 
     def __getitem__(self, key: Any) -> Any:
         if isinstance(key, str):
@@ -201,9 +282,11 @@ class Block(tuple):  # type: ignore[type-arg]
         return tuple.__getitem__(self, key)
 
     def keys(self) -> tuple[str, ...]:
+        """The field names, in template order."""
         return self._fields
 
     def items(self) -> list[tuple[str, Any]]:
+        """``(field name, value)`` pairs, in template order."""
         return list(zip(self._fields, self, strict=True))
 
     def _asdict(self) -> dict[str, Any]:
@@ -285,22 +368,24 @@ class Message(NamedTuple):
         return tuple.__getitem__(self, key)
 
     def __getattr__(self, name: str) -> tuple[Block, ...]:
-        blocks: dict[str, tuple[Block, ...]] = tuple.__getitem__(self, 1)  # type: ignore[index]
         try:
-            return blocks[name]
+            return self.blocks[name]
         except KeyError:
             raise AttributeError(f"message {self.name} has no block {name!r}") from None
 
     @property
     def reliable(self) -> bool:
+        """The RELIABLE flag: the receiver must ack this packet."""
         return bool(self.flags & RELIABLE)
 
     @property
     def zerocoded(self) -> bool:
+        """The ZEROCODED flag: the body is zero-coded on the wire."""
         return bool(self.flags & ZEROCODED)
 
     @property
     def resent(self) -> bool:
+        """The RESENT flag: the packet is a resend."""
         return bool(self.flags & RESENT)
 
     @property
@@ -310,6 +395,7 @@ class Message(NamedTuple):
 
     @property
     def code(self) -> int:
+        """The message id as one integer: the number bytes read as big-endian."""
         return message_code(self.frequency, self.number)
 
     def to_dict(self) -> dict[str, list[dict[str, Any]]]:
@@ -338,9 +424,10 @@ class Message(NamedTuple):
 class Header(NamedTuple):
     """What :func:`peek` reads without touching the body.
 
-    ``body_offset`` is where the message number starts (always 6) and
-    ``body_end`` where the appended acks start: ``data[6:body_end]`` is the
-    (possibly zero-coded) message, forwarded as it is by :func:`forward`.
+    ``body_end`` is where the appended acks start: ``data[6:body_end]``, after
+    the 6-byte header, is the (possibly zero-coded) message, forwarded as it
+    is by :func:`forward`.
+    ``name`` is ``None`` for a message number the template does not have.
     """
 
     flags: int
@@ -354,52 +441,103 @@ class Header(NamedTuple):
 
     @property
     def reliable(self) -> bool:
+        """The RELIABLE flag: the receiver must ack this packet."""
         return bool(self.flags & RELIABLE)
 
     @property
     def zerocoded(self) -> bool:
+        """The ZEROCODED flag: the body is zero-coded on the wire."""
         return bool(self.flags & ZEROCODED)
 
     @property
     def resent(self) -> bool:
+        """The RESENT flag: the packet is a resend."""
         return bool(self.flags & RESENT)
 
     @property
     def code(self) -> int:
+        """The message id as one integer: the number bytes read as big-endian."""
         return message_code(self.frequency, self.number)
 
 
 def blocks_from_mapping(
     spec: MessageSpec, classes: Mapping[str, type[Block]], given: Mapping[str, Any]
 ) -> dict[str, tuple[Block, ...]]:
-    """Turn ``{block: dict | [dict | Block, ...]}`` into the ``blocks`` of a Message."""
+    """Turn ``{block: dict | [dict | Block, ...]}`` into the ``blocks`` of a Message.
+
+    Raises :class:`~gamecodec.EncodeError` for an unknown or missing block or
+    field (the values themselves are checked by the encoder).
+    """
     unknown = set(given) - {b.name for b in spec.blocks}
     if unknown:
-        raise ValueError(f"{spec.name} has no block(s) {sorted(unknown)}")
+        raise build_error(f"{spec.name} has no block(s) {sorted(unknown)}")
     out: dict[str, tuple[Block, ...]] = {}
     for block in spec.blocks:
         cls = classes[block.name]
+        where = f"{spec.name}.{block.name}"
         value = given.get(block.name)
         if value is None:
             if block.kind == BlockKind.VARIABLE:
                 out[block.name] = ()
                 continue
-            raise ValueError(f"{spec.name}: block {block.name} is required")
+            raise build_error(f"{spec.name}: block {block.name} is required")
         if isinstance(value, (Mapping, Block)):
             value = [value]
+        elif isinstance(value, (str, bytes, bytearray)) or not isinstance(value, Iterable):
+            raise build_error(f"{where}: expected a dict or a list of dicts, got {value!r}")
         items: list[Block] = []
         for item in value:
             if isinstance(item, Block):
+                if len(item) != len(cls._fields):
+                    raise build_error(
+                        f"{where}: expected {len(cls._fields)} values, got {len(item)}"
+                    )
                 items.append(cls(item))
                 continue
             if not isinstance(item, Mapping):
-                raise TypeError(f"{spec.name}.{block.name}: expected a dict, got {item!r}")
+                raise build_error(f"{where}: expected a dict, got {item!r}")
             missing = [f.name for f in block.fields if f.name not in item]
             extra = set(item) - set(cls._fields)
             if missing or extra:
-                raise ValueError(
-                    f"{spec.name}.{block.name}: missing fields {missing}, unknown {sorted(extra)}"
+                raise build_error(
+                    f"{where}: missing fields {missing}, unknown {sorted(extra, key=repr)}"
                 )
             items.append(cls(item[name] for name in cls._fields))
         out[block.name] = tuple(items)
     return out
+
+
+# -- circuit events ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MessageDropped(Event):
+    """A reliable packet was given up after ``max_resends`` resends.
+
+    ``data`` is the packet as first sent (without appended acks). The peer may
+    still have received it: only its ack is known to be missing.
+    """
+
+    sequence: int
+    """The packet's sequence number."""
+    data: bytes
+    """The packet's bytes as first sent, without appended acks."""
+    at: float
+    """When it was given up (the circuit's clock)."""
+
+
+@dataclass(frozen=True)
+class BadDatagram(Event):
+    """A received datagram the codec refused; it changed nothing."""
+
+    error: DecodeError
+    """Why it was refused, with the byte offset."""
+    data: bytes
+    """The datagram as received."""
+    at: float
+    """When it arrived (the circuit's clock)."""
+
+
+CircuitEvent = PeerLost | MessageDropped | BadDatagram
+"""What :meth:`Circuit.events` returns (delivered messages are returned by
+:meth:`Circuit.receive_datagram` itself)."""

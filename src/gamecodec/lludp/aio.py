@@ -1,8 +1,11 @@
-"""Thin asyncio adapter: one :class:`~gamecodec.lludp.circuit.Circuit` per UDP endpoint.
+"""Thin asyncio adapter: one :class:`~gamecodec.lludp.Circuit` per UDP endpoint.
 
-The protocol feeds received datagrams to the circuit with the loop's clock,
-writes what the circuit wants to send, and keeps one timer at the circuit's
-``next_deadline()``. Delivered messages queue up for :meth:`CircuitProtocol.recv`.
+:func:`open_endpoint` binds a socket and returns an :class:`Endpoint`, which
+feeds received datagrams to the circuit with the loop's clock, writes what
+the circuit wants to send, and keeps one timer at the circuit's
+``next_deadline()``. Delivered messages queue up for :meth:`Endpoint.recv`.
+A ``tap=`` callable sees every datagram in and out as a
+:class:`~gamecodec.sessions.Traffic` record (for logging or capture).
 
 Loopback example (both ends send 10,000 reliable messages)::
 
@@ -18,11 +21,11 @@ Loopback example (both ends send 10,000 reliable messages)::
         )
 
     async def main() -> None:
-        a = await aio.open_circuit(("127.0.0.1", 0))
-        b = await aio.open_circuit(("127.0.0.1", 0))
+        a = await aio.open_endpoint(("127.0.0.1", 0))
+        b = await aio.open_endpoint(("127.0.0.1", 0))
         a.peer, b.peer = b.local_address, a.local_address
 
-        async def pump(p: aio.CircuitProtocol) -> list[int]:
+        async def pump(p: aio.Endpoint) -> list[int]:
             async def sender() -> None:
                 for i in range(10_000):
                     await p.drain()  # at most 256 reliable messages unacked
@@ -50,35 +53,42 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from gamecodec._aio import Address, SessionProtocol, open_endpoint
-from gamecodec.lludp._models import Message
-from gamecodec.lludp.circuit import BadDatagram, Circuit, MessageDropped, PeerLost
+from gamecodec._aio import Address, SessionProtocol
+from gamecodec._aio import open_endpoint as _bind
+from gamecodec._deprecated import deprecated_names
+from gamecodec.lludp._models import BadDatagram, Message, MessageDropped, PeerLost
+from gamecodec.lludp.circuit import Circuit
+from gamecodec.sessions import Tap
 
-__all__ = ["DRAIN_LIMIT", "CircuitProtocol", "open_circuit"]
+__all__ = ["DRAIN_LIMIT", "Endpoint", "open_endpoint"]
 
 DRAIN_LIMIT = 256
-"""Default bound of :meth:`CircuitProtocol.drain`: reliable messages unacked."""
+"""Default bound of :meth:`Endpoint.drain`: reliable messages unacked."""
 
 
-class CircuitProtocol(SessionProtocol[Circuit, Message]):
+class Endpoint(SessionProtocol[Circuit, Message]):
     """A :class:`asyncio.DatagramProtocol` driving one :class:`Circuit`.
 
     Datagrams from addresses other than ``peer`` are ignored (when ``peer``
     is ``None``, the first sender whose datagram decodes becomes the peer).
     ``dropped`` keeps the latest reliable messages the circuit gave up
-    (:class:`MessageDropped`) and ``bad`` the latest datagrams it could not
-    decode (:class:`BadDatagram`): :class:`collections.deque` objects of
-    :attr:`history` events each; ``lost``
-    is set when the circuit reports the peer lost, and then :meth:`recv`
-    raises :class:`ConnectionError`. Messages are delivered in arrival order.
+    (:class:`~gamecodec.lludp.MessageDropped`) and ``bad`` the latest
+    datagrams it could not decode (:class:`~gamecodec.lludp.BadDatagram`):
+    :class:`collections.deque` objects of :attr:`history` events each;
+    ``lost`` is set to the :class:`~gamecodec.sessions.PeerLost` event when
+    the circuit reports the peer lost, and then :meth:`recv` raises
+    :class:`ConnectionError`. Messages are delivered in arrival order.
+    ``tap``, if given, sees every datagram received and sent.
     """
 
     name = "LLUDP"
     drain_limit = DRAIN_LIMIT
     taken_counter = "packets_in"
 
-    def __init__(self, circuit: Circuit, peer: Address | None = None) -> None:
-        super().__init__(circuit, peer)
+    def __init__(
+        self, circuit: Circuit, peer: Address | None = None, *, tap: Tap | None = None
+    ) -> None:
+        super().__init__(circuit, peer, tap=tap)
         self.circuit = circuit
         self.dropped: deque[MessageDropped] = self._recent()
         self.bad: deque[BadDatagram] = self._recent()
@@ -107,21 +117,36 @@ class CircuitProtocol(SessionProtocol[Circuit, Message]):
             self._peer_lost(event)
 
 
-async def open_circuit(
+async def open_endpoint(
     local_addr: Address,
     remote_addr: Address | None = None,
     *,
+    tap: Tap | None = None,
     circuit_type: Callable[..., Circuit] | None = None,
     **circuit_kwargs: Any,
-) -> CircuitProtocol:
-    """Bind a UDP socket at ``local_addr`` and return its protocol, whose
-    :class:`Circuit` (built from ``circuit_kwargs`` with the loop's clock)
-    talks to ``remote_addr`` (or to the first peer that writes, or to whatever
-    ``protocol.peer`` is set to later). ``circuit_type`` picks a twin
-    (``gamecodec.lludp._circuit_py.Circuit``; the active one by default)."""
+) -> Endpoint:
+    """Bind a UDP socket at ``local_addr`` and return its :class:`Endpoint`.
+
+    Its :class:`Circuit` (built from ``circuit_kwargs``, with the loop's clock
+    as ``now`` unless given) talks to ``remote_addr`` (a host name is
+    resolved), or to the first peer whose datagram decodes, or to whatever
+    ``endpoint.peer`` is set to later. ``tap`` sees every datagram in and out
+    as a :class:`~gamecodec.sessions.Traffic` record. ``circuit_type`` builds
+    the circuit instead of :class:`Circuit` (any callable taking the same
+    keywords).
+    """
     loop = asyncio.get_running_loop()
     circuit_kwargs.setdefault("now", loop.time())
     circuit = (Circuit if circuit_type is None else circuit_type)(**circuit_kwargs)
-    protocol = CircuitProtocol(circuit)
-    await open_endpoint(protocol, local_addr, remote_addr)
-    return protocol
+    endpoint = Endpoint(circuit, tap=tap)
+    await _bind(endpoint, local_addr, remote_addr)
+    return endpoint
+
+
+__getattr__ = deprecated_names(
+    __name__,
+    {
+        "open_circuit": ("open_endpoint", lambda: open_endpoint),
+        "CircuitProtocol": ("Endpoint", lambda: Endpoint),
+    },
+)

@@ -18,6 +18,12 @@ monotonic origin, e.g. ``loop.time()``)::
         ...
     wake_up_at = circuit.next_deadline()  # seconds, or None
 
+A circuit is a :class:`gamecodec.sessions.DatagramSession`. Its events are
+frozen dataclasses (subclasses of :class:`gamecodec.sessions.Event`); the
+peer's loss is :class:`gamecodec.sessions.PeerLost`, the event every
+gamecodec session reports. Both the compiled and the pure circuit report the
+same classes.
+
 What it does, with the LL viewer's rules and numbers (``secondlife/viewer``,
 ``indra/llmessage``; every constant is a constructor parameter with LL's value
 as its default):
@@ -99,10 +105,33 @@ viewer's pace.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from gamecodec import _accel
-from gamecodec.errors import DecodeError
+from gamecodec._clock import MAX_TIME
+from gamecodec.lludp._models import (
+    ACK_COLLECT_TIME,
+    AVERAGED_PING_ALPHA,
+    AVERAGED_PING_MAX,
+    AVERAGED_PING_MIN,
+    CIRCUIT_TIMEOUT,
+    COLLECT_ACK_TIME_MAX,
+    DUPLICATE_WINDOW,
+    INITIAL_PING,
+    MAX_APPENDED_ACKS,
+    MAX_DATAGRAM,
+    MAX_OUT_PACKET_ID,
+    MAX_PACKET_ACK_IDS,
+    MAX_RESENDS,
+    MINIMUM_RELIABLE_TIMEOUT,
+    MTU,
+    PING_INTERVAL,
+    RELIABLE_TIMEOUT_FACTOR,
+    BadDatagram,
+    CircuitEvent,
+    MessageDropped,
+    PeerLost,
+)
 
 __all__ = [
     "ACK_COLLECT_TIME",
@@ -130,61 +159,7 @@ __all__ = [
     "PeerLost",
 ]
 
-
-class PeerLost(NamedTuple):
-    """The circuit is dead: the peer stopped answering pings."""
-
-    reason: str
-    at: float
-
-
-class MessageDropped(NamedTuple):
-    """A reliable packet was given up after ``max_resends`` resends.
-
-    ``data`` is the packet as first sent (without appended acks). The peer may
-    still have received it: only its ack is known to be missing.
-    """
-
-    sequence: int
-    data: bytes
-    at: float
-
-
-class BadDatagram(NamedTuple):
-    """A received datagram the codec refused; it changed nothing."""
-
-    error: DecodeError
-    data: bytes
-    at: float
-
-
-CircuitEvent = PeerLost | MessageDropped | BadDatagram
-"""What :meth:`Circuit.events` returns (delivered messages are returned by
-:meth:`Circuit.receive_datagram` itself)."""
-
-# The twins take the events above and this codec (a Circuit's default) from here.
-_codec = _accel.load("gamecodec.lludp", "_codec", "lludp")
-_impl = _accel.load("gamecodec.lludp", "_circuit", "lludp.circuit")
-
 if TYPE_CHECKING:
     from gamecodec.lludp._circuit_py import Circuit
 else:
-    Circuit = _impl.Circuit
-ACK_COLLECT_TIME: float = _impl.ACK_COLLECT_TIME
-AVERAGED_PING_ALPHA: float = _impl.AVERAGED_PING_ALPHA
-AVERAGED_PING_MAX: float = _impl.AVERAGED_PING_MAX
-AVERAGED_PING_MIN: float = _impl.AVERAGED_PING_MIN
-CIRCUIT_TIMEOUT: float = _impl.CIRCUIT_TIMEOUT
-COLLECT_ACK_TIME_MAX: float = _impl.COLLECT_ACK_TIME_MAX
-DUPLICATE_WINDOW: int = _impl.DUPLICATE_WINDOW
-INITIAL_PING: float = _impl.INITIAL_PING
-MAX_APPENDED_ACKS: int = _impl.MAX_APPENDED_ACKS
-MAX_DATAGRAM: int = _impl.MAX_DATAGRAM
-MAX_OUT_PACKET_ID: int = _impl.MAX_OUT_PACKET_ID
-MAX_PACKET_ACK_IDS: int = _impl.MAX_PACKET_ACK_IDS
-MAX_RESENDS: int = _impl.MAX_RESENDS
-MAX_TIME: float = _impl.MAX_TIME
-MINIMUM_RELIABLE_TIMEOUT: float = _impl.MINIMUM_RELIABLE_TIMEOUT
-MTU: int = _impl.MTU
-PING_INTERVAL: float = _impl.PING_INTERVAL
-RELIABLE_TIMEOUT_FACTOR: float = _impl.RELIABLE_TIMEOUT_FACTOR
+    Circuit = _accel.load("gamecodec.lludp", "_circuit", "lludp.circuit").Circuit

@@ -3,7 +3,7 @@
 :func:`region_stream` is a region's traffic: every packet distinct (fresh
 object ids, positions, sequence numbers and acks), in the mix a simulator and
 a viewer exchange. :func:`bench_messages` are five single packets with the
-shapes of the spec's Hippolyzer speed table (section 6): AgentUpdate,
+shapes of the packets Hippolyzer's speed comparison uses: AgentUpdate,
 AgentUpdate with 20 appended acks, ObjectUpdate x5 (zero-coded, reliable),
 ImprovedTerseObjectUpdate x15 and PacketAck x200. Values are pseudo-random,
 zero-heavy where real traffic is (object updates are mostly zeros, which is
@@ -92,7 +92,7 @@ def random_message(
 
 
 def bench_messages(seed: int = 0x5EED) -> dict[str, Message]:
-    """The five benchmark packets of the spec's speed table, as messages."""
+    """The five single benchmark packets (see the module docstring), as messages."""
     rng = random.Random(seed)
     acks = tuple(range(7000, 7020))
     return {

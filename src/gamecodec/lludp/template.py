@@ -22,8 +22,9 @@ import re
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from gamecodec.lludp._errors import TemplateError
 from gamecodec.lludp._models import (
     FIELD_SIZES,
     Block,
@@ -38,14 +39,6 @@ from gamecodec.lludp._models import (
 )
 
 __all__ = ["Template", "TemplateError", "default_template", "load_template", "parse_template"]
-
-
-class TemplateError(ValueError):
-    """A template that cannot be parsed; ``.line`` is the 1-based line number."""
-
-    def __init__(self, message: str, line: int) -> None:
-        super().__init__(f"{message} (line {line})")
-        self.line = line
 
 
 _TYPES: dict[str, FieldType] = {
@@ -290,10 +283,10 @@ def _check_fields(spec: MessageSpec) -> None:
             try:
                 ftype = FieldType(field.type)
             except ValueError:
-                raise ValueError(f"{where}: unknown field type {field.type!r}") from None
+                raise TemplateError(f"{where}: unknown field type {field.type!r}") from None
             size = field.size
             if type(size) is not int:
-                raise ValueError(f"{where}: size must be an int, not {size!r}")
+                raise TemplateError(f"{where}: size must be an int, not {size!r}")
             if ftype == FieldType.FIXED:
                 ok = 1 <= size <= 0xFFFF
             elif ftype == FieldType.VARIABLE:
@@ -301,12 +294,13 @@ def _check_fields(spec: MessageSpec) -> None:
             else:
                 ok = size == FIELD_SIZES[ftype]
             if not ok:
-                raise ValueError(f"{where}: size {size} is not a size of {ftype.name}")
+                raise TemplateError(f"{where}: size {size} is not a size of {ftype.name}")
 
 
 class Template:
     """A set of message specs, looked up by name or wire code, with codec plans.
-    Field specs are checked as the parser makes them (ValueError otherwise)."""
+    Field specs are checked as the parser makes them (:class:`TemplateError`
+    otherwise)."""
 
     def __init__(self, messages: Iterable[MessageSpec], *, version: str = "2.0") -> None:
         self.version = version
@@ -317,7 +311,7 @@ class Template:
         self.by_code: dict[int, MessageSpec] = {m.code: m for m in self.messages}
         self._classes: dict[str, dict[str, type[Block]]] = {}
         # code -> plan, or False for a code the template does not know (filled lazily)
-        self._plans: dict[int, Plan | bool] = {}
+        self._plans: dict[int, Plan | Literal[False]] = {}
         self._name_plans: dict[str, Plan] = {}
 
     def __len__(self) -> int:
@@ -344,7 +338,7 @@ class Template:
             self._classes[name] = classes
         return classes
 
-    def plan(self, code: int) -> Plan | bool:
+    def plan(self, code: int) -> Plan | Literal[False]:
         """The codec plan for a wire code (False if unknown); cached.
 
         A plan is ``(spec, name, frequency, number, blocks, zerocoded)`` with
@@ -359,6 +353,7 @@ class Template:
         return plan
 
     def plan_by_name(self, name: str) -> Plan:
+        """The codec plan of message ``name`` (``KeyError`` if unknown); cached."""
         plan = self._name_plans.get(name)
         if plan is None:
             found = self.plan(self.by_name[name].code)
