@@ -1,7 +1,8 @@
 """One LLUDP packet decoded and encoded again and again (a cache's best case, not traffic).
 
-The spec's speed-table packets through the public ``lludp.decode`` and
-``lludp.encode``, beside Hippolyzer (where it is importable) in each group.
+The five sample packets (``gamecodec.lludp.sample.bench_messages``) through the
+public ``lludp.decode`` and ``lludp.encode``, beside Hippolyzer (where it is
+importable) in each group.
 """
 
 from __future__ import annotations
