@@ -11,12 +11,8 @@ from collections.abc import Iterable, Sequence
 from struct import Struct
 from typing import NamedTuple
 
-import numpy as np
-
 from gamecodec.avara import _errors as msg
 from gamecodec.avara._models import (
-    COMMAND_DTYPE,
-    DATAGRAM_DTYPE,
     DEFAULT_VERSION,
     MAX_DATA_LEN,
     MAX_DATAGRAM,
@@ -29,14 +25,16 @@ from gamecodec.avara._models import (
     Status,
 )
 from gamecodec.avara.punch import decode_punch
+from gamecodec.errors import DecodeError
 
 __all__ = [
     "canonical_flags",
     "crc16_kermit",
     "datagram_crc",
-    "decode_datagram",
+    "decode",
+    "decode_array",
     "decode_many",
-    "encode_datagram",
+    "encode",
     "encode_into",
 ]
 
@@ -51,7 +49,7 @@ _HEAD4 = Struct("<HBB")
 # CRC-16/KERMIT is CRC-16/XMODEM (binascii.crc_hqx) on bit-reversed bytes,
 # bit-reversed: the reflected and the plain algorithm mirror each other.
 _REVERSE = bytes(int(f"{i:08b}"[::-1], 2) for i in range(256))
-_new = tuple.__new__  # NamedTuples without their __new__ (DESIGN.md, hot-path rules)
+_new = tuple.__new__  # NamedTuples built without their Python-level __new__ (faster)
 # Cmd.field codes: the order of msg.FIELDS, then msg.BAD_DATA_LEN
 (
     _FIELD_HEADER,
@@ -285,7 +283,7 @@ def _is_current(layout: Layout | int) -> bool:
     return layout == 1
 
 
-def decode_datagram(
+def decode(
     data: bytes | bytearray | memoryview,
     *,
     version: int | None = DEFAULT_VERSION,
@@ -303,10 +301,14 @@ def decode_datagram(
     game's writer never produces.
     """
     buf = data if type(data) is bytes else memoryview(data).tobytes()
-    size = len(buf)
     if version is not None and not _is_u16(version):
         raise msg.bad_version(version)
-    current = _is_current(layout)
+    return _decode(buf, version, _is_current(layout), strict)
+
+
+def _decode(buf: bytes, version: int | None, current: bool, strict: bool) -> Datagram | HolePunch:
+    """:func:`decode` of ``buf`` with checked arguments."""
+    size = len(buf)
     if size == PUNCH_SIZE:
         return decode_punch(buf)
     if size < 4:
@@ -400,7 +402,7 @@ def _parts(
     return datagram, ack_bitmap, tuple(commands)
 
 
-def encode_datagram(
+def encode(
     datagram: Datagram | int,
     commands: Iterable[Command] = (),
     ack_bitmap: int | None = None,
@@ -494,7 +496,7 @@ def encode_into(
         raise TypeError("buf must be a bytearray")
     if not 0 <= offset <= len(buf):
         raise ValueError(f"offset {offset} outside 0..{len(buf)}")
-    out = encode_datagram(
+    out = encode(
         datagram, commands, ack_bitmap, version=version, layout=layout, keep_flags=keep_flags
     )
     buf[offset : offset + len(out)] = out
@@ -506,13 +508,43 @@ def decode_many(
     *,
     version: int | None = DEFAULT_VERSION,
     layout: Layout | int = Layout.CURRENT,
+    strict: bool = False,
+) -> list[Datagram | HolePunch | DecodeError]:
+    """Decode each datagram as :func:`decode` does, independently.
+
+    A datagram that does not decode gives its :class:`~gamecodec.DecodeError`
+    in its place in the list (the others are unaffected).
+    """
+    if version is not None and not _is_u16(version):
+        raise msg.bad_version(version)
+    current = _is_current(layout)
+    out: list[Datagram | HolePunch | DecodeError] = []
+    append = out.append
+    for item in datagrams:
+        buf = item if type(item) is bytes else memoryview(item).tobytes()
+        try:
+            append(_decode(buf, version, current, strict))
+        except DecodeError as exc:
+            append(exc)
+    return out
+
+
+def decode_array(
+    datagrams: Iterable[bytes | bytearray | memoryview],
+    *,
+    version: int | None = DEFAULT_VERSION,
+    layout: Layout | int = Layout.CURRENT,
 ) -> Batch:
-    """Decode many datagrams into one structured array of commands
-    (:data:`COMMAND_DTYPE`) and one row per datagram (:data:`DATAGRAM_DTYPE`).
+    """Decode many datagrams into one numpy structured array of commands
+    (``COMMAND_DTYPE``) and one row per datagram (``DATAGRAM_DTYPE``).
 
     A bad datagram does not stop the batch: its row says what went wrong and
     where, and the commands decoded before the error are kept.
     """
+    import numpy as np
+
+    from gamecodec.avara._arrays import COMMAND_DTYPE, DATAGRAM_DTYPE
+
     if version is not None and not _is_u16(version):
         raise msg.bad_version(version)
     current = _is_current(layout)

@@ -25,11 +25,27 @@ from array import array
 from typing import Any, Final
 
 from gamecodec._clock import MAX_TIME, check_time
-from gamecodec.avara._models import DEFAULT_VERSION, MAX_DATA_LEN, PUNCH_SIZE, Command
-
-# The event classes live in the facade, which is never compiled, so both twins
-# return instances of the same classes (it defines them before loading a twin).
-from gamecodec.avara.session import PeerLost, SerialSkipped
+from gamecodec.avara._models import (
+    ACK_DELAY,
+    CRAM_PACK_SIZE,
+    CRAM_TIME,
+    DEFAULT_VERSION,
+    INITIAL_RETRANSMIT_TIME,
+    INITIAL_ROUND_TRIP_TIME,
+    INITIAL_ROUND_TRIP_VAR,
+    MAX_DATA_LEN,
+    MAX_RESENDS_WITHOUT_RECEIVE,
+    MAX_RETRANSMIT_TIME,
+    MAX_TRANSMIT_QUEUE,
+    PUNCH_SIZE,
+    SEND_WINDOW,
+    SERIAL_STEP,
+    SETTLE,
+    ULP_TIMEOUT,
+    Command,
+    PeerLost,
+    SerialSkipped,
+)
 from gamecodec.errors import EncodeError, LocalProtocolError
 
 try:
@@ -39,52 +55,7 @@ except ImportError:  # Cython is a build-time dependency only
 
     cython = SimpleNamespace(compiled=False)
 
-__all__ = [
-    "ACK_DELAY",
-    "CRAM_PACK_SIZE",
-    "CRAM_TIME",
-    "INITIAL_RETRANSMIT_TIME",
-    "INITIAL_ROUND_TRIP_TIME",
-    "INITIAL_ROUND_TRIP_VAR",
-    "MAX_RESENDS_WITHOUT_RECEIVE",
-    "MAX_RETRANSMIT_TIME",
-    "MAX_TRANSMIT_QUEUE",
-    "SEND_WINDOW",
-    "SERIAL_STEP",
-    "SETTLE",
-    "ULP_TIMEOUT",
-    "Connection",
-    "serial_diff",
-]
-
-SERIAL_STEP: Final = 2
-"""``kSerialNumberStepSize`` (§4.1)."""
-ACK_DELAY: Final = 0.041
-"""``kAckRetransmitBase``: an ACK-only datagram waits this + retransmitTime (§4.2)."""
-INITIAL_RETRANSMIT_TIME: Final = 2.0
-"""``kInitialRetransmitTime`` (§4.5)."""
-INITIAL_ROUND_TRIP_TIME: Final = 0.5
-"""``kInitialRoundTripTime`` (500 ms in the millisecond-clock source)."""
-INITIAL_ROUND_TRIP_VAR: Final = 0.064 * 0.064
-"""``kInitialRoundTripVar``: ``CLASSICFRAMECLOCK`` squared (64 ms, the classic frame)."""
-MAX_RETRANSMIT_TIME: Final = 4.0
-"""``kMaxAllowedRetransmitTime`` (§4.5)."""
-ULP_TIMEOUT: Final = 120.0
-"""``kULPTimeOut``: this long without an ack kills the connection (§4.5)."""
-MAX_TRANSMIT_QUEUE: Final = 1024
-"""``kMaxTransmitQueueLength`` (§4.5)."""
-SEND_WINDOW: Final = 1024
-"""``kMaxReceiveQueueLength`` (= ``kMaxTransmitQueueLength``, "receive as much as is
-sent"): commands are sent at most this many commands (twice as many serials) past
-the peer's ack."""
-MAX_RESENDS_WITHOUT_RECEIVE: Final = 3
-"""Resends allowed without hearing from the peer (§4.5)."""
-CRAM_TIME: Final = 5.0
-"""``CRAMTIME``: packed extras may be resent up to this early (§2.2)."""
-CRAM_PACK_SIZE: Final = 64
-"""Keep packing while the datagram is shorter than this (§2.2)."""
-SETTLE: Final = 100
-"""``SERIAL_NUMBER_UDP_SETTLE``: the sender byte is written while serial <= this (§4.3)."""
+__all__ = ["Connection", "serial_diff"]
 
 # Typed copies for the hot path (C globals in the compiled twin, see the .pxd).
 _ACK_DELAY: Final = ACK_DELAY
@@ -458,19 +429,21 @@ class Connection:
         reads the wire byte, spec §4.5 quirk).
         """
         if self.lost is not None:
-            raise LocalProtocolError(f"send on a lost connection ({self.lost.reason})")
+            raise LocalProtocolError(
+                f"send on a lost connection ({self.lost.reason})", protocol="avara"
+            )
         if not _fits(command, -128, 127):
-            raise EncodeError(f"command {command!r} outside -128..127")
+            raise EncodeError(f"command {command!r} outside -128..127", protocol="avara")
         if not _fits(p1, -128, 127):
-            raise EncodeError(f"p1 {p1!r} outside -128..127")
+            raise EncodeError(f"p1 {p1!r} outside -128..127", protocol="avara")
         if not _fits(p2, -0x8000, 0x7FFF):
-            raise EncodeError(f"p2 {p2!r} outside -32768..32767")
+            raise EncodeError(f"p2 {p2!r} outside -32768..32767", protocol="avara")
         if not _fits(p3, -0x80000000, 0x7FFFFFFF):
-            raise EncodeError(f"p3 {p3!r} outside -2147483648..2147483647")
+            raise EncodeError(f"p3 {p3!r} outside -2147483648..2147483647", protocol="avara")
         if type(data) is not bytes:
-            raise EncodeError(f"data must be bytes, not {type(data).__name__}")
+            raise EncodeError(f"data must be bytes, not {type(data).__name__}", protocol="avara")
         if len(data) > _MAX_DATA:
-            raise EncodeError(f"{len(data)} data bytes, more than {MAX_DATA_LEN}")
+            raise EncodeError(f"{len(data)} data bytes, more than {MAX_DATA_LEN}", protocol="avara")
         return self._queue(command, p1, p2, p3, data, urgent, _time(now))
 
     def _queue(  # noqa: PLR0917

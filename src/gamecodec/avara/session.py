@@ -72,16 +72,36 @@ uses 2 x latency tolerance x 64 ms - mean - 16 ms, and starts at 500 ms
 Two twins, one source: ``_session_py.py`` is the pure twin and, compiled with
 the types of ``_session_c.pxd``, the compiled twin ``_session_c``; this module
 picks one (``gamecodec.implementation()["avara.session"]``) and re-exports it.
+Both return the same event classes (defined in ``_models``).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from gamecodec import _accel
+from gamecodec._deprecated import deprecated_names
+from gamecodec.avara._models import (
+    ACK_DELAY,
+    CRAM_PACK_SIZE,
+    CRAM_TIME,
+    INITIAL_RETRANSMIT_TIME,
+    INITIAL_ROUND_TRIP_TIME,
+    INITIAL_ROUND_TRIP_VAR,
+    MAX_RESENDS_WITHOUT_RECEIVE,
+    MAX_RETRANSMIT_TIME,
+    MAX_TRANSMIT_QUEUE,
+    SEND_WINDOW,
+    SERIAL_STEP,
+    SETTLE,
+    ULP_TIMEOUT,
+    PeerLost,
+    SerialSkipped,
+)
 
 __all__ = [
     "ACK_DELAY",
+    "CRAM_PACK_SIZE",
     "CRAM_TIME",
     "INITIAL_RETRANSMIT_TIME",
     "INITIAL_ROUND_TRIP_TIME",
@@ -91,66 +111,27 @@ __all__ = [
     "MAX_TRANSMIT_QUEUE",
     "SEND_WINDOW",
     "SERIAL_STEP",
+    "SETTLE",
     "ULP_TIMEOUT",
     "Connection",
-    "ConnectionEvent",
     "PeerLost",
     "SerialSkipped",
     "serial_diff",
 ]
 
-
-# The events are defined here, in a module that is never compiled, so that both
-# twins (which import them from here) return instances of the same classes.
-class SerialSkipped(NamedTuple):
-    """The receiver gave up waiting for ``serial`` (the skip rule, §4.5)."""
-
-    serial: int
-
-
-class PeerLost(NamedTuple):
-    """The connection was killed (``ErrorKill``): the peer is unreachable."""
-
-    reason: str
-    at: float
-
-
-ConnectionEvent = SerialSkipped | PeerLost
-"""What :meth:`Connection.events` returns (delivered commands are returned
-by :meth:`Connection.receive_datagram` itself)."""
-
 if TYPE_CHECKING:
-    from gamecodec.avara._session_py import (
-        ACK_DELAY,
-        CRAM_PACK_SIZE,
-        CRAM_TIME,
-        INITIAL_RETRANSMIT_TIME,
-        INITIAL_ROUND_TRIP_TIME,
-        INITIAL_ROUND_TRIP_VAR,
-        MAX_RESENDS_WITHOUT_RECEIVE,
-        MAX_RETRANSMIT_TIME,
-        MAX_TRANSMIT_QUEUE,
-        SEND_WINDOW,
-        SERIAL_STEP,
-        SETTLE,
-        ULP_TIMEOUT,
-        Connection,
-        serial_diff,
-    )
+    from gamecodec.avara import _session_py as _twin
 else:
     _twin = _accel.load("gamecodec.avara", "_session", "avara.session")
-    ACK_DELAY = _twin.ACK_DELAY
-    CRAM_PACK_SIZE = _twin.CRAM_PACK_SIZE
-    CRAM_TIME = _twin.CRAM_TIME
-    INITIAL_RETRANSMIT_TIME = _twin.INITIAL_RETRANSMIT_TIME
-    INITIAL_ROUND_TRIP_TIME = _twin.INITIAL_ROUND_TRIP_TIME
-    INITIAL_ROUND_TRIP_VAR = _twin.INITIAL_ROUND_TRIP_VAR
-    MAX_RESENDS_WITHOUT_RECEIVE = _twin.MAX_RESENDS_WITHOUT_RECEIVE
-    MAX_RETRANSMIT_TIME = _twin.MAX_RETRANSMIT_TIME
-    MAX_TRANSMIT_QUEUE = _twin.MAX_TRANSMIT_QUEUE
-    SEND_WINDOW = _twin.SEND_WINDOW
-    SERIAL_STEP = _twin.SERIAL_STEP
-    SETTLE = _twin.SETTLE
-    ULP_TIMEOUT = _twin.ULP_TIMEOUT
-    Connection = _twin.Connection
-    serial_diff = _twin.serial_diff
+
+Connection = _twin.Connection
+serial_diff = _twin.serial_diff
+
+
+def _connection_event() -> Any:
+    return SerialSkipped | PeerLost
+
+
+__getattr__ = deprecated_names(
+    __name__, {"ConnectionEvent": ("SerialSkipped | PeerLost", _connection_event)}
+)
