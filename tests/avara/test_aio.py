@@ -199,7 +199,9 @@ async def _tapped(twin: ModuleType | None) -> tuple[list[Traffic], list[Traffic]
         server.close()
 
 
-def _check_taps(server_seen: list[Traffic], client_seen: list[Traffic], server: Any, client: Any) -> None:
+def _check_taps(
+    server_seen: list[Traffic], client_seen: list[Traffic], server: Any, client: Any
+) -> None:
     sent = [t for t in client_seen if t.direction == "out"]
     assert sent and all(t.peer == server and isinstance(t.data, bytes) for t in sent)
     delivered = [c.data for t in sent for c in avara.decode(t.data).commands]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import inspect
 import json
 import os
 import subprocess
@@ -193,7 +194,11 @@ def test_each_module_imports_fresh(no_ext: str) -> None:
     ]
     for name in names:
         proc = subprocess.run(
-            [sys.executable, "-c", FRESH, name], env=env, capture_output=True, text=True
+            [sys.executable, "-c", FRESH, name],
+            check=False,
+            env=env,
+            capture_output=True,
+            text=True,
         )
         assert proc.returncode == 0, (name, proc.stderr)
 
@@ -259,3 +264,23 @@ def test_public_names_have_docstrings() -> None:
                 if not (getattr(value, "__doc__", None) or "").strip():
                     missing.append(f"{module.__name__}.{name}.{attr}")
     assert missing == []
+
+
+@pytest.mark.parametrize("module", ["_codec_c", "_session_c"])
+def test_stubs_match_the_compiled_modules(module: str) -> None:
+    """Each compiled module has a stub naming what it exports, with its
+    functions' parameters."""
+    compiled = load_twin("gamecodec.avara", module.removesuffix("_c"), "c")
+    tree = ast.parse((PACKAGE / f"{module}.pyi").read_text())
+    exported = next(
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "__all__"
+    )
+    assert sorted(exported) == sorted(compiled.__all__)
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
+            args = node.args
+            names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+            actual = inspect.signature(getattr(compiled, node.name)).parameters
+            assert names == list(actual), node.name

@@ -273,9 +273,7 @@ def test_keep_flags_refuses_inconsistent_flags(codec: ModuleType) -> None:
     with pytest.raises(EncodeError, match="p3 65536"):
         codec.encode(0, [cmd], keep_flags=True)
     with pytest.raises(EncodeError, match="sender"):
-        codec.encode(
-            0, [Command(0, 0, 0x80, 31, None, 0, 0, 0, None, b"")], keep_flags=True
-        )
+        codec.encode(0, [Command(0, 0, 0x80, 31, None, 0, 0, 0, None, b"")], keep_flags=True)
 
 
 def test_encode_into(codec: ModuleType) -> None:

@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Avara datagram codec, compiled twin of ``_codec_py.py`` (spec §2-§3).
+"""Avara datagram codec, compiled twin of ``_codec_py.py``.
 
 Both twins give the same results and raise the same errors, with the same
 messages and offsets (``tests/avara/test_parity.py`` holds them together).
@@ -236,7 +236,7 @@ cdef inline Cmd _unparsed(Cmd c, int field, Py_ssize_t at, Py_ssize_t n) noexcep
 cdef Cmd parse_command(const uint8_t *p, Py_ssize_t size, Py_ssize_t pos,
                        bint current) noexcept nogil:
     """The command at p[pos:size], read as the game's reader does (field
-    order and precedence of spec §3.1); end -1 (and field) if it does not."""
+    order and precedence); end -1 (and field) if it does not."""
     return _read_command(p, size, pos, current)
 
 
@@ -309,7 +309,7 @@ cdef inline Cmd _read_command(const uint8_t *p, Py_ssize_t size, Py_ssize_t pos,
 
 
 cdef inline bint _canonical(const Cmd *c) noexcept nogil:
-    """Whether the game's writer would produce this flag byte (spec §3)."""
+    """Whether the game's writer would produce this flag byte."""
     return c.flags == writer_flags(c.flags & 0x40, c.p3, c.p2, c.n, c.p1, c.flags & 0x80)
 
 
@@ -637,7 +637,7 @@ def decode_array(datagrams, *, version=DEFAULT_VERSION, layout=1):
 
 cdef int writer_flags(bint distribution, long long p3, long long p2, Py_ssize_t n,
                       long long p1, bint sender) noexcept nogil:
-    """The flag byte the game's writer computes for these values (spec §3)."""
+    """The flag byte the game's writer computes for these values."""
     cdef int flags = 0x40 if distribution else 0
     if p3 < 0 or p3 > 0xFFFF:
         flags |= 0x04
@@ -667,8 +667,8 @@ cdef inline Py_ssize_t _put32(uint8_t *out, Py_ssize_t pos, uint32_t v) noexcept
 
 
 cdef Py_ssize_t write_acks(uint8_t *out, int ack, uint32_t bitmap) noexcept nogil:
-    """Write the ack block at out[2:] (the bitmap only after an odd ack, spec
-    §4.2); return the offset after it."""
+    """Write the ack block at out[2:] (the bitmap only after an odd
+    ack); return the offset after it."""
     if ack & 1:
         return _put32(out, _put16(out, 2, <uint32_t>ack), bitmap)
     return _put16(out, 2, <uint32_t>ack)
@@ -677,7 +677,7 @@ cdef Py_ssize_t write_acks(uint8_t *out, int ack, uint32_t bitmap) noexcept nogi
 cdef Py_ssize_t write_command(uint8_t *out, Py_ssize_t pos, bint current, int serial,
                               int send_count, int flags, int command, int distribution,
                               int p3, int p2, int p1, int sender, bytes data) noexcept:
-    """Write a command at out[pos:] as its flag byte says (spec §3), each value
+    """Write a command at out[pos:] as its flag byte says, each value
     as its low bytes; return the offset after it. out has room for it."""
     cdef Py_ssize_t n = PyBytes_GET_SIZE(data)
     pos = _put16(out, pos, <uint32_t>serial)
@@ -713,7 +713,7 @@ cdef Py_ssize_t write_command(uint8_t *out, Py_ssize_t pos, bint current, int se
 # --- encoding -----------------------------------------------------------------
 
 def canonical_flags(command):
-    """The flag byte the game's writer computes for these values (spec §3)."""
+    """The flag byte the game's writer computes for these values."""
     return writer_flags(command.distribution is not None, command.p3, command.p2,
                         len(command.data), command.p1, command.sender is not None)
 

@@ -1,4 +1,4 @@
-"""Avara datagram codec, pure-Python twin of ``_codec_c.pyx`` (spec §2-§3).
+"""Avara datagram codec, pure-Python twin of ``_codec_c.pyx``.
 
 Both twins give the same results and raise the same errors, with the same
 messages and offsets (``tests/avara/test_parity.py`` holds them together).
@@ -105,7 +105,7 @@ def _unparsed(field: int, flags: int, at: int, n: int = 0) -> Cmd:
 
 def parse_command(buf: bytes, size: int, pos: int, current: bool) -> Cmd:
     """The command at ``buf[pos:size]``, read as the game's reader does (field
-    order and precedence of spec §3.1); ``end`` -1 (and ``field``) if it does not."""
+    order and precedence); ``end`` -1 (and ``field``) if it does not."""
     head = 5 if current else 4
     if size - pos < head:
         return _unparsed(_FIELD_HEADER, 0, pos)
@@ -180,7 +180,7 @@ def command_object(c: Cmd, buf: bytes) -> Command:
 def writer_flags(  # noqa: PLR0917
     distribution: bool, p3: int, p2: int, n: int, p1: int, sender: bool
 ) -> int:
-    """The flag byte the game's writer computes for these values (spec §3)."""
+    """The flag byte the game's writer computes for these values."""
     flags = 0x40 if distribution else 0
     if p3 < 0 or p3 > 0xFFFF:
         flags |= 0x04
@@ -200,8 +200,8 @@ def writer_flags(  # noqa: PLR0917
 
 
 def write_acks(out: bytearray, ack: int, bitmap: int) -> int:
-    """Write the ack block at ``out[2:]`` (the bitmap only after an odd ack,
-    spec §4.2); return the offset after it."""
+    """Write the ack block at ``out[2:]`` (the bitmap only after an odd
+    ack); return the offset after it."""
     if ack & 1:
         out[2:8] = _U16.pack(ack & 0xFFFF) + (bitmap & 0xFFFFFFFF).to_bytes(4, "little")
         return 8
@@ -224,7 +224,7 @@ def write_command(  # noqa: PLR0917
     sender: int,
     data: bytes,
 ) -> int:
-    """Write a command at ``out[pos:]`` as its flag byte says (spec §3), each
+    """Write a command at ``out[pos:]`` as its flag byte says, each
     value as its low bytes; return the offset after it. ``out`` grows when
     ``pos`` is its end."""
     if current:
@@ -362,7 +362,7 @@ def _checked(index: int, name: str, value: object, low: int, high: int) -> int:
 
 
 def canonical_flags(command: Command) -> int:
-    """The flag byte the game's writer computes for these values (spec §3)."""
+    """The flag byte the game's writer computes for these values."""
     return writer_flags(
         command.distribution is not None,
         command.p3,

@@ -50,22 +50,22 @@ __all__ = [
 ]
 
 DEFAULT_VERSION = 18
-"""``kAvaraNetVersion`` at avaraline/Avara aaa5e633 (spec §2.1)."""
+"""``kAvaraNetVersion`` at avaraline/Avara aaa5e633."""
 
 MAX_DATA_LEN = 984
-"""``PACKETDATABUFFERSIZE``: the largest dataLen the reader accepts (spec §3)."""
+"""``PACKETDATABUFFERSIZE``: the largest dataLen the reader accepts."""
 
 MAX_DATAGRAM = 16384
-"""The game's receive buffer (spec §1); the encoder refuses anything larger."""
+"""The game's receive buffer; the encoder refuses anything larger."""
 
 PUNCH_SIZE = 7
-"""Every datagram of exactly this many bytes is a hole-punch packet (spec §6)."""
+"""Every datagram of exactly this many bytes is a hole-punch packet."""
 
 NO_ACK = 0xFFFE
-"""The ack a peer sends before it has received anything (0 - 2, spec §4.2)."""
+"""The ack a peer sends before it has received anything (0 - 2)."""
 
 CRAM_PACK_SIZE = 64
-"""The sender keeps appending commands while a datagram is shorter (spec §2.2)."""
+"""The sender keeps appending commands while a datagram is shorter."""
 
 
 class Layout(enum.IntEnum):
@@ -76,7 +76,7 @@ class Layout(enum.IntEnum):
 
 
 class Flag(enum.IntFlag):
-    """The bits of a command's flag byte (spec §3)."""
+    """The bits of a command's flag byte."""
 
     P1 = 0x01
     P2 = 0x02
@@ -100,7 +100,7 @@ class Status(enum.IntEnum):
 
 
 class CommandId(enum.IntEnum):
-    """Command identifiers (``src/net/CommDefs.h``, spec §5)."""
+    """Command identifiers (the game's ``CommDefs.h``)."""
 
     kpPacketProtocolRefusal = -9
     kpPacketProtocolLogin = -8
@@ -151,7 +151,7 @@ class CommandId(enum.IntEnum):
 
 
 class PunchCommand(enum.IntEnum):
-    """Hole-punch commands (``src/net/AvaraTCP.h``, spec §6)."""
+    """Hole-punch commands (the game's ``AvaraTCP.h``)."""
 
     kPunchPing = 1
     kPunchRequest = 2
@@ -208,7 +208,7 @@ class Datagram(NamedTuple):
 
     @property
     def acked_serials(self) -> tuple[int, ...]:
-        """Out-of-order serials the ack bitmap reports as received (spec §4.2)."""
+        """Out-of-order serials the ack bitmap reports as received."""
         if self.ack is None or self.ack_bitmap is None:
             return ()
         base = self.ack - 1
@@ -217,7 +217,7 @@ class Datagram(NamedTuple):
 
 
 class HolePunch(NamedTuple):
-    """A 7-byte hole-punch datagram (spec §6): no checksum, no commands."""
+    """A 7-byte hole-punch datagram: no checksum, no commands."""
 
     command: int
     connection_id: int | None

@@ -70,13 +70,13 @@ _STEP: Final = SERIAL_STEP
 _MAX_DATA: Final = MAX_DATA_LEN
 _PUNCH: Final = PUNCH_SIZE
 _WINDOW: Final = 2 * SEND_WINDOW  # in serials
-_NO_BITMAP_LIMIT: Final = 64  # bitmap bits reach base + 64 (spec §4.2)
+_NO_BITMAP_LIMIT: Final = 64  # bitmap bits reach base + 64
 _CONTROL: Final = -4  # kpPacketProtocolControl; p1 0 = udpCramInfo
 _RTT_UP: Final = 80.0
 _RTT_DOWN: Final = 160.0
 _INF: Final = math.inf
 # The longest datagram: < 64 bytes of header and packed commands, then one of
-# at most 17 header bytes + MAX_DATA_LEN (spec §2.2).
+# at most 17 header bytes + MAX_DATA_LEN.
 _OUT_SIZE: Final = 63 + 17 + MAX_DATA_LEN + 8
 _MAX_PICKS: Final = 16  # commands packed in one datagram: at most 13 (5 bytes each)
 _MAX_TIME: Final = MAX_TIME  # times within +-2**33 s (gamecodec._clock says why)
@@ -191,7 +191,7 @@ class Connection:
 
     ``my_id`` is our slot (the sender byte we write), ``peer_id`` the peer's:
     a received command whose sender byte names another slot is ignored, as
-    the game does (spec §3.2); delivered commands are as decoded (``sender``
+    the game does; delivered commands are as decoded (``sender``
     is ``None`` where the byte was absent, meaning ``peer_id``).
     ``frame_time`` (ms, default 16) sets the resend floor (2 frames) and the
     skip rule (``4 / fpsScale`` = 256 / frame_time queued commands);
@@ -351,7 +351,7 @@ class Connection:
         return tuple(sorted(self._rxq, key=lambda s: (s - rs) & 0xFFFF))
 
     def ack_block(self) -> tuple[int, int | None]:
-        """``(ack, bitmap)`` as ``WriteAcks`` would write them now (§4.2)."""
+        """``(ack, bitmap)`` as ``WriteAcks`` would write them now."""
         if self._ack_base & 1:
             return self._ack_base, self._ack_bitmap
         return (self._receive_serial - 2) & 0xFFFF, None
@@ -426,7 +426,7 @@ class Connection:
         :class:`~gamecodec.EncodeError` now, not when sending). ``urgent`` is the
         game's ``kpUrgentFlag``: preferred when packing, and resent after
         ``urgent_retransmit_time`` when its p1 is non-zero (the flag then
-        reads the wire byte, spec §4.5 quirk).
+        reads the wire byte, a quirk of the game).
         """
         if self.lost is not None:
             raise LocalProtocolError(
@@ -452,7 +452,7 @@ class Connection:
         """Put a checked command (``now`` checked too) at the end of the transmit queue."""
         n = len(data)
         serial = self._serial
-        # the writer's flag rules (spec §3); the sender byte while serial <= 100
+        # the writer's flag rules; the sender byte while serial <= 100
         flags = writer_flags(False, p3, p2, n, p1, (_SETTLE - serial) & 0xFFFF <= 0x7FFF)
         if self._free < 0:
             self._grow()
@@ -562,7 +562,7 @@ class Connection:
                 self._sent(first, now)
             elif not (self._have_to_send_ack and self._next_ack_time <= now):
                 return out
-            # WriteAcks: the cumulative ack, or base + 1 and the bitmap (§4.2)
+            # WriteAcks: the cumulative ack, or base + 1 and the bitmap
             if self._ack_base & 1:
                 pos = write_acks(buf, self._ack_base, self._ack_bitmap)
             else:
@@ -596,7 +596,7 @@ class Connection:
             for i in range(count - 1, -1, -1):  # re-queued last-written first
                 slot = picked[i]
                 # after the first write the in-memory flags are the wire flags:
-                # "urgent" now means p1 != 0 (spec §4.5 quirk)
+                # "urgent" now means p1 != 0 (a quirk of the game)
                 if self._t_send_count[slot] == 0:
                     self._t_birth[slot] = now
                     if early and self._t_p1[slot]:
@@ -632,7 +632,7 @@ class Connection:
         )
 
     def _signed(self, size: int) -> bytes:
-        """The datagram buffer's first ``size`` bytes with their CRC (§2.1)."""
+        """The datagram buffer's first ``size`` bytes with their CRC."""
         out = self._out
         crc = crc16(out, 2, size, self._crc_seed)
         out[0] = crc & 0xFF
@@ -766,17 +766,17 @@ class Connection:
         rxq = self._rxq
         changed = False
         peer_id = self.peer_id
-        while pos < size:  # the command loop of spec §3.1
+        while pos < size:  # the game's command loop
             c = parse_command(p, size, pos, True)
             if c.end < 0:
                 break  # it runs past the end or has a bad dataLen: the game stops here
             pos = c.end
             self._have_to_send_ack = True
             if c.flags & 0x80 and c.sender != peer_id:
-                continue  # not from this peer's slot: the game ignores it (spec §3.2)
+                continue  # not from this peer's slot: the game ignores it
             serial = c.serial
             if serial & 1:
-                # serials are even (spec §4.1): an odd one could never be delivered,
+                # serials are even: an odd one could never be delivered,
                 # would stay queued for good (the skip rule would loop on it) and
                 # would set the bitmap bit of an even serial never received
                 continue

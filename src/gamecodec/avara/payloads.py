@@ -1,4 +1,4 @@
-"""Payload helpers for the Avara commands that matter (spec §5).
+"""Payload helpers for the Avara commands that matter.
 
 A command's ``data`` (and, for kpKeyAndMouse, its p1/p2/p3) to typed values
 and back. Pure Python only: these run a few times per game, except
@@ -112,7 +112,7 @@ class KeyAndMouse(NamedTuple):
 
 
 class TocEntry(NamedTuple):
-    """One occupied slot of a kpPacketProtocolTOC table (spec §5.1).
+    """One occupied slot of a kpPacketProtocolTOC table.
 
     ``padding`` is the 2 stale bytes after the port, kept so that encoding a
     decoded table gives back the same bytes.
@@ -125,7 +125,7 @@ class TocEntry(NamedTuple):
 
 
 class PlayerConfig(NamedTuple):
-    """PlayerConfigRecord, sent by kpStartSynch 16 and kpSendConfig 33 (spec §5.2).
+    """PlayerConfigRecord, sent by kpStartSynch 16 and kpSendConfig 33.
 
     Colours are 32-bit ARGB.
     """
@@ -198,7 +198,7 @@ def _fits(what: str, payload: bytes) -> bytes:
     return payload
 
 
-# -- kpKeyAndMouse / kpKeyAndMouseRequest (spec §5.3) ---------------------------
+# -- kpKeyAndMouse / kpKeyAndMouseRequest ---------------------------
 
 _KM_FIELDS = (
     (NO_DOWN, 4, "down"),
@@ -271,7 +271,7 @@ def encode_key_and_mouse(
     return (p1 - 256 if p1 > 127 else p1), msg_char, frame, bytes(out)
 
 
-# -- kpPacketProtocolTOC (spec §5.1) -------------------------------------------
+# -- kpPacketProtocolTOC -------------------------------------------
 
 
 def decode_toc(data: Buffer, *, strict: bool = False) -> tuple[TocEntry | None, ...]:
@@ -320,7 +320,7 @@ def encode_toc(entries: Sequence[TocEntry | None]) -> bytes:
     return bytes(out)
 
 
-# -- PlayerConfigRecord (spec §5.2) ----------------------------------------------
+# -- PlayerConfigRecord ----------------------------------------------
 
 _CONFIG_RANGES = (_I16_RANGE,) * 4 + (_U16_RANGE,) * 2 + (_I16_RANGE,) * 2 + (_U32_RANGE,) * 4
 _CONFIG_STARTS = (*range(0, 16, 2), *range(16, 32, 4))
@@ -342,7 +342,7 @@ def encode_player_config(config: PlayerConfig) -> bytes:
     return _CONFIG.pack(*config)
 
 
-# -- kpResultsReport (spec §5) ---------------------------------------------------
+# -- kpResultsReport ---------------------------------------------------
 
 
 def decode_results(data: Buffer, *, strict: bool = False) -> ResultsReport:

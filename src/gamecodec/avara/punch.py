@@ -1,4 +1,4 @@
-"""Hole-punch datagrams: exactly 7 bytes, no checksum (spec §6).
+"""Hole-punch datagrams: exactly 7 bytes, no checksum.
 
 Shared by both implementations: punches are rare and never on a hot path.
 """
