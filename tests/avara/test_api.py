@@ -40,15 +40,17 @@ def twin(impl: str) -> ModuleType:
     ],
 )
 def test_old_names_warn_and_are_the_new_ones(module: ModuleType, old: str, new: str) -> None:
-    with pytest.warns(DeprecationWarning, match=old):
+    with pytest.warns(DeprecationWarning, match=old) as record:
         assert getattr(module, old) is getattr(avara, new)
+    assert record[0].filename == __file__  # the warning names the line that used the name
     assert old not in module.__all__
 
 
 @pytest.mark.parametrize("module", [avara, session])
 def test_connection_event_is_the_union(module: ModuleType) -> None:
-    with pytest.warns(DeprecationWarning, match="ConnectionEvent"):
+    with pytest.warns(DeprecationWarning, match="ConnectionEvent") as record:
         union = module.ConnectionEvent
+    assert record[0].filename == __file__
     assert union == avara.SerialSkipped | avara.PeerLost
     assert "ConnectionEvent" not in module.__all__
 

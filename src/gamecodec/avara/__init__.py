@@ -17,6 +17,7 @@ then, and when ``COMMAND_DTYPE`` or ``DATAGRAM_DTYPE`` is first read).
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from gamecodec import _accel
@@ -118,4 +119,9 @@ def __getattr__(name: str) -> Any:
         from gamecodec.avara import _arrays
 
         return getattr(_arrays, name)
-    return _deprecated(name)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = _deprecated(name)
+    for warning in caught:  # re-issued so that it names the caller's line
+        warnings.warn(warning.message, warning.category, stacklevel=2)
+    return value

@@ -21,8 +21,6 @@ import struct
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-import msgspec
-
 from gamecodec.avara._models import MAX_DATA_LEN
 from gamecodec.errors import DecodeError, EncodeError, TruncatedError
 
@@ -468,6 +466,8 @@ _BYTE_AT = re.compile(r"\(byte (\d+)\)")
 
 def decode_json(data: Buffer) -> Any:
     """Decode kpJSON's text (UTF-8 JSON, no NUL) with msgspec."""
+    import msgspec  # imported on first use: most programs never see kpJSON
+
     buf = _bytes(data)
     try:
         buf.decode("utf-8")
@@ -491,6 +491,8 @@ def decode_json(data: Buffer) -> Any:
 
 def encode_json(value: Any) -> bytes:
     """Encode a value as kpJSON text with msgspec (at most 984 bytes)."""
+    import msgspec
+
     try:
         raw = msgspec.json.encode(value)
     except (TypeError, ValueError, OverflowError, RecursionError) as exc:
