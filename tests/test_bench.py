@@ -211,5 +211,5 @@ def test_region_stream_is_distinct_and_covers_the_template() -> None:
 def test_capture_stream_is_distinct() -> None:
     stream = capture_stream(5000)
     assert len(set(stream)) == len(stream) == 5000
-    batch = avara.decode_many(stream)
+    batch = avara.decode_array(stream)
     assert len(batch.commands) > len(stream)

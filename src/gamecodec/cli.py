@@ -34,7 +34,7 @@ def _decode_avara(data: Any, args: argparse.Namespace) -> Iterator[Any]:
     from gamecodec import avara
 
     version = avara.DEFAULT_VERSION if args.net_version is None else args.net_version
-    yield avara.decode_datagram(data, version=version, strict=args.strict)
+    yield avara.decode(data, version=version, strict=args.strict)
 
 
 def _decode_lludp(data: Any, args: argparse.Namespace) -> Iterator[Any]:
@@ -46,13 +46,13 @@ def _decode_lludp(data: Any, args: argparse.Namespace) -> Iterator[Any]:
 def _decode_archipelago(data: Any, args: argparse.Namespace) -> Iterator[Any]:
     from gamecodec import archipelago
 
-    yield from archipelago.decode_frame(data)
+    yield from archipelago.decode(data)
 
 
 def _decode_bzrc(data: Any, args: argparse.Namespace) -> Iterator[Any]:
     from gamecodec import bzrc
 
-    parser = bzrc.ResponseParser()
+    parser = bzrc.Decoder()
     yield from parser.feed(data)
     yield from parser.close()  # what only the end of the stream completes; refuses a cut reply
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from gamecodec._deprecated import deprecated_names
+
 __all__ = [
     "BadDataLengthError",
-    "CrcMismatchError",
     "DecodeError",
     "EncodeError",
     "GameCodecError",
@@ -19,7 +20,6 @@ __all__ = [
     "NonCanonicalError",
     "RemoteProtocolError",
     "SessionError",
-    "ShortDatagramError",
     "TruncatedError",
 ]
 
@@ -72,18 +72,6 @@ class TruncatedError(DecodeError):
     reason = "truncated"
 
 
-class ShortDatagramError(TruncatedError):
-    """A datagram too short to hold its header (strict mode only)."""
-
-    reason = "short_datagram"
-
-
-class CrcMismatchError(DecodeError):
-    """A datagram whose checksum does not match (strict mode only)."""
-
-    reason = "crc_mismatch"
-
-
 class BadDataLengthError(DecodeError):
     """A length field outside the range the protocol allows."""
 
@@ -111,3 +99,24 @@ class LocalProtocolError(SessionError):
 
 class RemoteProtocolError(SessionError):
     """The peer broke the protocol."""
+
+
+def _avara_error(name: str) -> Any:
+    from gamecodec.avara import _errors  # only when the old name is used
+
+    return getattr(_errors, name)
+
+
+__getattr__ = deprecated_names(
+    __name__,
+    {
+        "CrcMismatchError": (
+            "gamecodec.avara.CrcMismatchError",
+            lambda: _avara_error("CrcMismatchError"),
+        ),
+        "ShortDatagramError": (
+            "gamecodec.avara.ShortDatagramError",
+            lambda: _avara_error("ShortDatagramError"),
+        ),
+    },
+)

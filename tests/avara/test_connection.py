@@ -312,7 +312,7 @@ def test_control_packet_sets_peer_cram_data(twin: ModuleType) -> None:
 
 
 def decode(codec: ModuleType, data: bytes) -> tuple[int, list[tuple[int, int, int]]]:
-    dg = codec.decode_datagram(data)
+    dg = codec.decode(data)
     return dg.ack, [(c.serial, c.send_count, c.p3) for c in dg.commands]
 
 
@@ -324,7 +324,7 @@ def test_serials_step_two_and_sender_byte_until_100(twin: ModuleType, codec: Mod
     t = 0.0
     for _ in range(60):
         for data in conn.datagrams_to_send(t):
-            sent.extend(codec.decode_datagram(data).commands)
+            sent.extend(codec.decode(data).commands)
         conn.receive_datagram(sign((sent[-1].serial).to_bytes(2, "little")), t)
         t += 0.016
     assert [c.serial for c in sent] == serials
@@ -348,7 +348,7 @@ def test_resend_same_serial_send_count_plus_one(twin: ModuleType, codec: ModuleT
     assert conn.datagrams_to_send(1.9) == []
     (again,) = conn.datagrams_to_send(2.0)
     assert decode(codec, again) == (0xFFFE, [(0, 1, 0)])
-    assert codec.decode_datagram(again).commands[0].data == b"hi"
+    assert codec.decode(again).commands[0].data == b"hi"
 
 
 def test_urgent_first_send_uses_urgent_retransmit_time(twin: ModuleType, codec: ModuleType) -> None:
@@ -392,7 +392,7 @@ def test_packing_below_64_bytes(twin: ModuleType, codec: ModuleType) -> None:
     for i in range(10):
         conn.send(KM, p1=-8, p3=1000 + i, data=b"\x00" * 6, now=0.0)
     out = conn.datagrams_to_send(0.0)
-    got = [[(c.serial, c.send_count) for c in codec.decode_datagram(d).commands] for d in out]
+    got = [[(c.serial, c.send_count) for c in codec.decode(d).commands] for d in out]
     assert [len(d) for d in out] == [68, 68, 68, 20]
     assert got == [
         [(0, 0), (2, 0), (4, 0), (6, 0)],
@@ -411,7 +411,7 @@ def test_packing_without_cram_data_sends_only_due_commands(
     for i in range(10):
         conn.send(KM, p1=-8, p3=1000 + i, data=b"\x00" * 6, now=0.0)
     out = conn.datagrams_to_send(0.0)
-    got = [[(c.serial, c.send_count) for c in codec.decode_datagram(d).commands] for d in out]
+    got = [[(c.serial, c.send_count) for c in codec.decode(d).commands] for d in out]
     assert got == [[(s, 0) for s in range(k, min(k + 8, 20), 2)] for k in range(0, 20, 8)]
 
 

@@ -7,7 +7,7 @@ checks after every step that both give the same results: datagram bytes,
 released commands, events, deadlines, ack blocks and the rest of the state.
 The sessions read datagrams with the codec's command reader and then apply
 their own rules (sender slots, odd serials, duplicates, ordering), so a second
-test holds what they deliver to the codec's ``decode_datagram`` (including
+test holds what they deliver to the codec's ``decode`` (including
 truncated and re-signed input).
 """
 
@@ -340,7 +340,7 @@ def test_session_delivers_what_the_codec_decodes(
         for i, (command, p1, p2, p3, data, dist, with_sender) in enumerate(parts)
     ]
     py_codec = codecs[0]
-    data = py_codec.encode_datagram(ack, commands, bitmap if ack & 1 else None)
+    data = py_codec.encode(ack, commands, bitmap if ack & 1 else None)
     if flip is not None:  # a changed byte, signed again: non-canonical flags, bad lengths
         raw = bytearray(data)
         raw[max(2, flip[0] % len(raw))] ^= flip[1]
@@ -350,7 +350,7 @@ def test_session_delivers_what_the_codec_decodes(
     expected: list[list[Command]] = []
     for codec in codecs:
         try:
-            decoded = codec.decode_datagram(data)
+            decoded = codec.decode(data)
         except DecodeError as exc:
             decoded = exc.partial
         expected.append(list(decoded.commands) if decoded is not None and decoded.crc_ok else [])

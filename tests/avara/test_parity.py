@@ -58,19 +58,19 @@ def test_round_trip(
 ) -> None:
     if bitmap is not None:
         ack += 1
-    wire = codec.encode_datagram(ack, cmds, bitmap, version=version)
-    got = codec.decode_datagram(wire, version=version, strict=True)
+    wire = codec.encode(ack, cmds, bitmap, version=version)
+    got = codec.decode(wire, version=version, strict=True)
     assert got.crc_ok is True
     assert (got.ack, got.ack_bitmap) == (ack, bitmap)
     assert got.commands == tuple(c._replace(flags=codec.canonical_flags(c)) for c in cmds)
-    assert codec.encode_datagram(got, version=version, keep_flags=True) == wire
+    assert codec.encode(got, version=version, keep_flags=True) == wire
 
 
 @SETTINGS
 @given(cmds=st.lists(commands.map(lambda c: c._replace(send_count=0)), max_size=4), ack=acks)
 def test_round_trip_legacy(codec: ModuleType, cmds: list[Command], ack: int) -> None:
-    wire = codec.encode_datagram(ack, cmds, layout=Layout.LEGACY)
-    got = codec.decode_datagram(wire, layout=Layout.LEGACY)
+    wire = codec.encode(ack, cmds, layout=Layout.LEGACY)
+    got = codec.decode(wire, layout=Layout.LEGACY)
     assert got.commands == tuple(c._replace(flags=codec.canonical_flags(c)) for c in cmds)
 
 
@@ -79,10 +79,10 @@ def test_round_trip_legacy(codec: ModuleType, cmds: list[Command], ack: int) -> 
 def test_cross_twin_encode_decode(
     py_codec: ModuleType, c_codec: ModuleType, cmds: list[Command], ack: int
 ) -> None:
-    a = py_codec.encode_datagram(ack, cmds)
-    b = c_codec.encode_datagram(ack, cmds)
+    a = py_codec.encode(ack, cmds)
+    b = c_codec.encode(ack, cmds)
     assert a == b
-    assert py_codec.decode_datagram(b) == c_codec.decode_datagram(a)
+    assert py_codec.decode(b) == c_codec.decode(a)
 
 
 @SETTINGS
@@ -96,8 +96,8 @@ def test_random_bytes_agree(
     strict: bool,
 ) -> None:
     kwargs = {"version": version, "layout": layout, "strict": strict}
-    a = outcome(py_codec.decode_datagram, data, **kwargs)
-    b = outcome(c_codec.decode_datagram, data, **kwargs)
+    a = outcome(py_codec.decode, data, **kwargs)
+    b = outcome(c_codec.decode, data, **kwargs)
     assert a == b
 
 
@@ -108,8 +108,8 @@ def test_random_signed_bodies_agree(
 ) -> None:
     """Garbage behind a valid checksum reaches the command parser."""
     data = sign(body)
-    a = outcome(py_codec.decode_datagram, data, layout=layout, strict=strict)
-    b = outcome(c_codec.decode_datagram, data, layout=layout, strict=strict)
+    a = outcome(py_codec.decode, data, layout=layout, strict=strict)
+    b = outcome(c_codec.decode, data, layout=layout, strict=strict)
     assert a == b
     assert a[0] in ("ok", "decode")
 
@@ -120,24 +120,63 @@ def test_random_signed_bodies_agree(
     layout=layouts,
     raw=st.lists(st.binary(max_size=12), max_size=4),
 )
-def test_decode_many_agrees(
+def test_decode_array_agrees(
     py_codec: ModuleType, c_codec: ModuleType, bodies: list[bytes], layout: Layout, raw: list[bytes]
 ) -> None:
     datagrams = [sign(b) for b in bodies] + raw
-    a = py_codec.decode_many(datagrams, layout=layout)
-    b = c_codec.decode_many(datagrams, layout=layout)
+    a = py_codec.decode_array(datagrams, layout=layout)
+    b = c_codec.decode_array(datagrams, layout=layout)
     assert np.array_equal(a.commands, b.commands)
     assert np.array_equal(a.datagrams, b.datagrams)
     assert a.commands.dtype == b.commands.dtype
 
 
+def _item(result: Any) -> Any:
+    """A decode_many item, comparable across twins (errors by type, text, offset, partial)."""
+    if isinstance(result, DecodeError):
+        return (type(result), str(result), result.offset, result.protocol, result.partial)
+    return result
+
+
+@SETTINGS
+@given(
+    bodies=st.lists(st.binary(min_size=2, max_size=60), max_size=12),
+    raw=st.lists(st.binary(max_size=12), max_size=4),
+    version=versions,
+    layout=layouts,
+    strict=st.booleans(),
+)
+def test_decode_many_agrees(
+    py_codec: ModuleType,
+    c_codec: ModuleType,
+    bodies: list[bytes],
+    raw: list[bytes],
+    version: int | None,
+    layout: Layout,
+    strict: bool,
+) -> None:
+    """The list form: both twins give the same results and errors, each the
+    one :func:`decode` gives for that datagram alone."""
+    datagrams = [sign(b) for b in bodies] + raw
+    kwargs = {"version": version, "layout": layout, "strict": strict}
+    got = c_codec.decode_many(iter(datagrams), **kwargs)
+    assert [_item(r) for r in py_codec.decode_many(datagrams, **kwargs)] == [_item(r) for r in got]
+    for data, result in zip(datagrams, got, strict=True):
+        kind, value = outcome(c_codec.decode, data, **kwargs)
+        if kind == "ok":
+            assert result == value
+        else:
+            assert isinstance(result, DecodeError)
+            assert (type(result), str(result), result.offset, result.partial) == value
+
+
 @SETTINGS
 @given(bodies=st.lists(st.binary(min_size=2, max_size=60), max_size=8))
-def test_decode_many_matches_decode_datagram(codec: ModuleType, bodies: list[bytes]) -> None:
+def test_decode_array_matches_decode(codec: ModuleType, bodies: list[bytes]) -> None:
     datagrams = [sign(b) for b in bodies]
-    batch = codec.decode_many(datagrams)
+    batch = codec.decode_array(datagrams)
     for index, data in enumerate(datagrams):
-        kind, value = outcome(codec.decode_datagram, data)
+        kind, value = outcome(codec.decode, data)
         result = value if kind == "ok" else value[3]
         row = batch.datagrams[index]
         mine = batch.commands[row["first_command"] : row["first_command"] + row["command_count"]]
@@ -178,12 +217,12 @@ def test_encode_errors_agree(
     """Arbitrary values: both twins give the same bytes or the same EncodeError."""
     cmd = Command(*fields)
     kwargs = {"keep_flags": keep, "layout": layout}
-    a = outcome(py_codec.encode_datagram, ack, [cmd], bitmap, **kwargs)
-    b = outcome(c_codec.encode_datagram, ack, [cmd], bitmap, **kwargs)
+    a = outcome(py_codec.encode, ack, [cmd], bitmap, **kwargs)
+    b = outcome(c_codec.encode, ack, [cmd], bitmap, **kwargs)
     assert a == b
     good = Command(0, 0, fields[2], 17, None, 0, 0, 0, None, b"")
-    a = outcome(py_codec.encode_datagram, 0, [good, cmd], **kwargs)
-    b = outcome(c_codec.encode_datagram, 0, [good, cmd], **kwargs)
+    a = outcome(py_codec.encode, 0, [good, cmd], **kwargs)
+    b = outcome(c_codec.encode, 0, [good, cmd], **kwargs)
     assert a == b
 
 
@@ -206,12 +245,14 @@ def test_argument_checks_agree(
     py_codec: ModuleType, c_codec: ModuleType, version: Any, layout: Any
 ) -> None:
     data = sign(bytes.fromhex("14000400001011056162636465"))
-    for name in ("decode_datagram", "decode_many"):
-        arg = data if name == "decode_datagram" else [data]
+    for name in ("decode", "decode_array", "decode_many"):
+        arg = data if name == "decode" else [data]
         a = _any_outcome(getattr(py_codec, name), arg, version=version, layout=layout)
         b = _any_outcome(getattr(c_codec, name), arg, version=version, layout=layout)
-        if name == "decode_many" and a[0] == b[0] == "ok":
+        if name == "decode_array" and a[0] == b[0] == "ok":
             assert np.array_equal(a[1].commands, b[1].commands)
+        elif name == "decode_many" and a[0] == b[0] == "ok":
+            assert [_item(r) for r in a[1]] == [_item(r) for r in b[1]]
         else:
             assert a == b
     a = _any_outcome(py_codec.datagram_crc, data, version)

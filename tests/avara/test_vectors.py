@@ -47,9 +47,9 @@ SPEC_EXAMPLES: list[tuple[str, str, int, int | None, list[Command]]] = [
 def test_spec_example(codec: ModuleType, example: tuple[Any, ...]) -> None:
     _, wire_hex, ack, bitmap, commands = example
     wire = bytes.fromhex(wire_hex)
-    assert codec.decode_datagram(wire) == Datagram(True, ack, bitmap, tuple(commands))
-    assert codec.encode_datagram(ack, commands, bitmap) == wire
-    assert codec.encode_datagram(codec.decode_datagram(wire)) == wire
+    assert codec.decode(wire) == Datagram(True, ack, bitmap, tuple(commands))
+    assert codec.encode(ack, commands, bitmap) == wire
+    assert codec.encode(codec.decode(wire)) == wire
 
 
 def _vectors() -> list[dict[str, Any]]:
@@ -89,7 +89,7 @@ def test_corpus_vectors(codec: ModuleType) -> None:
         expect = vec["expect"]
         version = vec["version"]
         if expect["punch"] is not None:
-            punch = codec.decode_datagram(wire, version=version)
+            punch = codec.decode(wire, version=version)
             assert isinstance(punch, HolePunch), vec["id"]
             want = expect["punch"]
             assert (punch.command, punch.connection_id, punch.host, punch.port, punch.handled) == (
@@ -102,13 +102,13 @@ def test_corpus_vectors(codec: ModuleType) -> None:
             continue
         if expect["error"] in _ERRORS:
             with pytest.raises(_ERRORS[expect["error"]]) as info:
-                codec.decode_datagram(wire, version=version)
+                codec.decode(wire, version=version)
             partial = info.value.partial
             assert isinstance(partial, Datagram)
             assert partial.ack == expect["ack"], vec["id"]
             assert partial.commands == _expected_commands(expect), vec["id"]
             continue
-        got = codec.decode_datagram(wire, version=version)
+        got = codec.decode(wire, version=version)
         assert got.crc_ok is expect["crc_ok"], vec["id"]
         assert got.ack == expect["ack"], vec["id"]
         assert got.ack_bitmap == expect["ack_bitmap"], vec["id"]
@@ -116,7 +116,7 @@ def test_corpus_vectors(codec: ModuleType) -> None:
         if not got.crc_ok:
             continue
         keep = vec["source"] == "read"
-        assert codec.encode_datagram(got, version=version, keep_flags=keep) == wire, vec["id"]
+        assert codec.encode(got, version=version, keep_flags=keep) == wire, vec["id"]
 
 
 def test_corpus_vectors_strict_agrees(codec: ModuleType) -> None:
@@ -126,6 +126,6 @@ def test_corpus_vectors_strict_agrees(codec: ModuleType) -> None:
             continue
         wire = bytes.fromhex(vec["wire"])
         try:
-            codec.decode_datagram(wire, version=vec["version"], strict=True)
+            codec.decode(wire, version=vec["version"], strict=True)
         except DecodeError as exc:  # pragma: no cover - reported below
             pytest.fail(f"{vec['id']}: {exc}")

@@ -1,19 +1,31 @@
-"""Avara: UDP datagrams of command packets (``../shared/specs/avara.md``).
+"""Avara: the game's UDP datagrams of command packets, and its reliable connection.
+
+Every datagram starts with a CRC-16/KERMIT checksum (seeded with the network
+version), then an ack block and a run of command packets; exactly 7 bytes is
+a hole-punch packet instead.
 
 >>> from gamecodec import avara
->>> dg = avara.decode_datagram(bytes.fromhex("26081400"))
+>>> dg = avara.decode(bytes.fromhex("26081400"))
 >>> dg.crc_ok, dg.ack, dg.commands
 (True, 20, ())
+>>> avara.encode(dg) == bytes.fromhex("26081400")
+True
+
+:func:`decode_array` gives numpy structured arrays (numpy is imported only
+then, and when ``COMMAND_DTYPE`` or ``DATAGRAM_DTYPE`` is first read).
 """
 
 from __future__ import annotations
 
+import warnings
+from typing import TYPE_CHECKING, Any
+
 from gamecodec import _accel
+from gamecodec._deprecated import deprecated_names
 from gamecodec.avara import payloads
+from gamecodec.avara._errors import CrcMismatchError, ShortDatagramError
 from gamecodec.avara._models import (
-    COMMAND_DTYPE,
     CRAM_PACK_SIZE,
-    DATAGRAM_DTYPE,
     DEFAULT_VERSION,
     MAX_DATA_LEN,
     MAX_DATAGRAM,
@@ -26,19 +38,26 @@ from gamecodec.avara._models import (
     Flag,
     HolePunch,
     Layout,
+    PeerLost,
     PunchCommand,
+    SerialSkipped,
     Status,
 )
 from gamecodec.avara.punch import decode_punch, encode_punch
-from gamecodec.avara.session import Connection, ConnectionEvent, PeerLost, SerialSkipped
+from gamecodec.avara.session import Connection
 
-_codec = _accel.load("gamecodec.avara", "_codec", "avara")
+if TYPE_CHECKING:
+    from gamecodec.avara import _codec_py as _codec
+    from gamecodec.avara._arrays import COMMAND_DTYPE, DATAGRAM_DTYPE
+else:
+    _codec = _accel.load("gamecodec.avara", "_codec", "avara")
 
 crc16_kermit = _codec.crc16_kermit
 datagram_crc = _codec.datagram_crc
-decode_datagram = _codec.decode_datagram
+decode = _codec.decode
 decode_many = _codec.decode_many
-encode_datagram = _codec.encode_datagram
+decode_array = _codec.decode_array
+encode = _codec.encode
 encode_into = _codec.encode_into
 canonical_flags = _codec.canonical_flags
 
@@ -55,7 +74,7 @@ __all__ = [
     "Command",
     "CommandId",
     "Connection",
-    "ConnectionEvent",
+    "CrcMismatchError",
     "Datagram",
     "Flag",
     "HolePunch",
@@ -63,15 +82,46 @@ __all__ = [
     "PeerLost",
     "PunchCommand",
     "SerialSkipped",
+    "ShortDatagramError",
     "Status",
     "canonical_flags",
     "crc16_kermit",
     "datagram_crc",
-    "decode_datagram",
+    "decode",
+    "decode_array",
     "decode_many",
     "decode_punch",
-    "encode_datagram",
+    "encode",
     "encode_into",
     "encode_punch",
     "payloads",
 ]
+
+
+def _connection_event() -> Any:
+    return SerialSkipped | PeerLost
+
+
+_deprecated = deprecated_names(
+    __name__,
+    {
+        "decode_datagram": ("decode", lambda: decode),
+        "encode_datagram": ("encode", lambda: encode),
+        "ConnectionEvent": ("SerialSkipped | PeerLost", _connection_event),
+    },
+)
+
+
+def __getattr__(name: str) -> Any:
+    """``COMMAND_DTYPE`` and ``DATAGRAM_DTYPE`` (importing numpy on first use),
+    and the deprecated names."""
+    if name in ("COMMAND_DTYPE", "DATAGRAM_DTYPE"):
+        from gamecodec.avara import _arrays
+
+        return getattr(_arrays, name)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = _deprecated(name)
+    for warning in caught:  # re-issued so that it names the caller's line
+        warnings.warn(warning.message, warning.category, stacklevel=2)
+    return value

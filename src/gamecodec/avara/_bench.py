@@ -2,7 +2,7 @@
 
 The stream is :func:`gamecodec.avara.sample.capture_stream` (every player
 sending to every other, each link with its own serials and acks, a fresh input
-state per frame). ``decode_many`` (public) decodes it in one call; the floor
+state per frame). ``decode_array`` (public) decodes it in one call; the floor
 is the least a Python parser does per command: one ``struct.unpack_from`` of
 a command's fixed fields (serial, send count, flags, command id), one call per
 command in the stream, in a plain loop.
@@ -26,19 +26,21 @@ COMMAND_HEAD = struct.Struct("<HBBb")
 
 @cache
 def stream(count: int) -> list[bytes]:
+    """The first ``count`` datagrams of the capture-like stream (cached)."""
     return capture_stream(count)
 
 
 def contests(config: Config) -> list[Contest | Row]:
+    """The Avara contests of ``gamecodec bench`` (codec and session)."""
     count = config.size(10_000, 200_000)
     config.say(f"avara: generating a capture-like stream of {count:,} datagrams ...")
     data = stream(count)
-    commands = sum(len(avara.decode_datagram(d).commands) for d in data)
+    commands = sum(len(avara.decode(d).commands) for d in data)
     unpack = COMMAND_HEAD.unpack_from
-    per_command = [d for d in data for _ in range(len(avara.decode_datagram(d).commands))]
+    per_command = [d for d in data for _ in range(len(avara.decode(d).commands))]
 
     def many(_: object) -> object:
-        return avara.decode_many(data)
+        return avara.decode_array(data)
 
     def floor(_: object) -> None:
         for d in per_command:
@@ -47,11 +49,11 @@ def contests(config: Config) -> list[Contest | Row]:
     return [
         Contest(
             "avara",
-            "decode_many per command vs one struct.unpack_from per command",
+            "decode_array per command vs one struct.unpack_from per command",
             f"{len(data):,} distinct datagrams, {commands:,} commands",
             commands,
             "command",
-            Side("decode_many", many),
+            Side("decode_array", many),
             Side("unpack_from", floor),
             kind="cost",
             limit=0.5,

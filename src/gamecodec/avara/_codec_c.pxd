@@ -8,7 +8,7 @@ from libc.stdint cimport int8_t, int16_t, int32_t, uint8_t, uint16_t, uint32_t
 
 cdef enum:
     # Cmd.field of a command that does not parse: the field that runs past
-    # the end (the order of messages.FIELDS), or a dataLen outside 0..984
+    # the end (the order of _errors.FIELDS), or a dataLen outside 0..984
     FIELD_HEADER = 0
     FIELD_DISTRIBUTION = 1
     FIELD_P3 = 2

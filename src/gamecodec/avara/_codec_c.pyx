@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Avara datagram codec, compiled twin of ``_codec_py.py`` (spec §2-§3).
+"""Avara datagram codec, compiled twin of ``_codec_py.py``.
 
 Both twins give the same results and raise the same errors, with the same
 messages and offsets (``tests/avara/test_parity.py`` holds them together).
@@ -23,12 +23,8 @@ from libc.stdlib cimport free, malloc
 from libc.stdint cimport int8_t, int16_t, int32_t, uint8_t, uint16_t, uint32_t
 from libc.string cimport memcpy
 
-import numpy as np
-
 from gamecodec.avara import _errors as msg
 from gamecodec.avara._models import (
-    COMMAND_DTYPE,
-    DATAGRAM_DTYPE,
     DEFAULT_VERSION,
     Batch,
     Command,
@@ -36,6 +32,7 @@ from gamecodec.avara._models import (
 )
 from gamecodec.avara._models import Layout
 from gamecodec.avara.punch import decode_punch
+from gamecodec.errors import DecodeError
 
 _DEFAULT_VERSION = DEFAULT_VERSION
 _ONE = 1
@@ -45,9 +42,10 @@ __all__ = [
     "canonical_flags",
     "crc16_kermit",
     "datagram_crc",
-    "decode_datagram",
+    "decode",
+    "decode_array",
     "decode_many",
-    "encode_datagram",
+    "encode",
     "encode_into",
 ]
 
@@ -238,7 +236,7 @@ cdef inline Cmd _unparsed(Cmd c, int field, Py_ssize_t at, Py_ssize_t n) noexcep
 cdef Cmd parse_command(const uint8_t *p, Py_ssize_t size, Py_ssize_t pos,
                        bint current) noexcept nogil:
     """The command at p[pos:size], read as the game's reader does (field
-    order and precedence of spec §3.1); end -1 (and field) if it does not."""
+    order and precedence); end -1 (and field) if it does not."""
     return _read_command(p, size, pos, current)
 
 
@@ -311,7 +309,7 @@ cdef inline Cmd _read_command(const uint8_t *p, Py_ssize_t size, Py_ssize_t pos,
 
 
 cdef inline bint _canonical(const Cmd *c) noexcept nogil:
-    """Whether the game's writer would produce this flag byte (spec §3)."""
+    """Whether the game's writer would produce this flag byte."""
     return c.flags == writer_flags(c.flags & 0x40, c.p3, c.p2, c.n, c.p1, c.flags & 0x80)
 
 
@@ -385,7 +383,7 @@ _SHORT = Datagram(False, None, None, ())
 _EMPTY = ()
 
 
-def decode_datagram(data, *, version=DEFAULT_VERSION, layout=1, bint strict=False):
+def decode(data, *, version=DEFAULT_VERSION, layout=1, bint strict=False):
     """Decode one UDP payload.
 
     Exactly 7 bytes is a :class:`HolePunch`. Shorter than 4 bytes, or a
@@ -397,10 +395,33 @@ def decode_datagram(data, *, version=DEFAULT_VERSION, layout=1, bint strict=Fals
     game's writer never produces.
     """
     cdef bytes buf = _as_bytes(data)
-    cdef Py_ssize_t size = PyBytes_GET_SIZE(buf)
-    cdef const uint8_t *p = <const uint8_t *>PyBytes_AS_STRING(buf)
+    cdef int v = _version_arg(version)
+    return _decode(buf, v, version, _is_current(layout), strict)
+
+
+def decode_many(datagrams, *, version=DEFAULT_VERSION, layout=1, bint strict=False):
+    """Decode each datagram as :func:`decode` does, independently.
+
+    A datagram that does not decode gives its :class:`~gamecodec.DecodeError`
+    in its place in the list (the others are unaffected).
+    """
     cdef int v = _version_arg(version)
     cdef bint current = _is_current(layout)
+    cdef list out = []
+    cdef bytes buf
+    for item in datagrams:
+        buf = _as_bytes(item)
+        try:
+            out.append(_decode(buf, v, version, current, strict))
+        except DecodeError as exc:
+            out.append(exc)
+    return out
+
+
+cdef object _decode(bytes buf, int v, object version, bint current, bint strict):
+    """decode() of buf with checked arguments: v is the version (-1: no check)."""
+    cdef Py_ssize_t size = PyBytes_GET_SIZE(buf)
+    cdef const uint8_t *p = <const uint8_t *>PyBytes_AS_STRING(buf)
     cdef int head = 5 if current else 4
     cdef int ack
     cdef Py_ssize_t pos
@@ -488,8 +509,21 @@ cdef packed struct DatagramRow:
     uint32_t error_offset
 
 
-assert sizeof(CommandRow) == COMMAND_DTYPE.itemsize
-assert sizeof(DatagramRow) == DATAGRAM_DTYPE.itemsize
+cdef object _np = None  # numpy, imported by the first decode_array call
+cdef object _command_dtype, _datagram_dtype
+
+
+cdef _load_numpy():
+    """Import numpy and the dtypes, and check they match the C rows."""
+    global _np, _command_dtype, _datagram_dtype
+    import numpy
+    from gamecodec.avara._arrays import COMMAND_DTYPE, DATAGRAM_DTYPE
+    if (sizeof(CommandRow) != COMMAND_DTYPE.itemsize
+            or sizeof(DatagramRow) != DATAGRAM_DTYPE.itemsize):
+        raise ImportError("COMMAND_DTYPE or DATAGRAM_DTYPE does not match the compiled rows")
+    _command_dtype = COMMAND_DTYPE
+    _datagram_dtype = DATAGRAM_DTYPE
+    _np = numpy
 
 
 cdef inline void _decode_one(const uint8_t *p, Py_ssize_t size, uint32_t index, int version,
@@ -547,13 +581,16 @@ cdef inline void _decode_one(const uint8_t *p, Py_ssize_t size, uint32_t index, 
         pos = c.end
 
 
-def decode_many(datagrams, *, version=DEFAULT_VERSION, layout=1):
-    """Decode many datagrams into one structured array of commands
-    (:data:`COMMAND_DTYPE`) and one row per datagram (:data:`DATAGRAM_DTYPE`).
+def decode_array(datagrams, *, version=DEFAULT_VERSION, layout=1):
+    """Decode many datagrams into one numpy structured array of commands
+    (``COMMAND_DTYPE``) and one row per datagram (``DATAGRAM_DTYPE``).
 
     A bad datagram does not stop the batch: its row says what went wrong and
     where, and the commands decoded before the error are kept.
     """
+    if _np is None:
+        _load_numpy()
+    np = _np
     cdef int v = _version_arg(version)
     cdef bint current = _is_current(layout)
     # Our own copy: nothing else can resize it while we hold borrowed items.
@@ -565,8 +602,8 @@ def decode_many(datagrams, *, version=DEFAULT_VERSION, layout=1):
     cdef bytes buf
     cdef const uint8_t *p
     cdef Py_ssize_t size
-    outcomes = np.empty(total, dtype=DATAGRAM_DTYPE)
-    commands = np.empty(capacity, dtype=COMMAND_DTYPE)
+    outcomes = np.empty(total, dtype=_datagram_dtype)
+    commands = np.empty(capacity, dtype=_command_dtype)
     PyObject_GetBuffer(outcomes, &out_view, PyBUF_SIMPLE | PyBUF_WRITABLE)
     try:
         PyObject_GetBuffer(commands, &cmd_view, PyBUF_SIMPLE | PyBUF_WRITABLE)
@@ -580,7 +617,7 @@ def decode_many(datagrams, *, version=DEFAULT_VERSION, layout=1):
                 room = size // 4 + 1
                 if count + room > capacity:
                     capacity = max(2 * capacity, count + room)
-                    grown = np.empty(capacity, dtype=COMMAND_DTYPE)
+                    grown = np.empty(capacity, dtype=_command_dtype)
                     PyObject_GetBuffer(grown, &new_view, PyBUF_SIMPLE | PyBUF_WRITABLE)
                     memcpy(new_view.buf, cmd_view.buf, count * sizeof(CommandRow))
                     PyBuffer_Release(&cmd_view)
@@ -600,7 +637,7 @@ def decode_many(datagrams, *, version=DEFAULT_VERSION, layout=1):
 
 cdef int writer_flags(bint distribution, long long p3, long long p2, Py_ssize_t n,
                       long long p1, bint sender) noexcept nogil:
-    """The flag byte the game's writer computes for these values (spec §3)."""
+    """The flag byte the game's writer computes for these values."""
     cdef int flags = 0x40 if distribution else 0
     if p3 < 0 or p3 > 0xFFFF:
         flags |= 0x04
@@ -630,8 +667,8 @@ cdef inline Py_ssize_t _put32(uint8_t *out, Py_ssize_t pos, uint32_t v) noexcept
 
 
 cdef Py_ssize_t write_acks(uint8_t *out, int ack, uint32_t bitmap) noexcept nogil:
-    """Write the ack block at out[2:] (the bitmap only after an odd ack, spec
-    §4.2); return the offset after it."""
+    """Write the ack block at out[2:] (the bitmap only after an odd
+    ack); return the offset after it."""
     if ack & 1:
         return _put32(out, _put16(out, 2, <uint32_t>ack), bitmap)
     return _put16(out, 2, <uint32_t>ack)
@@ -640,7 +677,7 @@ cdef Py_ssize_t write_acks(uint8_t *out, int ack, uint32_t bitmap) noexcept nogi
 cdef Py_ssize_t write_command(uint8_t *out, Py_ssize_t pos, bint current, int serial,
                               int send_count, int flags, int command, int distribution,
                               int p3, int p2, int p1, int sender, bytes data) noexcept:
-    """Write a command at out[pos:] as its flag byte says (spec §3), each value
+    """Write a command at out[pos:] as its flag byte says, each value
     as its low bytes; return the offset after it. out has room for it."""
     cdef Py_ssize_t n = PyBytes_GET_SIZE(data)
     pos = _put16(out, pos, <uint32_t>serial)
@@ -676,7 +713,7 @@ cdef Py_ssize_t write_command(uint8_t *out, Py_ssize_t pos, bint current, int se
 # --- encoding -----------------------------------------------------------------
 
 def canonical_flags(command):
-    """The flag byte the game's writer computes for these values (spec §3)."""
+    """The flag byte the game's writer computes for these values."""
     return writer_flags(command.distribution is not None, command.p3, command.p2,
                         len(command.data), command.p1, command.sender is not None)
 
@@ -689,7 +726,7 @@ cdef long long _checked(Py_ssize_t index, str name, object value, long long low,
     return v
 
 
-def encode_datagram(datagram, commands=(), ack_bitmap=None, *, version=DEFAULT_VERSION,
+def encode(datagram, commands=(), ack_bitmap=None, *, version=DEFAULT_VERSION,
                     layout=1, bint keep_flags=False):
     """Encode a :class:`Datagram` (or an ack, commands and bitmap) to bytes.
 
@@ -790,7 +827,7 @@ def encode_into(datagram, buf, offset=0, commands=(), ack_bitmap=None, *,
         raise TypeError("buf must be a bytearray")
     if not 0 <= offset <= len(buf):
         raise ValueError(f"offset {offset} outside 0..{len(buf)}")
-    out = encode_datagram(
+    out = encode(
         datagram, commands, ack_bitmap, version=version, layout=layout, keep_flags=keep_flags
     )
     buf[offset:offset + len(out)] = out

@@ -1,4 +1,4 @@
-"""Avara datagram codec, pure-Python twin of ``_codec_c.pyx`` (spec §2-§3).
+"""Avara datagram codec, pure-Python twin of ``_codec_c.pyx``.
 
 Both twins give the same results and raise the same errors, with the same
 messages and offsets (``tests/avara/test_parity.py`` holds them together).
@@ -11,12 +11,8 @@ from collections.abc import Iterable, Sequence
 from struct import Struct
 from typing import NamedTuple
 
-import numpy as np
-
 from gamecodec.avara import _errors as msg
 from gamecodec.avara._models import (
-    COMMAND_DTYPE,
-    DATAGRAM_DTYPE,
     DEFAULT_VERSION,
     MAX_DATA_LEN,
     MAX_DATAGRAM,
@@ -29,14 +25,16 @@ from gamecodec.avara._models import (
     Status,
 )
 from gamecodec.avara.punch import decode_punch
+from gamecodec.errors import DecodeError
 
 __all__ = [
     "canonical_flags",
     "crc16_kermit",
     "datagram_crc",
-    "decode_datagram",
+    "decode",
+    "decode_array",
     "decode_many",
-    "encode_datagram",
+    "encode",
     "encode_into",
 ]
 
@@ -51,7 +49,7 @@ _HEAD4 = Struct("<HBB")
 # CRC-16/KERMIT is CRC-16/XMODEM (binascii.crc_hqx) on bit-reversed bytes,
 # bit-reversed: the reflected and the plain algorithm mirror each other.
 _REVERSE = bytes(int(f"{i:08b}"[::-1], 2) for i in range(256))
-_new = tuple.__new__  # NamedTuples without their __new__ (DESIGN.md, hot-path rules)
+_new = tuple.__new__  # NamedTuples built without their Python-level __new__ (faster)
 # Cmd.field codes: the order of msg.FIELDS, then msg.BAD_DATA_LEN
 (
     _FIELD_HEADER,
@@ -107,7 +105,7 @@ def _unparsed(field: int, flags: int, at: int, n: int = 0) -> Cmd:
 
 def parse_command(buf: bytes, size: int, pos: int, current: bool) -> Cmd:
     """The command at ``buf[pos:size]``, read as the game's reader does (field
-    order and precedence of spec §3.1); ``end`` -1 (and ``field``) if it does not."""
+    order and precedence); ``end`` -1 (and ``field``) if it does not."""
     head = 5 if current else 4
     if size - pos < head:
         return _unparsed(_FIELD_HEADER, 0, pos)
@@ -182,7 +180,7 @@ def command_object(c: Cmd, buf: bytes) -> Command:
 def writer_flags(  # noqa: PLR0917
     distribution: bool, p3: int, p2: int, n: int, p1: int, sender: bool
 ) -> int:
-    """The flag byte the game's writer computes for these values (spec §3)."""
+    """The flag byte the game's writer computes for these values."""
     flags = 0x40 if distribution else 0
     if p3 < 0 or p3 > 0xFFFF:
         flags |= 0x04
@@ -202,8 +200,8 @@ def writer_flags(  # noqa: PLR0917
 
 
 def write_acks(out: bytearray, ack: int, bitmap: int) -> int:
-    """Write the ack block at ``out[2:]`` (the bitmap only after an odd ack,
-    spec §4.2); return the offset after it."""
+    """Write the ack block at ``out[2:]`` (the bitmap only after an odd
+    ack); return the offset after it."""
     if ack & 1:
         out[2:8] = _U16.pack(ack & 0xFFFF) + (bitmap & 0xFFFFFFFF).to_bytes(4, "little")
         return 8
@@ -226,7 +224,7 @@ def write_command(  # noqa: PLR0917
     sender: int,
     data: bytes,
 ) -> int:
-    """Write a command at ``out[pos:]`` as its flag byte says (spec §3), each
+    """Write a command at ``out[pos:]`` as its flag byte says, each
     value as its low bytes; return the offset after it. ``out`` grows when
     ``pos`` is its end."""
     if current:
@@ -285,7 +283,7 @@ def _is_current(layout: Layout | int) -> bool:
     return layout == 1
 
 
-def decode_datagram(
+def decode(
     data: bytes | bytearray | memoryview,
     *,
     version: int | None = DEFAULT_VERSION,
@@ -303,10 +301,14 @@ def decode_datagram(
     game's writer never produces.
     """
     buf = data if type(data) is bytes else memoryview(data).tobytes()
-    size = len(buf)
     if version is not None and not _is_u16(version):
         raise msg.bad_version(version)
-    current = _is_current(layout)
+    return _decode(buf, version, _is_current(layout), strict)
+
+
+def _decode(buf: bytes, version: int | None, current: bool, strict: bool) -> Datagram | HolePunch:
+    """:func:`decode` of ``buf`` with checked arguments."""
+    size = len(buf)
     if size == PUNCH_SIZE:
         return decode_punch(buf)
     if size < 4:
@@ -360,7 +362,7 @@ def _checked(index: int, name: str, value: object, low: int, high: int) -> int:
 
 
 def canonical_flags(command: Command) -> int:
-    """The flag byte the game's writer computes for these values (spec §3)."""
+    """The flag byte the game's writer computes for these values."""
     return writer_flags(
         command.distribution is not None,
         command.p3,
@@ -400,7 +402,7 @@ def _parts(
     return datagram, ack_bitmap, tuple(commands)
 
 
-def encode_datagram(
+def encode(
     datagram: Datagram | int,
     commands: Iterable[Command] = (),
     ack_bitmap: int | None = None,
@@ -494,7 +496,7 @@ def encode_into(
         raise TypeError("buf must be a bytearray")
     if not 0 <= offset <= len(buf):
         raise ValueError(f"offset {offset} outside 0..{len(buf)}")
-    out = encode_datagram(
+    out = encode(
         datagram, commands, ack_bitmap, version=version, layout=layout, keep_flags=keep_flags
     )
     buf[offset : offset + len(out)] = out
@@ -506,13 +508,43 @@ def decode_many(
     *,
     version: int | None = DEFAULT_VERSION,
     layout: Layout | int = Layout.CURRENT,
+    strict: bool = False,
+) -> list[Datagram | HolePunch | DecodeError]:
+    """Decode each datagram as :func:`decode` does, independently.
+
+    A datagram that does not decode gives its :class:`~gamecodec.DecodeError`
+    in its place in the list (the others are unaffected).
+    """
+    if version is not None and not _is_u16(version):
+        raise msg.bad_version(version)
+    current = _is_current(layout)
+    out: list[Datagram | HolePunch | DecodeError] = []
+    append = out.append
+    for item in datagrams:
+        buf = item if type(item) is bytes else memoryview(item).tobytes()
+        try:
+            append(_decode(buf, version, current, strict))
+        except DecodeError as exc:
+            append(exc)
+    return out
+
+
+def decode_array(
+    datagrams: Iterable[bytes | bytearray | memoryview],
+    *,
+    version: int | None = DEFAULT_VERSION,
+    layout: Layout | int = Layout.CURRENT,
 ) -> Batch:
-    """Decode many datagrams into one structured array of commands
-    (:data:`COMMAND_DTYPE`) and one row per datagram (:data:`DATAGRAM_DTYPE`).
+    """Decode many datagrams into one numpy structured array of commands
+    (``COMMAND_DTYPE``) and one row per datagram (``DATAGRAM_DTYPE``).
 
     A bad datagram does not stop the batch: its row says what went wrong and
     where, and the commands decoded before the error are kept.
     """
+    import numpy as np
+
+    from gamecodec.avara._arrays import COMMAND_DTYPE, DATAGRAM_DTYPE
+
     if version is not None and not _is_u16(version):
         raise msg.bad_version(version)
     current = _is_current(layout)

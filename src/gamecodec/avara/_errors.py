@@ -1,6 +1,7 @@
-"""Error builders shared by both Avara twins, so messages and offsets agree.
+"""Avara's own decode errors, and the error builders both twins share.
 
-Only error paths call these; nothing here is on a hot path.
+The builders give both twins the same messages and offsets. Only error paths
+call them; nothing here is on a hot path.
 """
 
 from __future__ import annotations
@@ -8,14 +9,27 @@ from __future__ import annotations
 from gamecodec.avara._models import MAX_DATA_LEN, MAX_DATAGRAM, Command, Datagram
 from gamecodec.errors import (
     BadDataLengthError,
-    CrcMismatchError,
+    DecodeError,
     EncodeError,
     NonCanonicalError,
-    ShortDatagramError,
     TruncatedError,
 )
 
+__all__ = ["CrcMismatchError", "ShortDatagramError"]
+
 PROTOCOL = "avara"
+
+
+class ShortDatagramError(TruncatedError):
+    """A datagram too short to hold its 4-byte header (``strict=True`` only)."""
+
+    reason = "short_datagram"
+
+
+class CrcMismatchError(DecodeError):
+    """A datagram whose checksum does not match the net version (``strict=True`` only)."""
+
+    reason = "crc_mismatch"
 
 
 def so_far(crc_ok: bool | None, ack: int, bitmap: int | None, commands: list[Command]) -> Datagram:
@@ -97,49 +111,57 @@ def bad_layout(layout: object) -> ValueError:
 
 def out_of_range(index: int, name: str, value: object, low: int, high: int) -> EncodeError:
     if not isinstance(value, int):
-        return EncodeError(f"command {index}: {name} must be an int, not {type(value).__name__}")
-    return EncodeError(f"command {index}: {name} {value} outside {low}..{high}")
+        return EncodeError(
+            f"command {index}: {name} must be an int, not {type(value).__name__}", protocol=PROTOCOL
+        )
+    return EncodeError(f"command {index}: {name} {value} outside {low}..{high}", protocol=PROTOCOL)
 
 
 def not_a_command(index: int) -> EncodeError:
-    return EncodeError(f"command {index} is not a Command")
+    return EncodeError(f"command {index} is not a Command", protocol=PROTOCOL)
 
 
 def data_not_bytes(index: int, data: object) -> EncodeError:
-    return EncodeError(f"command {index}: data must be bytes, not {type(data).__name__}")
+    return EncodeError(
+        f"command {index}: data must be bytes, not {type(data).__name__}", protocol=PROTOCOL
+    )
 
 
 def data_too_long(index: int, n: int) -> EncodeError:
-    return EncodeError(f"command {index}: {n} data bytes, more than {MAX_DATA_LEN}")
+    return EncodeError(
+        f"command {index}: {n} data bytes, more than {MAX_DATA_LEN}", protocol=PROTOCOL
+    )
 
 
 def flags_disagree(index: int, flags: int, what: str) -> EncodeError:
-    return EncodeError(f"command {index}: flags 0x{flags:02x} cannot carry {what}")
+    return EncodeError(
+        f"command {index}: flags 0x{flags:02x} cannot carry {what}", protocol=PROTOCOL
+    )
 
 
 def bad_ack(ack: object) -> EncodeError:
-    return EncodeError(f"ack {ack} outside 0..65535")
+    return EncodeError(f"ack {ack} outside 0..65535", protocol=PROTOCOL)
 
 
 def bad_encode_version(version: object) -> EncodeError:
-    return EncodeError(f"version {version} outside 0..65535")
+    return EncodeError(f"version {version} outside 0..65535", protocol=PROTOCOL)
 
 
 def missing_bitmap(ack: int) -> EncodeError:
-    return EncodeError(f"odd ack {ack} needs an ack_bitmap")
+    return EncodeError(f"odd ack {ack} needs an ack_bitmap", protocol=PROTOCOL)
 
 
 def unwanted_bitmap(ack: int) -> EncodeError:
-    return EncodeError(f"even ack {ack} cannot carry an ack_bitmap")
+    return EncodeError(f"even ack {ack} cannot carry an ack_bitmap", protocol=PROTOCOL)
 
 
 def bad_bitmap(bitmap: object) -> EncodeError:
-    return EncodeError(f"ack_bitmap {bitmap} outside -2147483648..4294967295")
+    return EncodeError(f"ack_bitmap {bitmap} outside -2147483648..4294967295", protocol=PROTOCOL)
 
 
 def too_big(size: int) -> EncodeError:
-    return EncodeError(f"datagram of {size} bytes, more than {MAX_DATAGRAM}")
+    return EncodeError(f"datagram of {size} bytes, more than {MAX_DATAGRAM}", protocol=PROTOCOL)
 
 
 def punch_sized() -> EncodeError:
-    return EncodeError("a 7-byte datagram would be read as a hole punch")
+    return EncodeError("a 7-byte datagram would be read as a hole punch", protocol=PROTOCOL)

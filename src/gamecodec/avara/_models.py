@@ -1,21 +1,41 @@
-"""Avara result types, constants and enums (never compiled)."""
+"""Avara result types, events, constants and enums (never compiled).
+
+Both codec twins and both session twins import their models from here, so
+they return instances of the same classes. numpy is not imported here: the
+structured-array dtypes (``COMMAND_DTYPE``, ``DATAGRAM_DTYPE``) are built by
+``gamecodec.avara._arrays`` the first time they are asked for.
+"""
 
 from __future__ import annotations
 
 import enum
-from typing import NamedTuple
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-import numpy as np
+from gamecodec.sessions import Event, PeerLost
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
-    "COMMAND_DTYPE",
+    "ACK_DELAY",
     "CRAM_PACK_SIZE",
-    "DATAGRAM_DTYPE",
+    "CRAM_TIME",
     "DEFAULT_VERSION",
+    "INITIAL_RETRANSMIT_TIME",
+    "INITIAL_ROUND_TRIP_TIME",
+    "INITIAL_ROUND_TRIP_VAR",
     "MAX_DATAGRAM",
     "MAX_DATA_LEN",
+    "MAX_RESENDS_WITHOUT_RECEIVE",
+    "MAX_RETRANSMIT_TIME",
+    "MAX_TRANSMIT_QUEUE",
     "NO_ACK",
     "PUNCH_SIZE",
+    "SEND_WINDOW",
+    "SERIAL_STEP",
+    "SETTLE",
+    "ULP_TIMEOUT",
     "Batch",
     "Command",
     "CommandId",
@@ -23,27 +43,29 @@ __all__ = [
     "Flag",
     "HolePunch",
     "Layout",
+    "PeerLost",
     "PunchCommand",
+    "SerialSkipped",
     "Status",
 ]
 
 DEFAULT_VERSION = 18
-"""``kAvaraNetVersion`` at avaraline/Avara aaa5e633 (spec §2.1)."""
+"""``kAvaraNetVersion`` at avaraline/Avara aaa5e633."""
 
 MAX_DATA_LEN = 984
-"""``PACKETDATABUFFERSIZE``: the largest dataLen the reader accepts (spec §3)."""
+"""``PACKETDATABUFFERSIZE``: the largest dataLen the reader accepts."""
 
 MAX_DATAGRAM = 16384
-"""The game's receive buffer (spec §1); the encoder refuses anything larger."""
+"""The game's receive buffer; the encoder refuses anything larger."""
 
 PUNCH_SIZE = 7
-"""Every datagram of exactly this many bytes is a hole-punch packet (spec §6)."""
+"""Every datagram of exactly this many bytes is a hole-punch packet."""
 
 NO_ACK = 0xFFFE
-"""The ack a peer sends before it has received anything (0 - 2, spec §4.2)."""
+"""The ack a peer sends before it has received anything (0 - 2)."""
 
 CRAM_PACK_SIZE = 64
-"""The sender keeps appending commands while a datagram is shorter (spec §2.2)."""
+"""The sender keeps appending commands while a datagram is shorter."""
 
 
 class Layout(enum.IntEnum):
@@ -54,7 +76,7 @@ class Layout(enum.IntEnum):
 
 
 class Flag(enum.IntFlag):
-    """The bits of a command's flag byte (spec §3)."""
+    """The bits of a command's flag byte."""
 
     P1 = 0x01
     P2 = 0x02
@@ -67,7 +89,7 @@ class Flag(enum.IntFlag):
 
 
 class Status(enum.IntEnum):
-    """Per-datagram outcome in :func:`decode_many` (mirrors the corpus' ``error``)."""
+    """Per-datagram outcome in :func:`~gamecodec.avara.decode_array`."""
 
     OK = 0
     CRC_MISMATCH = 1
@@ -78,7 +100,7 @@ class Status(enum.IntEnum):
 
 
 class CommandId(enum.IntEnum):
-    """Command identifiers (``src/net/CommDefs.h``, spec §5)."""
+    """Command identifiers (the game's ``CommDefs.h``)."""
 
     kpPacketProtocolRefusal = -9
     kpPacketProtocolLogin = -8
@@ -129,7 +151,7 @@ class CommandId(enum.IntEnum):
 
 
 class PunchCommand(enum.IntEnum):
-    """Hole-punch commands (``src/net/AvaraTCP.h``, spec §6)."""
+    """Hole-punch commands (the game's ``AvaraTCP.h``)."""
 
     kPunchPing = 1
     kPunchRequest = 2
@@ -186,7 +208,7 @@ class Datagram(NamedTuple):
 
     @property
     def acked_serials(self) -> tuple[int, ...]:
-        """Out-of-order serials the ack bitmap reports as received (spec §4.2)."""
+        """Out-of-order serials the ack bitmap reports as received."""
         if self.ack is None or self.ack_bitmap is None:
             return ()
         base = self.ack - 1
@@ -195,7 +217,7 @@ class Datagram(NamedTuple):
 
 
 class HolePunch(NamedTuple):
-    """A 7-byte hole-punch datagram (spec §6): no checksum, no commands."""
+    """A 7-byte hole-punch datagram: no checksum, no commands."""
 
     command: int
     connection_id: int | None
@@ -220,42 +242,58 @@ class HolePunch(NamedTuple):
 
 
 class Batch(NamedTuple):
-    """Result of :func:`decode_many`: every command of every datagram in one
+    """Result of :func:`~gamecodec.avara.decode_array`: every command of every datagram in one
     structured array, plus one row of outcome per datagram."""
 
     commands: np.ndarray
     datagrams: np.ndarray
 
 
-COMMAND_DTYPE = np.dtype(
-    [
-        ("datagram", "=u4"),
-        ("serial", "=u2"),
-        ("send_count", "u1"),
-        ("flags", "u1"),
-        ("command", "i1"),
-        ("distribution", "=i2"),
-        ("p1", "i1"),
-        ("p2", "=i2"),
-        ("p3", "=i4"),
-        ("sender", "i1"),
-        ("data_offset", "=u4"),
-        ("data_length", "=u2"),
-    ]
-)
-"""One row per command. ``distribution``/``sender`` are 0 when absent (test
-``flags & 0x40`` / ``flags & 0x80``); ``data_offset`` is into the datagram."""
+# -- the session's constants (the game's names in backquotes) -------------------
 
-DATAGRAM_DTYPE = np.dtype(
-    [
-        ("status", "u1"),
-        ("ack", "=u2"),
-        ("ack_bitmap", "=i4"),
-        ("first_command", "=u4"),
-        ("command_count", "=u4"),
-        ("error_offset", "=u4"),
-    ]
-)
-"""One row per input datagram; ``status`` is a :class:`Status` (a checksum
-failure is ``CRC_MISMATCH``); ``ack`` and ``ack_bitmap`` are 0 where absent;
-``error_offset`` is the byte offset of a ``BAD_DATA_LEN``/``TRUNCATED`` error."""
+SERIAL_STEP: Final = 2
+"""``kSerialNumberStepSize``: serials step by 2 and wrap at 2**16."""
+ACK_DELAY: Final = 0.041
+"""``kAckRetransmitBase``: an ACK-only datagram waits this + retransmitTime (s)."""
+INITIAL_RETRANSMIT_TIME: Final = 2.0
+"""``kInitialRetransmitTime`` (s)."""
+INITIAL_ROUND_TRIP_TIME: Final = 0.5
+"""``kInitialRoundTripTime`` (500 ms in the millisecond-clock source)."""
+INITIAL_ROUND_TRIP_VAR: Final = 0.064 * 0.064
+"""``kInitialRoundTripVar``: ``CLASSICFRAMECLOCK`` squared (64 ms, the classic frame)."""
+MAX_RETRANSMIT_TIME: Final = 4.0
+"""``kMaxAllowedRetransmitTime``: the resend timer's ceiling (s)."""
+ULP_TIMEOUT: Final = 120.0
+"""``kULPTimeOut``: this long without an ack kills the connection (s)."""
+MAX_TRANSMIT_QUEUE: Final = 1024
+"""``kMaxTransmitQueueLength``: more commands waiting kills the connection."""
+SEND_WINDOW: Final = 1024
+"""``kMaxReceiveQueueLength`` (= ``kMaxTransmitQueueLength``, "receive as much as is
+sent"): commands are sent at most this many commands (twice as many serials) past
+the peer's ack."""
+MAX_RESENDS_WITHOUT_RECEIVE: Final = 3
+"""Resends allowed while nothing is heard from the peer."""
+CRAM_TIME: Final = 5.0
+"""``CRAMTIME``: packed extras may be resent up to this early (s)."""
+SETTLE: Final = 100
+"""``SERIAL_NUMBER_UDP_SETTLE``: the sender byte is written while serial <= this."""
+
+
+# -- the session's events -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SerialSkipped(Event):
+    """The receiver gave up waiting for ``serial``: the game's skip rule (once
+    enough later commands are queued behind a missing one, it is dropped)."""
+
+    serial: int
+
+
+def __getattr__(name: str) -> Any:
+    """``COMMAND_DTYPE`` and ``DATAGRAM_DTYPE``, built (importing numpy) on first use."""
+    if name in ("COMMAND_DTYPE", "DATAGRAM_DTYPE"):
+        from gamecodec.avara import _arrays
+
+        return getattr(_arrays, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

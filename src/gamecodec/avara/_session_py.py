@@ -25,11 +25,27 @@ from array import array
 from typing import Any, Final
 
 from gamecodec._clock import MAX_TIME, check_time
-from gamecodec.avara._models import DEFAULT_VERSION, MAX_DATA_LEN, PUNCH_SIZE, Command
-
-# The event classes live in the facade, which is never compiled, so both twins
-# return instances of the same classes (it defines them before loading a twin).
-from gamecodec.avara.session import PeerLost, SerialSkipped
+from gamecodec.avara._models import (
+    ACK_DELAY,
+    CRAM_PACK_SIZE,
+    CRAM_TIME,
+    DEFAULT_VERSION,
+    INITIAL_RETRANSMIT_TIME,
+    INITIAL_ROUND_TRIP_TIME,
+    INITIAL_ROUND_TRIP_VAR,
+    MAX_DATA_LEN,
+    MAX_RESENDS_WITHOUT_RECEIVE,
+    MAX_RETRANSMIT_TIME,
+    MAX_TRANSMIT_QUEUE,
+    PUNCH_SIZE,
+    SEND_WINDOW,
+    SERIAL_STEP,
+    SETTLE,
+    ULP_TIMEOUT,
+    Command,
+    PeerLost,
+    SerialSkipped,
+)
 from gamecodec.errors import EncodeError, LocalProtocolError
 
 try:
@@ -39,52 +55,7 @@ except ImportError:  # Cython is a build-time dependency only
 
     cython = SimpleNamespace(compiled=False)
 
-__all__ = [
-    "ACK_DELAY",
-    "CRAM_PACK_SIZE",
-    "CRAM_TIME",
-    "INITIAL_RETRANSMIT_TIME",
-    "INITIAL_ROUND_TRIP_TIME",
-    "INITIAL_ROUND_TRIP_VAR",
-    "MAX_RESENDS_WITHOUT_RECEIVE",
-    "MAX_RETRANSMIT_TIME",
-    "MAX_TRANSMIT_QUEUE",
-    "SEND_WINDOW",
-    "SERIAL_STEP",
-    "SETTLE",
-    "ULP_TIMEOUT",
-    "Connection",
-    "serial_diff",
-]
-
-SERIAL_STEP: Final = 2
-"""``kSerialNumberStepSize`` (§4.1)."""
-ACK_DELAY: Final = 0.041
-"""``kAckRetransmitBase``: an ACK-only datagram waits this + retransmitTime (§4.2)."""
-INITIAL_RETRANSMIT_TIME: Final = 2.0
-"""``kInitialRetransmitTime`` (§4.5)."""
-INITIAL_ROUND_TRIP_TIME: Final = 0.5
-"""``kInitialRoundTripTime`` (500 ms in the millisecond-clock source)."""
-INITIAL_ROUND_TRIP_VAR: Final = 0.064 * 0.064
-"""``kInitialRoundTripVar``: ``CLASSICFRAMECLOCK`` squared (64 ms, the classic frame)."""
-MAX_RETRANSMIT_TIME: Final = 4.0
-"""``kMaxAllowedRetransmitTime`` (§4.5)."""
-ULP_TIMEOUT: Final = 120.0
-"""``kULPTimeOut``: this long without an ack kills the connection (§4.5)."""
-MAX_TRANSMIT_QUEUE: Final = 1024
-"""``kMaxTransmitQueueLength`` (§4.5)."""
-SEND_WINDOW: Final = 1024
-"""``kMaxReceiveQueueLength`` (= ``kMaxTransmitQueueLength``, "receive as much as is
-sent"): commands are sent at most this many commands (twice as many serials) past
-the peer's ack."""
-MAX_RESENDS_WITHOUT_RECEIVE: Final = 3
-"""Resends allowed without hearing from the peer (§4.5)."""
-CRAM_TIME: Final = 5.0
-"""``CRAMTIME``: packed extras may be resent up to this early (§2.2)."""
-CRAM_PACK_SIZE: Final = 64
-"""Keep packing while the datagram is shorter than this (§2.2)."""
-SETTLE: Final = 100
-"""``SERIAL_NUMBER_UDP_SETTLE``: the sender byte is written while serial <= this (§4.3)."""
+__all__ = ["Connection", "serial_diff"]
 
 # Typed copies for the hot path (C globals in the compiled twin, see the .pxd).
 _ACK_DELAY: Final = ACK_DELAY
@@ -99,13 +70,13 @@ _STEP: Final = SERIAL_STEP
 _MAX_DATA: Final = MAX_DATA_LEN
 _PUNCH: Final = PUNCH_SIZE
 _WINDOW: Final = 2 * SEND_WINDOW  # in serials
-_NO_BITMAP_LIMIT: Final = 64  # bitmap bits reach base + 64 (spec §4.2)
+_NO_BITMAP_LIMIT: Final = 64  # bitmap bits reach base + 64
 _CONTROL: Final = -4  # kpPacketProtocolControl; p1 0 = udpCramInfo
 _RTT_UP: Final = 80.0
 _RTT_DOWN: Final = 160.0
 _INF: Final = math.inf
 # The longest datagram: < 64 bytes of header and packed commands, then one of
-# at most 17 header bytes + MAX_DATA_LEN (spec §2.2).
+# at most 17 header bytes + MAX_DATA_LEN.
 _OUT_SIZE: Final = 63 + 17 + MAX_DATA_LEN + 8
 _MAX_PICKS: Final = 16  # commands packed in one datagram: at most 13 (5 bytes each)
 _MAX_TIME: Final = MAX_TIME  # times within +-2**33 s (gamecodec._clock says why)
@@ -220,7 +191,7 @@ class Connection:
 
     ``my_id`` is our slot (the sender byte we write), ``peer_id`` the peer's:
     a received command whose sender byte names another slot is ignored, as
-    the game does (spec §3.2); delivered commands are as decoded (``sender``
+    the game does; delivered commands are as decoded (``sender``
     is ``None`` where the byte was absent, meaning ``peer_id``).
     ``frame_time`` (ms, default 16) sets the resend floor (2 frames) and the
     skip rule (``4 / fpsScale`` = 256 / frame_time queued commands);
@@ -380,7 +351,7 @@ class Connection:
         return tuple(sorted(self._rxq, key=lambda s: (s - rs) & 0xFFFF))
 
     def ack_block(self) -> tuple[int, int | None]:
-        """``(ack, bitmap)`` as ``WriteAcks`` would write them now (§4.2)."""
+        """``(ack, bitmap)`` as ``WriteAcks`` would write them now."""
         if self._ack_base & 1:
             return self._ack_base, self._ack_bitmap
         return (self._receive_serial - 2) & 0xFFFF, None
@@ -455,22 +426,24 @@ class Connection:
         :class:`~gamecodec.EncodeError` now, not when sending). ``urgent`` is the
         game's ``kpUrgentFlag``: preferred when packing, and resent after
         ``urgent_retransmit_time`` when its p1 is non-zero (the flag then
-        reads the wire byte, spec §4.5 quirk).
+        reads the wire byte, a quirk of the game).
         """
         if self.lost is not None:
-            raise LocalProtocolError(f"send on a lost connection ({self.lost.reason})")
+            raise LocalProtocolError(
+                f"send on a lost connection ({self.lost.reason})", protocol="avara"
+            )
         if not _fits(command, -128, 127):
-            raise EncodeError(f"command {command!r} outside -128..127")
+            raise EncodeError(f"command {command!r} outside -128..127", protocol="avara")
         if not _fits(p1, -128, 127):
-            raise EncodeError(f"p1 {p1!r} outside -128..127")
+            raise EncodeError(f"p1 {p1!r} outside -128..127", protocol="avara")
         if not _fits(p2, -0x8000, 0x7FFF):
-            raise EncodeError(f"p2 {p2!r} outside -32768..32767")
+            raise EncodeError(f"p2 {p2!r} outside -32768..32767", protocol="avara")
         if not _fits(p3, -0x80000000, 0x7FFFFFFF):
-            raise EncodeError(f"p3 {p3!r} outside -2147483648..2147483647")
+            raise EncodeError(f"p3 {p3!r} outside -2147483648..2147483647", protocol="avara")
         if type(data) is not bytes:
-            raise EncodeError(f"data must be bytes, not {type(data).__name__}")
+            raise EncodeError(f"data must be bytes, not {type(data).__name__}", protocol="avara")
         if len(data) > _MAX_DATA:
-            raise EncodeError(f"{len(data)} data bytes, more than {MAX_DATA_LEN}")
+            raise EncodeError(f"{len(data)} data bytes, more than {MAX_DATA_LEN}", protocol="avara")
         return self._queue(command, p1, p2, p3, data, urgent, _time(now))
 
     def _queue(  # noqa: PLR0917
@@ -479,7 +452,7 @@ class Connection:
         """Put a checked command (``now`` checked too) at the end of the transmit queue."""
         n = len(data)
         serial = self._serial
-        # the writer's flag rules (spec §3); the sender byte while serial <= 100
+        # the writer's flag rules; the sender byte while serial <= 100
         flags = writer_flags(False, p3, p2, n, p1, (_SETTLE - serial) & 0xFFFF <= 0x7FFF)
         if self._free < 0:
             self._grow()
@@ -589,7 +562,7 @@ class Connection:
                 self._sent(first, now)
             elif not (self._have_to_send_ack and self._next_ack_time <= now):
                 return out
-            # WriteAcks: the cumulative ack, or base + 1 and the bitmap (§4.2)
+            # WriteAcks: the cumulative ack, or base + 1 and the bitmap
             if self._ack_base & 1:
                 pos = write_acks(buf, self._ack_base, self._ack_bitmap)
             else:
@@ -623,7 +596,7 @@ class Connection:
             for i in range(count - 1, -1, -1):  # re-queued last-written first
                 slot = picked[i]
                 # after the first write the in-memory flags are the wire flags:
-                # "urgent" now means p1 != 0 (spec §4.5 quirk)
+                # "urgent" now means p1 != 0 (a quirk of the game)
                 if self._t_send_count[slot] == 0:
                     self._t_birth[slot] = now
                     if early and self._t_p1[slot]:
@@ -659,7 +632,7 @@ class Connection:
         )
 
     def _signed(self, size: int) -> bytes:
-        """The datagram buffer's first ``size`` bytes with their CRC (§2.1)."""
+        """The datagram buffer's first ``size`` bytes with their CRC."""
         out = self._out
         crc = crc16(out, 2, size, self._crc_seed)
         out[0] = crc & 0xFF
@@ -793,17 +766,17 @@ class Connection:
         rxq = self._rxq
         changed = False
         peer_id = self.peer_id
-        while pos < size:  # the command loop of spec §3.1
+        while pos < size:  # the game's command loop
             c = parse_command(p, size, pos, True)
             if c.end < 0:
                 break  # it runs past the end or has a bad dataLen: the game stops here
             pos = c.end
             self._have_to_send_ack = True
             if c.flags & 0x80 and c.sender != peer_id:
-                continue  # not from this peer's slot: the game ignores it (spec §3.2)
+                continue  # not from this peer's slot: the game ignores it
             serial = c.serial
             if serial & 1:
-                # serials are even (spec §4.1): an odd one could never be delivered,
+                # serials are even: an odd one could never be delivered,
                 # would stay queued for good (the skip rule would loop on it) and
                 # would set the bitmap bit of an even serial never received
                 continue

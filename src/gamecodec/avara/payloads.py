@@ -1,4 +1,4 @@
-"""Payload helpers for the Avara commands that matter (spec §5).
+"""Payload helpers for the Avara commands that matter.
 
 A command's ``data`` (and, for kpKeyAndMouse, its p1/p2/p3) to typed values
 and back. Pure Python only: these run a few times per game, except
@@ -20,8 +20,6 @@ import re
 import struct
 from collections.abc import Sequence
 from typing import Any, NamedTuple
-
-import msgspec
 
 from gamecodec.avara._models import MAX_DATA_LEN
 from gamecodec.errors import DecodeError, EncodeError, TruncatedError
@@ -112,7 +110,7 @@ class KeyAndMouse(NamedTuple):
 
 
 class TocEntry(NamedTuple):
-    """One occupied slot of a kpPacketProtocolTOC table (spec §5.1).
+    """One occupied slot of a kpPacketProtocolTOC table.
 
     ``padding`` is the 2 stale bytes after the port, kept so that encoding a
     decoded table gives back the same bytes.
@@ -125,7 +123,7 @@ class TocEntry(NamedTuple):
 
 
 class PlayerConfig(NamedTuple):
-    """PlayerConfigRecord, sent by kpStartSynch 16 and kpSendConfig 33 (spec §5.2).
+    """PlayerConfigRecord, sent by kpStartSynch 16 and kpSendConfig 33.
 
     Colours are 32-bit ARGB.
     """
@@ -184,19 +182,21 @@ def _exact(buf: bytes, size: int, what: str, starts: Sequence[int], strict: bool
 def _check(name: str, value: object, bounds: tuple[int, int]) -> int:
     low, high = bounds
     if not isinstance(value, int):
-        raise EncodeError(f"{name} must be an int, not {type(value).__name__}")
+        raise EncodeError(f"{name} must be an int, not {type(value).__name__}", protocol=_PROTOCOL)
     if not low <= value <= high:
-        raise EncodeError(f"{name} {value} outside {low}..{high}")
+        raise EncodeError(f"{name} {value} outside {low}..{high}", protocol=_PROTOCOL)
     return value
 
 
 def _fits(what: str, payload: bytes) -> bytes:
     if len(payload) > MAX_DATA_LEN:
-        raise EncodeError(f"{what} of {len(payload)} bytes, more than {MAX_DATA_LEN}")
+        raise EncodeError(
+            f"{what} of {len(payload)} bytes, more than {MAX_DATA_LEN}", protocol=_PROTOCOL
+        )
     return payload
 
 
-# -- kpKeyAndMouse / kpKeyAndMouseRequest (spec §5.3) ---------------------------
+# -- kpKeyAndMouse / kpKeyAndMouseRequest ---------------------------
 
 _KM_FIELDS = (
     (NO_DOWN, 4, "down"),
@@ -269,7 +269,7 @@ def encode_key_and_mouse(
     return (p1 - 256 if p1 > 127 else p1), msg_char, frame, bytes(out)
 
 
-# -- kpPacketProtocolTOC (spec §5.1) -------------------------------------------
+# -- kpPacketProtocolTOC -------------------------------------------
 
 
 def decode_toc(data: Buffer, *, strict: bool = False) -> tuple[TocEntry | None, ...]:
@@ -294,7 +294,7 @@ def decode_toc(data: Buffer, *, strict: bool = False) -> tuple[TocEntry | None, 
 def encode_toc(entries: Sequence[TocEntry | None]) -> bytes:
     """Encode 7 entries (``None`` for an empty slot); entry i must be slot i+1."""
     if len(entries) != _TOC_SLOTS:
-        raise EncodeError(f"a TOC has {_TOC_SLOTS} entries, not {len(entries)}")
+        raise EncodeError(f"a TOC has {_TOC_SLOTS} entries, not {len(entries)}", protocol=_PROTOCOL)
     out = bytearray()
     for i, entry in enumerate(entries):
         if entry is None:
@@ -302,19 +302,23 @@ def encode_toc(entries: Sequence[TocEntry | None]) -> bytes:
             continue
         slot, host, port, padding = entry
         if slot != i + 1:
-            raise EncodeError(f"TOC entry {i} is slot {i + 1}, not {slot!r}")
+            raise EncodeError(f"TOC entry {i} is slot {i + 1}, not {slot!r}", protocol=_PROTOCOL)
         try:
             addr = ipaddress.IPv4Address(host).packed
         except ValueError as exc:
-            raise EncodeError(f"slot {slot}: host {host!r} is not an IPv4 address") from exc
+            raise EncodeError(
+                f"slot {slot}: host {host!r} is not an IPv4 address", protocol=_PROTOCOL
+            ) from exc
         _check(f"slot {slot}: port", port, _U16_RANGE)
         if not isinstance(padding, bytes | bytearray) or len(padding) != 2:
-            raise EncodeError(f"slot {slot}: padding must be 2 bytes, not {padding!r}")
+            raise EncodeError(
+                f"slot {slot}: padding must be 2 bytes, not {padding!r}", protocol=_PROTOCOL
+            )
         out += addr + port.to_bytes(2, "big") + padding
     return bytes(out)
 
 
-# -- PlayerConfigRecord (spec §5.2) ----------------------------------------------
+# -- PlayerConfigRecord ----------------------------------------------
 
 _CONFIG_RANGES = (_I16_RANGE,) * 4 + (_U16_RANGE,) * 2 + (_I16_RANGE,) * 2 + (_U32_RANGE,) * 4
 _CONFIG_STARTS = (*range(0, 16, 2), *range(16, 32, 4))
@@ -330,13 +334,13 @@ def decode_player_config(data: Buffer, *, strict: bool = False) -> PlayerConfig:
 def encode_player_config(config: PlayerConfig) -> bytes:
     """Encode a :class:`PlayerConfig` (any 12-field sequence) to 32 bytes."""
     if len(config) != len(PlayerConfig._fields):
-        raise EncodeError(f"a PlayerConfig has 12 fields, not {len(config)}")
+        raise EncodeError(f"a PlayerConfig has 12 fields, not {len(config)}", protocol=_PROTOCOL)
     for name, value, bounds in zip(PlayerConfig._fields, config, _CONFIG_RANGES, strict=True):
         _check(name, value, bounds)
     return _CONFIG.pack(*config)
 
 
-# -- kpResultsReport (spec §5) ---------------------------------------------------
+# -- kpResultsReport ---------------------------------------------------
 
 
 def decode_results(data: Buffer, *, strict: bool = False) -> ResultsReport:
@@ -354,12 +358,15 @@ def encode_results(report: ResultsReport) -> bytes:
     if len(players) != _PLAYERS or len(team_points) != _TEAMS:
         raise EncodeError(
             f"a results report has {_PLAYERS} players and {_TEAMS} team totals, "
-            f"not {len(players)} and {len(team_points)}"
+            f"not {len(players)} and {len(team_points)}",
+            protocol=_PROTOCOL,
         )
     values: list[int] = []
     for i, row in enumerate(players):
         if len(row) != len(PlayerResult._fields):
-            raise EncodeError(f"player {i}: a PlayerResult has 6 fields, not {len(row)}")
+            raise EncodeError(
+                f"player {i}: a PlayerResult has 6 fields, not {len(row)}", protocol=_PROTOCOL
+            )
         for name, value in zip(PlayerResult._fields, row, strict=True):
             values.append(_check(f"player {i}: {name}", value, _I32_RANGE))
     for team, value in enumerate(team_points):
@@ -409,10 +416,12 @@ def decode_pascal(data: Buffer, *, strict: bool = False) -> bytes:
 def encode_pascal(value: bytes) -> bytes:
     """Encode up to 255 bytes as a Pascal string."""
     if not isinstance(value, bytes | bytearray | memoryview):
-        raise EncodeError(f"a Pascal string holds bytes, not {type(value).__name__}")
+        raise EncodeError(
+            f"a Pascal string holds bytes, not {type(value).__name__}", protocol=_PROTOCOL
+        )
     raw = _bytes(value)
     if len(raw) > 255:
-        raise EncodeError(f"Pascal string of {len(raw)} bytes, more than 255")
+        raise EncodeError(f"Pascal string of {len(raw)} bytes, more than 255", protocol=_PROTOCOL)
     return bytes((len(raw),)) + raw
 
 
@@ -438,13 +447,15 @@ def decode_level_tag(data: Buffer, *, strict: bool = False) -> str:
 def encode_level_tag(tag: str) -> bytes:
     """Encode a level tag as UTF-8 + NUL."""
     if not isinstance(tag, str):
-        raise EncodeError(f"a level tag is a str, not {type(tag).__name__}")
+        raise EncodeError(f"a level tag is a str, not {type(tag).__name__}", protocol=_PROTOCOL)
     if "\x00" in tag:
-        raise EncodeError("a level tag cannot contain NUL")
+        raise EncodeError("a level tag cannot contain NUL", protocol=_PROTOCOL)
     try:
         raw = tag.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise EncodeError(f"level tag is not encodable as UTF-8: {exc.reason}") from None
+        raise EncodeError(
+            f"level tag is not encodable as UTF-8: {exc.reason}", protocol=_PROTOCOL
+        ) from None
     return _fits("level tag", raw + b"\x00")
 
 
@@ -455,6 +466,8 @@ _BYTE_AT = re.compile(r"\(byte (\d+)\)")
 
 def decode_json(data: Buffer) -> Any:
     """Decode kpJSON's text (UTF-8 JSON, no NUL) with msgspec."""
+    import msgspec  # imported on first use: most programs never see kpJSON
+
     buf = _bytes(data)
     try:
         buf.decode("utf-8")
@@ -478,8 +491,10 @@ def decode_json(data: Buffer) -> Any:
 
 def encode_json(value: Any) -> bytes:
     """Encode a value as kpJSON text with msgspec (at most 984 bytes)."""
+    import msgspec
+
     try:
         raw = msgspec.json.encode(value)
     except (TypeError, ValueError, OverflowError, RecursionError) as exc:
-        raise EncodeError(f"cannot encode as JSON: {exc}") from None
+        raise EncodeError(f"cannot encode as JSON: {exc}", protocol=_PROTOCOL) from None
     return _fits("JSON", raw)

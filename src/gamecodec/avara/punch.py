@@ -1,4 +1,4 @@
-"""Hole-punch datagrams: exactly 7 bytes, no checksum (spec §6).
+"""Hole-punch datagrams: exactly 7 bytes, no checksum.
 
 Shared by both implementations: punches are rare and never on a hot path.
 """
@@ -42,15 +42,15 @@ def encode_punch(
     """Encode a hole punch: kHolePunch carries ``connection_id``, the others an
     IPv4 ``host`` and ``port``."""
     if not 0 <= command <= 255:
-        raise EncodeError(f"punch command {command} outside 0..255")
+        raise EncodeError(f"punch command {command} outside 0..255", protocol="avara")
     if command == PunchCommand.kHolePunch:
         if not -128 <= connection_id <= 127:
-            raise EncodeError(f"connection_id {connection_id} outside -128..127")
+            raise EncodeError(f"connection_id {connection_id} outside -128..127", protocol="avara")
         return bytes((command, connection_id & 0xFF, 0, 0, 0, 0, 0))
     try:
         addr = ipaddress.IPv4Address(host).packed
     except ValueError as exc:
-        raise EncodeError(f"host {host!r} is not an IPv4 address") from exc
+        raise EncodeError(f"host {host!r} is not an IPv4 address", protocol="avara") from exc
     if not 0 <= port <= 0xFFFF:
-        raise EncodeError(f"port {port} outside 0..65535")
+        raise EncodeError(f"port {port} outside 0..65535", protocol="avara")
     return bytes((command,)) + addr + port.to_bytes(2, "big")

@@ -1,10 +1,10 @@
 """Deterministic sample traffic: what one Avara peer sends during play.
 
-The mix follows spec §5.3 ("Traffic mix in a real game"): one kpKeyAndMouse
+The mix is that of a real game: one kpKeyAndMouse
 per 16 ms frame to each other active player, sometimes with earlier unacked
-frames packed behind it as retransmissions (§2.2), kpPing keep-alives once a
+frames packed behind it as retransmissions, kpPing keep-alives once a
 second, kpLatencyVote every 3.84 s, an occasional ACK-only datagram, and the
-sender byte whenever the serial is <= 100 in wrap-around order (§4.3). The
+sender byte whenever the serial is <= 100 in wrap-around order. The
 bytes come from this package's own encoder; they are generated, not captured.
 """
 
@@ -23,7 +23,7 @@ _FRAMES_PER_VOTE = 240
 
 
 def _sender_on_wire(serial: int, own_id: int) -> int | None:
-    """The writer's rule (§4.3): sender is written while serial <= 100 (mod 2^16)."""
+    """The writer's rule: sender is written while serial <= 100 (mod 2^16)."""
     return own_id if (100 - serial) & 0xFFFF <= 0x7FFF else None
 
 
@@ -43,16 +43,16 @@ def _input(rng: random.Random, frame: int) -> KeyAndMouse:
 
 
 def key_and_mouse_datagram() -> bytes:
-    """The typical 20-byte kpKeyAndMouse datagram of the benchmarks (spec V5)."""
+    """The typical 20-byte kpKeyAndMouse datagram of the benchmarks."""
     p1, p2, p3, data = encode_key_and_mouse(1234, held=1, mouse_h=5)
     cmd = Command.make(4, CommandId.kpKeyAndMouse, p1=p1, p2=p2, p3=p3, data=data, sender=1)
-    return _codec_py.encode_datagram(2, [cmd])
+    return _codec_py.encode(2, [cmd])
 
 
 def sample_traffic(count: int = 5000, *, seed: int = 18, peers: int = 3) -> list[bytes]:
     """``count`` datagrams one peer (slot 1) sends to ``peers`` others during play."""
     rng = random.Random(seed)
-    serial = dict.fromkeys(range(peers), 31200)  # crosses the §4.3 boundary at 32870
+    serial = dict.fromkeys(range(peers), 31200)  # crosses the sender-byte boundary at 32870
     ack = dict.fromkeys(range(peers), 0xFFFE)
     unacked: dict[int, list[Command]] = {p: [] for p in range(peers)}
     out: list[bytes] = []
@@ -64,9 +64,9 @@ def sample_traffic(count: int = 5000, *, seed: int = 18, peers: int = 3) -> list
             ack[peer] = (ack[peer] + 2) & 0xFFFF
             if rng.random() < 0.03:  # nothing to send: an ACK-only datagram
                 if rng.random() < 0.5:
-                    out.append(_codec_py.encode_datagram(ack[peer] | 1, (), 0b110))
+                    out.append(_codec_py.encode(ack[peer] | 1, (), 0b110))
                 else:
-                    out.append(_codec_py.encode_datagram(ack[peer]))
+                    out.append(_codec_py.encode(ack[peer]))
             p1, p2, p3, data = encode_key_and_mouse(**state._asdict())
             cmds = [(CommandId.kpKeyAndMouse, p1, p2, p3, data)]
             if frame % _FRAMES_PER_PING == 0:
@@ -85,7 +85,7 @@ def sample_traffic(count: int = 5000, *, seed: int = 18, peers: int = 3) -> list
             resend = [c._replace(send_count=c.send_count + 1) for c in unacked[peer][-2:]]
             packed = fresh + (resend if rng.random() < 0.15 else [])
             unacked[peer] = (unacked[peer] + fresh)[-4:]
-            out.append(_codec_py.encode_datagram(ack[peer], packed))
+            out.append(_codec_py.encode(ack[peer], packed))
     return out[:count]
 
 
@@ -112,7 +112,7 @@ def capture_stream(count: int = 200_000, *, seed: int = 33585, peers: int = 5) -
             ack_field = ack[link] | 1 if bitmap else ack[link]
             bits = rng.getrandbits(31) if bitmap else None
             if rng.random() < 0.03:  # nothing to send: an ACK-only datagram
-                datagram = _codec_py.encode_datagram(ack_field, (), bits)
+                datagram = _codec_py.encode(ack_field, (), bits)
                 if datagram not in seen:  # the same ack again: a capture shows it once
                     seen.add(datagram)
                     out.append(datagram)
@@ -134,5 +134,5 @@ def capture_stream(count: int = 200_000, *, seed: int = 33585, peers: int = 5) -
             resend = [c._replace(send_count=c.send_count + 1) for c in unacked[link][-2:]]
             packed = fresh + (resend if rng.random() < 0.15 else [])
             unacked[link] = (unacked[link] + fresh)[-4:]
-            out.append(_codec_py.encode_datagram(ack_field, packed, bits))
+            out.append(_codec_py.encode(ack_field, packed, bits))
     return out[:count]

@@ -1,4 +1,4 @@
-"""Sans-IO Avara reliable connection: serials, acks, resends (spec §4).
+"""Sans-IO Avara reliable connection: serials, acks, resends.
 
 A :class:`Connection` is the game's per-peer ``CUDPConnection`` plus the part
 of ``CUDPComm::AsyncWrite`` that fills one datagram for that peer. It does no
@@ -14,22 +14,22 @@ monotonic origin, e.g. ``loop.time()``)::
         ...
     wake_up_at = conn.next_deadline()  # seconds, or None
 
-What it models, with the game's numbers (spec §4, ``src/net/CUDPConnection.cpp``
-and ``CUDPComm.cpp``):
+What it models, with the game's numbers (from its ``CUDPConnection.cpp`` and
+``CUDPComm.cpp``):
 
-* Serials step by 2 from 0 and wrap at 2^16; order is modular (§4.1).
+* Serials step by 2 from 0 and wrap at 2^16; order is modular.
 * Receive: in-order delivery, duplicates dropped, out-of-order commands
   queued; once ``skip_after`` (``4 / fpsScale`` = 16 at 16 ms frames) are
-  queued, the missing serial is given up (:class:`SerialSkipped`) (§4.5).
+  queued, the missing serial is given up (:class:`SerialSkipped`).
 * The ack block of every datagram exactly as ``WriteAcks`` writes it: the
   cumulative ack, or base + 1 and the 32-bit bitmap computed when the receive
-  queue last changed (§4.2). ACK-only datagrams when an ack is owed, nothing
+  queue last changed. ACK-only datagrams when an ack is owed, nothing
   else is due, and 41 ms + ``retransmitTime`` have passed since the last send.
 * Send: ``FindBestPacket``'s choice (due commands, urgency, the 1024-command
   window past the peer's ack), packing more commands while the datagram is
   shorter than 64 bytes, up to ``min(cramData) - 1`` of them taken up to 5 s
-  early (§2.2); resends keep the serial with ``sendCount + 1``; at most 3
-  resends without hearing from the peer (§4.5).
+  early; resends keep the serial with ``sendCount + 1``; at most 3
+  resends without hearing from the peer.
 * Timers: RTT mean and variance (exponential, up faster than down, only for
   kpPing / kpRosterMessage / kpKeyAndMouse), ``retransmitTime`` = mean +
   2.5 sigma clamped to [2 frames, 4000 ms], initially 2000 ms;
@@ -45,15 +45,14 @@ messages on very lossy links, as in the game. ``Connection(skip_after=None,
 max_resends_without_receive=None)`` keeps the wire bytes and timers but never
 gives up a message while the peer answers.
 
-Numbers the spec does not give, from stored versions of ``CUDPConnection.cpp``:
-the send window (``kMaxReceiveQueueLength`` = ``kMaxTransmitQueueLength`` =
-1024), the initial mean RTT (500 ms) and variance (64 ms squared), and the
-priming of the mean by the best round trip while the peer's ack is at most 10,
-all from the millisecond-clock source of the spec's era (one stored version of
-it has a 256-command window). The RTT smoothing (``fpsScale / 80`` up, ``/
-160`` down, resends de-weighted by ``sendCount`` squared) is the older
-tick-clock source's: the stored millisecond-clock versions disagree with each
-other on it.
+Numbers from versions of the game's ``CUDPConnection.cpp``: the send window
+(``kMaxReceiveQueueLength`` = ``kMaxTransmitQueueLength`` = 1024), the
+initial mean RTT (500 ms) and variance (64 ms squared), and the priming of the
+mean by the best round trip while the peer's ack is at most 10, all from the
+millisecond-clock source (one version of it has a 256-command window). The
+RTT smoothing (``fpsScale / 80`` up, ``/ 160`` down, resends de-weighted by
+``sendCount`` squared) is the older tick-clock source's: the millisecond-clock
+versions disagree with each other on it.
 
 Where this differs from the C++ (deliberately, documented): no byte quota
 (the game's ``quota`` only throttles bursts), C ``float`` RTT arithmetic is
@@ -72,16 +71,36 @@ uses 2 x latency tolerance x 64 ms - mean - 16 ms, and starts at 500 ms
 Two twins, one source: ``_session_py.py`` is the pure twin and, compiled with
 the types of ``_session_c.pxd``, the compiled twin ``_session_c``; this module
 picks one (``gamecodec.implementation()["avara.session"]``) and re-exports it.
+Both return the same event classes (defined in ``_models``).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from gamecodec import _accel
+from gamecodec._deprecated import deprecated_names
+from gamecodec.avara._models import (
+    ACK_DELAY,
+    CRAM_PACK_SIZE,
+    CRAM_TIME,
+    INITIAL_RETRANSMIT_TIME,
+    INITIAL_ROUND_TRIP_TIME,
+    INITIAL_ROUND_TRIP_VAR,
+    MAX_RESENDS_WITHOUT_RECEIVE,
+    MAX_RETRANSMIT_TIME,
+    MAX_TRANSMIT_QUEUE,
+    SEND_WINDOW,
+    SERIAL_STEP,
+    SETTLE,
+    ULP_TIMEOUT,
+    PeerLost,
+    SerialSkipped,
+)
 
 __all__ = [
     "ACK_DELAY",
+    "CRAM_PACK_SIZE",
     "CRAM_TIME",
     "INITIAL_RETRANSMIT_TIME",
     "INITIAL_ROUND_TRIP_TIME",
@@ -91,66 +110,27 @@ __all__ = [
     "MAX_TRANSMIT_QUEUE",
     "SEND_WINDOW",
     "SERIAL_STEP",
+    "SETTLE",
     "ULP_TIMEOUT",
     "Connection",
-    "ConnectionEvent",
     "PeerLost",
     "SerialSkipped",
     "serial_diff",
 ]
 
-
-# The events are defined here, in a module that is never compiled, so that both
-# twins (which import them from here) return instances of the same classes.
-class SerialSkipped(NamedTuple):
-    """The receiver gave up waiting for ``serial`` (the skip rule, §4.5)."""
-
-    serial: int
-
-
-class PeerLost(NamedTuple):
-    """The connection was killed (``ErrorKill``): the peer is unreachable."""
-
-    reason: str
-    at: float
-
-
-ConnectionEvent = SerialSkipped | PeerLost
-"""What :meth:`Connection.events` returns (delivered commands are returned
-by :meth:`Connection.receive_datagram` itself)."""
-
 if TYPE_CHECKING:
-    from gamecodec.avara._session_py import (
-        ACK_DELAY,
-        CRAM_PACK_SIZE,
-        CRAM_TIME,
-        INITIAL_RETRANSMIT_TIME,
-        INITIAL_ROUND_TRIP_TIME,
-        INITIAL_ROUND_TRIP_VAR,
-        MAX_RESENDS_WITHOUT_RECEIVE,
-        MAX_RETRANSMIT_TIME,
-        MAX_TRANSMIT_QUEUE,
-        SEND_WINDOW,
-        SERIAL_STEP,
-        SETTLE,
-        ULP_TIMEOUT,
-        Connection,
-        serial_diff,
-    )
+    from gamecodec.avara import _session_py as _twin
 else:
     _twin = _accel.load("gamecodec.avara", "_session", "avara.session")
-    ACK_DELAY = _twin.ACK_DELAY
-    CRAM_PACK_SIZE = _twin.CRAM_PACK_SIZE
-    CRAM_TIME = _twin.CRAM_TIME
-    INITIAL_RETRANSMIT_TIME = _twin.INITIAL_RETRANSMIT_TIME
-    INITIAL_ROUND_TRIP_TIME = _twin.INITIAL_ROUND_TRIP_TIME
-    INITIAL_ROUND_TRIP_VAR = _twin.INITIAL_ROUND_TRIP_VAR
-    MAX_RESENDS_WITHOUT_RECEIVE = _twin.MAX_RESENDS_WITHOUT_RECEIVE
-    MAX_RETRANSMIT_TIME = _twin.MAX_RETRANSMIT_TIME
-    MAX_TRANSMIT_QUEUE = _twin.MAX_TRANSMIT_QUEUE
-    SEND_WINDOW = _twin.SEND_WINDOW
-    SERIAL_STEP = _twin.SERIAL_STEP
-    SETTLE = _twin.SETTLE
-    ULP_TIMEOUT = _twin.ULP_TIMEOUT
-    Connection = _twin.Connection
-    serial_diff = _twin.serial_diff
+
+Connection = _twin.Connection
+serial_diff = _twin.serial_diff
+
+
+def _connection_event() -> Any:
+    return SerialSkipped | PeerLost
+
+
+__getattr__ = deprecated_names(
+    __name__, {"ConnectionEvent": ("SerialSkipped | PeerLost", _connection_event)}
+)
