@@ -101,7 +101,7 @@ class RemoteProtocolError(SessionError):
     """The peer broke the protocol."""
 
 
-def _avara_error(name: str) -> Any:
+def _deprecated_avara_error(name: str) -> Any:
     from gamecodec.avara import _errors  # only when the old name is used
 
     return getattr(_errors, name)
@@ -112,11 +112,11 @@ __getattr__ = deprecated_names(
     {
         "CrcMismatchError": (
             "gamecodec.avara.CrcMismatchError",
-            lambda: _avara_error("CrcMismatchError"),
+            lambda: _deprecated_avara_error("CrcMismatchError"),
         ),
         "ShortDatagramError": (
             "gamecodec.avara.ShortDatagramError",
-            lambda: _avara_error("ShortDatagramError"),
+            lambda: _deprecated_avara_error("ShortDatagramError"),
         ),
     },
 )
