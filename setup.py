@@ -3,16 +3,36 @@
 GAMECODEC_NO_EXTENSIONS=1: build a pure-Python install (no compiler needed).
 GAMECODEC_REQUIRE_EXTENSIONS=1: fail the build if an extension cannot be
 compiled (CI and cibuildwheel set it, so a wheel is never silently pure).
+Each takes 1/true/yes/on for yes and 0/false/no/off or empty for no (any case);
+gamecodec._accel reads the variables at run time the same way.
 """
 
 import os
 import sys
+import warnings
 from pathlib import Path
 
 from setuptools import Extension, setup
 
-NO_EXTENSIONS = bool(os.environ.get("GAMECODEC_NO_EXTENSIONS"))
-REQUIRE_EXTENSIONS = os.environ.get("GAMECODEC_REQUIRE_EXTENSIONS") == "1"
+_YES = frozenset({"1", "true", "yes", "on"})
+_NO = frozenset({"", "0", "false", "no", "off"})
+
+
+def env_flag(name: str) -> bool:
+    """Read a yes/no environment variable (unset means no; an unknown value
+    warns and means no). Keep in step with ``gamecodec._accel.env_flag``."""
+    value = os.environ.get(name, "").strip().lower()
+    if value not in _YES and value not in _NO:
+        warnings.warn(
+            f"{name}={value!r} is not one of 1/true/yes/on or 0/false/no/off: read as off",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    return value in _YES
+
+
+NO_EXTENSIONS = env_flag("GAMECODEC_NO_EXTENSIONS")
+REQUIRE_EXTENSIONS = env_flag("GAMECODEC_REQUIRE_EXTENSIONS")
 
 SRC = Path(__file__).resolve().parent / "src"
 
