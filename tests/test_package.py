@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import sysconfig
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -152,3 +153,26 @@ def test_readme_session_examples_run(section: str) -> None:
     match = re.search(rf"### {section}.*?```python\n(.*?)```", text, re.S)
     assert match, f"README has the {section} example"
     exec(compile(match.group(1), "README.md", "exec"), {})
+
+
+@pytest.mark.skipif(
+    not sysconfig.get_config_var("Py_GIL_DISABLED"), reason="not a free-threaded Python"
+)
+@pytest.mark.skipif("c" not in IMPLS, reason="compiled twins excluded")
+def test_compiled_twins_keep_the_gil_off_on_free_threaded_python() -> None:
+    # an extension not marked free-threading compatible turns the GIL back on
+    # at import, with a RuntimeWarning naming it
+    code = (
+        "import importlib, pathlib, sys, warnings\n"
+        "warnings.simplefilter('error', RuntimeWarning)\n"
+        "import gamecodec\n"
+        "root = pathlib.Path(gamecodec.__file__).parent\n"
+        "names = sorted({\n"
+        "    '.'.join((*p.relative_to(root.parent).parent.parts, p.name.split('.')[0]))\n"
+        "    for p in root.rglob('*_c.*') if p.suffix in ('.so', '.pyd')})\n"
+        "for name in names:\n"
+        "    importlib.import_module(name)\n"
+        "assert not sys._is_gil_enabled()\n"
+        "print(len(names))\n"
+    )
+    assert int(_run(code)) >= len(gamecodec.PROTOCOLS)
