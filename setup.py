@@ -75,6 +75,31 @@ def _drop_stale_c(twins: dict[str, str]) -> None:
             generated.unlink()
 
 
+def _debug_requested() -> bool:
+    """CFLAGS asks for debug info (say, a sanitizer build): keep it."""
+    return any(
+        flag.startswith("-g") and flag != "-g0" for flag in os.environ.get("CFLAGS", "").split()
+    )
+
+
+def _compile_args() -> list[str]:
+    if sys.platform == "win32":
+        return []
+    # the same float results as the pure twins (no fused multiply-add)
+    args = ["-ffp-contract=off"]
+    if not _debug_requested():
+        # Python's own CFLAGS carry -g: DWARF would be 80% of each .so
+        args.append("-g0")
+    return args
+
+
+def _link_args() -> list[str]:
+    if sys.platform == "win32" or _debug_requested():
+        return []
+    # strip what debug info the linked objects still hold (GNU ld and ld64 alike)
+    return ["-Wl,-S"]
+
+
 def extensions() -> list[Extension]:
     if NO_EXTENSIONS:
         return []
@@ -90,8 +115,8 @@ def extensions() -> list[Extension]:
             [source],
             include_dirs=[os.path.join("src", "gamecodec")],  # _capi.h
             optional=not REQUIRE_EXTENSIONS,
-            # the same float results as the pure twins (no fused multiply-add)
-            extra_compile_args=[] if sys.platform == "win32" else ["-ffp-contract=off"],
+            extra_compile_args=_compile_args(),
+            extra_link_args=_link_args(),
         )
         for name, source in TWINS.items()
     ]
