@@ -141,4 +141,8 @@ def extensions() -> list[Extension]:
     return built
 
 
-setup(ext_modules=extensions())
+setup(
+    ext_modules=extensions(),
+    # compile the extensions side by side (a -j/--parallel given to build_ext wins)
+    options={"build_ext": {"parallel": min(len(TWINS), os.cpu_count() or 1)}},
+)
