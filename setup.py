@@ -88,7 +88,7 @@ def _compile_args() -> list[str]:
     # the same float results as the pure twins (no fused multiply-add)
     args = ["-ffp-contract=off"]
     if not _debug_requested():
-        # Python's own CFLAGS carry -g: DWARF would be 80% of each .so
+        # Python's own CFLAGS carry -g: its DWARF made up over 80% of each .so
         args.append("-g0")
     return args
 
