@@ -3,16 +3,36 @@
 GAMECODEC_NO_EXTENSIONS=1: build a pure-Python install (no compiler needed).
 GAMECODEC_REQUIRE_EXTENSIONS=1: fail the build if an extension cannot be
 compiled (CI and cibuildwheel set it, so a wheel is never silently pure).
+Each takes 1/true/yes/on for yes and 0/false/no/off or empty for no (any case);
+gamecodec._accel reads the variables at run time the same way.
 """
 
 import os
 import sys
+import warnings
 from pathlib import Path
 
 from setuptools import Extension, setup
 
-NO_EXTENSIONS = bool(os.environ.get("GAMECODEC_NO_EXTENSIONS"))
-REQUIRE_EXTENSIONS = os.environ.get("GAMECODEC_REQUIRE_EXTENSIONS") == "1"
+_YES = frozenset({"1", "true", "yes", "on"})
+_NO = frozenset({"", "0", "false", "no", "off"})
+
+
+def env_flag(name: str) -> bool:
+    """Read a yes/no environment variable (unset means no; an unknown value
+    warns and means no). Keep in step with ``gamecodec._accel.env_flag``."""
+    value = os.environ.get(name, "").strip().lower()
+    if value not in _YES and value not in _NO:
+        warnings.warn(
+            f"{name}={value!r} is not one of 1/true/yes/on or 0/false/no/off: read as off",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    return value in _YES
+
+
+NO_EXTENSIONS = env_flag("GAMECODEC_NO_EXTENSIONS")
+REQUIRE_EXTENSIONS = env_flag("GAMECODEC_REQUIRE_EXTENSIONS")
 
 SRC = Path(__file__).resolve().parent / "src"
 
@@ -55,6 +75,31 @@ def _drop_stale_c(twins: dict[str, str]) -> None:
             generated.unlink()
 
 
+def _debug_requested() -> bool:
+    """CFLAGS asks for debug info (say, a sanitizer build): keep it."""
+    return any(
+        flag.startswith("-g") and flag != "-g0" for flag in os.environ.get("CFLAGS", "").split()
+    )
+
+
+def _compile_args() -> list[str]:
+    if sys.platform == "win32":
+        return []
+    # the same float results as the pure twins (no fused multiply-add)
+    args = ["-ffp-contract=off"]
+    if not _debug_requested():
+        # Python's own CFLAGS carry -g: its DWARF made up over 80% of each .so
+        args.append("-g0")
+    return args
+
+
+def _link_args() -> list[str]:
+    if sys.platform == "win32" or _debug_requested():
+        return []
+    # strip what debug info the linked objects still hold (GNU ld and ld64 alike)
+    return ["-Wl,-S"]
+
+
 def extensions() -> list[Extension]:
     if NO_EXTENSIONS:
         return []
@@ -70,8 +115,8 @@ def extensions() -> list[Extension]:
             [source],
             include_dirs=[os.path.join("src", "gamecodec")],  # _capi.h
             optional=not REQUIRE_EXTENSIONS,
-            # the same float results as the pure twins (no fused multiply-add)
-            extra_compile_args=[] if sys.platform == "win32" else ["-ffp-contract=off"],
+            extra_compile_args=_compile_args(),
+            extra_link_args=_link_args(),
         )
         for name, source in TWINS.items()
     ]
@@ -96,4 +141,8 @@ def extensions() -> list[Extension]:
     return built
 
 
-setup(ext_modules=extensions())
+setup(
+    ext_modules=extensions(),
+    # compile the extensions side by side (a -j/--parallel given to build_ext wins)
+    options={"build_ext": {"parallel": min(len(TWINS), os.cpu_count() or 1)}},
+)

@@ -19,6 +19,7 @@ import pytest
 IMPLS = [name for name in os.environ.get("GAMECODEC_TEST_IMPLS", "py,c").split(",") if name]
 
 ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
 SHARED = Path(os.environ.get("GAMECODEC_SHARED", ROOT.parent / "shared"))
 
 
@@ -31,8 +32,21 @@ def load_twin(package: str, module: str, impl: str) -> ModuleType:
         pytest.fail(f"cannot import {name}: {exc} (build the extensions: pip install -e .)")
 
 
+def data_path(protocol: str, *parts: str) -> Path:
+    """A recorded file of ``protocol``: ``tests/data/<protocol>/...`` (in the
+    repository), else the developers' corpus ``../shared/corpus/<protocol>/...``;
+    skips the test when neither has it."""
+    for path in (DATA.joinpath(protocol, *parts), SHARED.joinpath("corpus", protocol, *parts)):
+        if path.exists():
+            return path
+    pytest.skip(f"no {'/'.join((protocol, *parts))} in tests/data or {SHARED / 'corpus'}")
+
+
 def shared_path(*parts: str) -> Path:
-    """A path under ../shared, skipping the test when it is not there."""
+    """A path under ../shared; ``corpus/<protocol>/...`` is looked up with
+    :func:`data_path` (tests/data first). Skips the test when it is not there."""
+    if len(parts) >= 2 and parts[0] == "corpus":
+        return data_path(*parts[1:])
     path = SHARED.joinpath(*parts)
     if not path.exists():
         pytest.skip(f"{path} not present (../shared is not beside this checkout)")

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
 import subprocess
 import sys
+import sysconfig
+import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import gamecodec
-from gamecodec import cli
+from gamecodec import _accel, cli
 from tests.conftest import IMPLS, ROOT
 
 
@@ -34,6 +39,69 @@ def test_no_extensions_env_selects_pure() -> None:
 def test_compiled_is_the_default() -> None:
     code = "import gamecodec; print(gamecodec.implementation()['avara'])"
     assert _run(code) == "c"
+
+
+@pytest.mark.skipif("c" not in IMPLS, reason="compiled twins excluded")
+@pytest.mark.parametrize("value", ["0", "", "false", "No", "OFF"])
+def test_no_extensions_env_off_values_keep_compiled(value: str) -> None:
+    code = "import gamecodec; print(gamecodec.implementation()['avara'])"
+    assert _run(code, GAMECODEC_NO_EXTENSIONS=value) == "c"
+
+
+def test_require_extensions_env_fails_without_compiled_twin() -> None:
+    # a compiled twin that cannot be imported: an error with the variable set,
+    # the pure twin without it
+    code = (
+        "import sys; sys.modules['gamecodec.avara._codec_c'] = None\n"
+        "import gamecodec.avara, gamecodec; print(gamecodec.implementation()['avara'])"
+    )
+    assert _run(code, GAMECODEC_REQUIRE_EXTENSIONS="0") == "py"
+    with pytest.raises(subprocess.CalledProcessError) as failed:
+        _run(code, GAMECODEC_REQUIRE_EXTENSIONS="yes")
+    assert "gamecodec.avara._codec_c" in failed.value.stderr.splitlines()[-1]
+    # asking for the pure twins wins over requiring the compiled ones
+    assert _run(code, GAMECODEC_REQUIRE_EXTENSIONS="1", GAMECODEC_NO_EXTENSIONS="1") == "py"
+
+
+def _setup_env_flag() -> Callable[[str], bool]:
+    """setup.py's env_flag, with the imports and constants it uses (importing
+    setup.py would run setup() and needs setuptools)."""
+    tree = ast.parse((ROOT / "setup.py").read_text())
+    wanted = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.Import)
+        or (isinstance(node, ast.FunctionDef) and node.name == "env_flag")
+        or (
+            isinstance(node, ast.Assign)
+            and all(isinstance(t, ast.Name) and t.id in {"_YES", "_NO"} for t in node.targets)
+        )
+    ]
+    namespace: dict[str, Any] = {}
+    exec(compile(ast.Module(body=wanted, type_ignores=[]), "setup.py", "exec"), namespace)
+    env_flag: Callable[[str], bool] = namespace["env_flag"]
+    return env_flag
+
+
+FLAG_VALUES = {
+    **dict.fromkeys(["1", "true", "TRUE", "yes", "Yes", "on", " on "], True),
+    **dict.fromkeys(["", "0", "false", "False", "no", "off", "OFF"], False),
+}
+
+
+@pytest.mark.parametrize("side", ["setup.py", "_accel"])
+def test_env_flag_values(side: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    env_flag: Callable[[str], bool] = _setup_env_flag() if side == "setup.py" else _accel.env_flag
+    monkeypatch.delenv("GAMECODEC_TEST_FLAG", raising=False)
+    assert env_flag("GAMECODEC_TEST_FLAG") is False
+    for value, expected in FLAG_VALUES.items():
+        monkeypatch.setenv("GAMECODEC_TEST_FLAG", value)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert env_flag("GAMECODEC_TEST_FLAG") is expected, value
+    monkeypatch.setenv("GAMECODEC_TEST_FLAG", "2")
+    with pytest.warns(RuntimeWarning, match="GAMECODEC_TEST_FLAG='2'"):
+        assert env_flag("GAMECODEC_TEST_FLAG") is False
 
 
 def test_public_api_is_the_active_twin() -> None:
@@ -85,3 +153,26 @@ def test_readme_session_examples_run(section: str) -> None:
     match = re.search(rf"### {section}.*?```python\n(.*?)```", text, re.S)
     assert match, f"README has the {section} example"
     exec(compile(match.group(1), "README.md", "exec"), {})
+
+
+@pytest.mark.skipif(
+    not sysconfig.get_config_var("Py_GIL_DISABLED"), reason="not a free-threaded Python"
+)
+@pytest.mark.skipif("c" not in IMPLS, reason="compiled twins excluded")
+def test_compiled_twins_keep_the_gil_off_on_free_threaded_python() -> None:
+    # an extension not marked free-threading compatible turns the GIL back on
+    # at import, with a RuntimeWarning naming it
+    code = (
+        "import importlib, pathlib, sys, warnings\n"
+        "warnings.simplefilter('error', RuntimeWarning)\n"
+        "import gamecodec\n"
+        "root = pathlib.Path(gamecodec.__file__).parent\n"
+        "names = sorted({\n"
+        "    '.'.join((*p.relative_to(root.parent).parent.parts, p.name.split('.')[0]))\n"
+        "    for p in root.rglob('*_c.*') if p.suffix in ('.so', '.pyd')})\n"
+        "for name in names:\n"
+        "    importlib.import_module(name)\n"
+        "assert not sys._is_gil_enabled()\n"
+        "print(len(names))\n"
+    )
+    assert int(_run(code)) >= len(gamecodec.PROTOCOLS)

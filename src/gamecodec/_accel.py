@@ -1,8 +1,14 @@
 """Pick the compiled or the pure implementation of each hot-path module.
 
-``GAMECODEC_NO_EXTENSIONS`` (any non-empty value) is read once, at import
-time. Non-CPython interpreters and missing compiled modules fall back to the
-pure twin; importing gamecodec never fails because an extension is missing.
+Two environment variables, read once at import time, each taking 1/true/yes/on
+for yes and 0/false/no/off or empty for no (any case):
+
+- ``GAMECODEC_NO_EXTENSIONS``: use the pure twins only.
+- ``GAMECODEC_REQUIRE_EXTENSIONS``: a missing compiled twin is an ImportError
+  instead of a silent fallback (``GAMECODEC_NO_EXTENSIONS`` wins over it).
+
+Otherwise non-CPython interpreters and missing compiled modules fall back to
+the pure twin; importing gamecodec never fails because an extension is missing.
 """
 
 from __future__ import annotations
@@ -10,13 +16,32 @@ from __future__ import annotations
 import importlib
 import os
 import platform
+import warnings
 from types import ModuleType
 
-__all__ = ["NO_EXTENSIONS", "active", "load"]
+__all__ = ["NO_EXTENSIONS", "REQUIRE_EXTENSIONS", "active", "env_flag", "load"]
 
-NO_EXTENSIONS: bool = bool(os.environ.get("GAMECODEC_NO_EXTENSIONS")) or (
+_YES = frozenset({"1", "true", "yes", "on"})
+_NO = frozenset({"", "0", "false", "no", "off"})
+
+
+def env_flag(name: str) -> bool:
+    """Read a yes/no environment variable: unset means no; an unknown value
+    warns and means no. setup.py reads the build-time variables the same way."""
+    value = os.environ.get(name, "").strip().lower()
+    if value not in _YES and value not in _NO:
+        warnings.warn(
+            f"{name}={value!r} is not one of 1/true/yes/on or 0/false/no/off: read as off",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    return value in _YES
+
+
+NO_EXTENSIONS: bool = env_flag("GAMECODEC_NO_EXTENSIONS") or (
     platform.python_implementation() != "CPython"
 )
+REQUIRE_EXTENSIONS: bool = env_flag("GAMECODEC_REQUIRE_EXTENSIONS") and not NO_EXTENSIONS
 
 _active: dict[str, str] = {}
 
@@ -30,7 +55,8 @@ def load(package: str, module: str, protocol: str) -> ModuleType:
         try:
             mod = importlib.import_module(f"{package}.{module}_c")
         except ImportError:
-            pass
+            if REQUIRE_EXTENSIONS:
+                raise
         else:
             _active[protocol] = "c"
             return mod

@@ -63,6 +63,7 @@ async def _loopback(twin: ModuleType, count: int) -> tuple[list[int], list[int],
         b.close()
 
 
+@pytest.mark.slow
 def test_loopback_10000_reliable_messages_each_way(twin: ModuleType) -> None:
     start = time.perf_counter()
     got_a, got_b, a = asyncio.run(_loopback(twin, MESSAGES))

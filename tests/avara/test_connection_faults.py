@@ -141,6 +141,7 @@ def done(net: Network) -> bool:
     ) or (a.lost is not None or b.lost is not None)
 
 
+@pytest.mark.slow
 def test_reliable_profile_delivers_everything_exactly_once_in_order(twin: ModuleType) -> None:
     net = pair(twin, MESSAGES, seed=7, cfg=FAULTY, **RELIABLE)
     net.run(stop=lambda: done(net))
@@ -154,6 +155,7 @@ def test_reliable_profile_delivers_everything_exactly_once_in_order(twin: Module
     assert stats["duplicated"] > 0 and stats["reordered"] > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("loss", [0.30, 0.05])
 def test_game_profile_delivers_in_order_and_reports_skips(twin: ModuleType, loss: float) -> None:
     count = MESSAGES // 5
@@ -174,6 +176,7 @@ def test_game_profile_delivers_in_order_and_reports_skips(twin: ModuleType, loss
             assert len(peer.skipped) < count // 100
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("profile", ["reliable", "game"])
 def test_cut_link_reports_peer_lost_on_queue_overflow(twin: ModuleType, profile: str) -> None:
     """The game keeps sending every frame: 1024 waiting commands kill the connection."""

@@ -47,6 +47,7 @@ async def _loopback(
         b.close()
 
 
+@pytest.mark.slow
 def test_loopback_10000_reliable_messages_each_way(twin: ModuleType, codec: ModuleType) -> None:
     start = time.perf_counter()
     got_a, got_b, a = asyncio.run(_loopback(twin, codec, MESSAGES))

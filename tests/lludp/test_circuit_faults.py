@@ -104,6 +104,7 @@ def done(net: Network) -> bool:
     )
 
 
+@pytest.mark.slow
 def test_reliable_profile_delivers_everything_exactly_once(
     twin: ModuleType, codec: ModuleType
 ) -> None:
