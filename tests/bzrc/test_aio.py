@@ -265,3 +265,18 @@ async def silent_client() -> None:
 
 def test_serve_connect_timeout_closes_a_client_without_handshake() -> None:
     asyncio.run(asyncio.wait_for(silent_client(), 30))
+
+
+async def shut_down_with_a_client_connected(errors: list[dict[str, object]]) -> None:
+    asyncio.get_running_loop().set_exception_handler(lambda loop, context: errors.append(context))
+    server = await aio.serve(Game().handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    bot = await aio.connect("127.0.0.1", port)
+    assert await bot.timer()
+    server.close()  # the handler is still reading: asyncio.run cancels it
+
+
+def test_server_shutdown_with_a_client_connected_is_quiet() -> None:
+    errors: list[dict[str, object]] = []
+    asyncio.run(shut_down_with_a_client_connected(errors))
+    assert errors == []

@@ -454,9 +454,13 @@ async def serve(
                 await writer.drain()
         except (OSError, RemoteProtocolError, TimeoutError):
             pass
+        except asyncio.CancelledError:
+            # the server is shutting down: end this connection quietly (Python
+            # 3.11's stream callback logs a traceback for a cancelled handler)
+            pass
         finally:
             writer.close()
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError, asyncio.CancelledError):
                 await writer.wait_closed()
 
     return await asyncio.start_server(handle, host, port)
