@@ -7,6 +7,7 @@ Each takes 1/true/yes/on for yes and 0/false/no/off or empty for no (any case);
 gamecodec._accel reads the variables at run time the same way.
 """
 
+import glob
 import os
 import sys
 import warnings
@@ -114,6 +115,11 @@ def extensions() -> list[Extension]:
             name,
             [source],
             include_dirs=[os.path.join("src", "gamecodec")],  # _capi.h
+            # a changed header rebuilds the modules that include it
+            depends=sorted(
+                glob.glob(os.path.join("src", "gamecodec", "*.h"))
+                + glob.glob(os.path.join(os.path.dirname(source), "*.h"))
+            ),
             optional=not REQUIRE_EXTENSIONS,
             extra_compile_args=_compile_args(),
             extra_link_args=_link_args(),

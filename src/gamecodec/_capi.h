@@ -165,4 +165,13 @@ static inline int gamecodec_uint128_bytes(PyObject *v, unsigned char *out)
 #endif
 }
 
+/* The bytes of an exact bytes object (borrowed), or NULL for anything else. */
+static inline const unsigned char *gamecodec_bytes_of(PyObject *o, Py_ssize_t *size)
+{
+    if (!PyBytes_CheckExact(o))
+        return NULL;
+    *size = PyBytes_GET_SIZE(o);
+    return (const unsigned char *)PyBytes_AS_STRING(o);
+}
+
 #endif

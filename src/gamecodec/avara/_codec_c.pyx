@@ -54,17 +54,6 @@ cdef extern from "Python.h":
 
 cdef extern from "_capi.h":
     object gamecodec_alloc_subtuple(object cls, Py_ssize_t n)
-
-
-cdef extern from *:
-    """
-    /* The bytes of an exact bytes object (borrowed), or NULL for anything else. */
-    static inline const unsigned char *gamecodec_bytes_of(PyObject *o, Py_ssize_t *size) {
-        if (!PyBytes_CheckExact(o)) return NULL;
-        *size = PyBytes_GET_SIZE(o);
-        return (const unsigned char *)PyBytes_AS_STRING(o);
-    }
-    """
     const uint8_t *gamecodec_bytes_of(PyObject *o, Py_ssize_t *size) noexcept
 
 
