@@ -135,8 +135,15 @@ def test_decode_ywindow_stream(capsys: pytest.CaptureFixture[str]) -> None:
     stream = b"".join(sample_messages(50))
     status, units, _ = run(capsys, "decode", "ywindow", "-", stdin=stream)
     assert status == 0
-    assert units == [to_json(m) for m in ywindow.decode(stream)]
-    assert len(units) == 50
+    decoded = ywindow.decode(stream)
+    assert len(units) == len(decoded) == 50
+    for unit, message in zip(units, decoded, strict=True):
+        assert unit["kind"] == message.kind
+        assert unit["words"] == [
+            {"type": "Bytes", "hex": w.hex()} if isinstance(w, bytes) else to_json(w)
+            for w in message.words
+        ]
+    assert any(isinstance(w, bytes) for m in decoded for w in m.words)  # bytes words tagged
 
 
 # ---- decode: where the input comes from ---------------------------------------------

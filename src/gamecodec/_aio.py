@@ -18,7 +18,7 @@ from typing import Any, Generic, Protocol, TypeVar, cast
 from gamecodec.errors import LocalProtocolError
 from gamecodec.sessions import Tap, Traffic
 
-__all__ = ["Address", "Session", "SessionProtocol", "open_endpoint"]
+__all__ = ["Address", "Session", "SessionProtocol", "call_tap", "open_endpoint"]
 
 Address = tuple[Any, ...]
 
@@ -32,6 +32,18 @@ class Session(Protocol):
     def datagrams_to_send(self, now: float) -> list[bytes]: ...
     def events(self) -> list[Any]: ...
     def next_deadline(self) -> float | None: ...
+
+
+def call_tap(tap: Tap, record: Traffic) -> None:
+    """Give ``record`` to ``tap``. An exception the tap raises goes to the
+    running event loop's exception handler (logged by default) and changes
+    nothing else: a failing log must not stop a connection."""
+    try:
+        tap(record)
+    except Exception as exc:
+        asyncio.get_running_loop().call_exception_handler(
+            {"message": f"gamecodec: the traffic tap {tap!r} raised", "exception": exc}
+        )
 
 
 S = TypeVar("S", bound=Session)
@@ -50,7 +62,8 @@ class SessionProtocol(asyncio.DatagramProtocol, Generic[S, T]):
     :class:`collections.deque` objects holding the latest :attr:`history`
     events (a class attribute, read when the protocol is built). ``tap``, if
     given, sees every datagram received (from any address) and sent, as a
-    :class:`~gamecodec.sessions.Traffic` record.
+    :class:`~gamecodec.sessions.Traffic` record (see :func:`call_tap` for a
+    tap that raises).
     """
 
     name = "session"
@@ -89,7 +102,7 @@ class SessionProtocol(asyncio.DatagramProtocol, Generic[S, T]):
         assert self._loop is not None
         now = self._loop.time()
         if self.tap is not None:
-            self.tap(Traffic("in", data, now, addr))
+            call_tap(self.tap, Traffic("in", data, now, addr))
         if self._peer is None:
             self._started(now)  # before the datagram: it may be the peer's first
             before = self._accepted()
@@ -212,7 +225,7 @@ class SessionProtocol(asyncio.DatagramProtocol, Generic[S, T]):
         for dg in session.datagrams_to_send(now):
             transport.sendto(dg, peer)
             if tap is not None:
-                tap(Traffic("out", dg, now, peer))
+                call_tap(tap, Traffic("out", dg, now, peer))
         self._take_events()
         if session.unacked < self._limit or self.lost is not None:
             self._room.set()

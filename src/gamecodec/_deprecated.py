@@ -18,11 +18,19 @@ __all__ = ["deprecated_names"]
 
 
 def deprecated_names(
-    module: str, names: dict[str, tuple[str, Callable[[], Any]]]
+    module: str,
+    names: dict[str, tuple[str, Callable[[], Any]]],
+    lazy: dict[str, Callable[[], Any]] | None = None,
 ) -> Callable[[str], Any]:
-    """A module ``__getattr__`` serving ``names``: old name -> (new name, getter)."""
+    """A module ``__getattr__`` serving ``names``: old name -> (new name, getter).
+
+    ``lazy`` maps current names to getters called on first use, without a
+    warning (names whose import is costly, such as numpy's).
+    """
 
     def __getattr__(name: str) -> Any:
+        if lazy is not None and name in lazy:
+            return lazy[name]()
         try:
             new, get = names[name]
         except KeyError:

@@ -15,7 +15,7 @@ import sys
 import textwrap
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import gamecodec
 from gamecodec._bench import Config, Row, legend, render_table, stderr_progress
@@ -57,10 +57,19 @@ def _decode_bzrc(data: Any, args: argparse.Namespace) -> Iterator[Any]:
     yield from parser.close()  # what only the end of the stream completes; refuses a cut reply
 
 
+class Bytes(NamedTuple):
+    """A ywindow bytes word, written ``{"type": "Bytes", "hex": ...}`` so that it
+    differs from a string word."""
+
+    hex: str
+
+
 def _decode_ywindow(data: Any, args: argparse.Namespace) -> Iterator[Any]:
     from gamecodec import ywindow
 
-    yield from ywindow.decode(data)
+    for message in ywindow.decode(data):
+        words = [Bytes(w.hex()) if isinstance(w, bytes) else w for w in message.words]
+        yield {"type": "Message", "kind": message.kind, "words": words}
 
 
 _DECODERS: dict[str, Callable[[Any, argparse.Namespace], Iterator[Any]]] = {
@@ -398,8 +407,9 @@ output:
   One JSON object per line (indented with --pretty). Objects carry a "type"
   key with the model's class name, then its fields; bytes are written in hex,
   UUIDs as strings, enum members by name, arrays as lists. A field named
-  "type" is written "type_". An Archipelago command gamecodec does not know
-  is printed as the frame has it.
+  "type" is written "type_". A ywindow bytes word is {"type": "Bytes", "hex":
+  ...}, so that it differs from a string word. An Archipelago command
+  gamecodec does not know is printed as the frame has it.
 
 exit status:
   0 when everything decoded. 2 on a decode error: the units decoded before it

@@ -16,9 +16,10 @@ raised otherwise: its timers, losses and closures. Every event is an
 :class:`Event`; a peer that stopped answering is :class:`PeerLost` in every
 protocol.
 
-The asyncio adapters can hand every datagram or frame they send or receive to
-a *tap*, a callable taking one :class:`Traffic` record (for logging and
-capture).
+The asyncio adapters can hand every datagram, chunk or frame they send or
+receive to a *tap*, a callable taking one :class:`Traffic` record (for logging
+and capture). An exception a tap raises goes to the event loop's exception
+handler (which logs it) and changes nothing else.
 """
 
 from __future__ import annotations
@@ -38,12 +39,12 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Event:
     """Base class of every event a gamecodec session reports."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PeerLost(Event):
     """The peer stopped answering: the session gave up on it at ``at``.
 

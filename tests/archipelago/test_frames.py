@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from gamecodec.archipelago import commands as C
 from gamecodec.archipelago import frames
 from gamecodec.archipelago._models import NetworkItem
-from gamecodec.errors import DecodeError
+from gamecodec.errors import DecodeError, EncodeError
 
 SETTINGS = settings(
     max_examples=int(os.environ.get("AP_EXAMPLES", "250")),
@@ -262,19 +262,28 @@ def test_a_lone_surrogate_is_written_to_text_not_bytes() -> None:
         '[{"cmd":"Say","text":"a\udc80"},{"cmd":"ReceivedItems","index":0,"items":'
         '[{"item":1,"location":2,"player":3,"flags":0,"class":"NetworkItem"}]}]'
     )
-    with pytest.raises(UnicodeEncodeError):
+    with pytest.raises(EncodeError, match="surrogates") as caught:
         frames.encode_bytes(commands)
+    assert caught.value.protocol == "archipelago"
+    assert isinstance(caught.value.__cause__, UnicodeEncodeError)
+
+
+def test_a_value_the_writer_cannot_take_is_an_encode_error() -> None:
+    for encode in (frames.encode, frames.encode_bytes):
+        with pytest.raises(EncodeError, match="not JSON serializable") as caught:
+            encode([{"cmd": "Set", "key": "k", "default": object()}])
+        assert caught.value.protocol == "archipelago"
 
 
 def test_structs_the_writer_does_not_take() -> None:
     class Pair(msgspec.Struct, array_like=True):
         a: int
 
-    with pytest.raises(TypeError, match="array_like"):
+    with pytest.raises(EncodeError, match="array_like"):
         frames.encode([C.Bounce(data=Pair(1))])
-    with pytest.raises(TypeError, match="not JSON serializable"):
+    with pytest.raises(EncodeError, match="not JSON serializable"):
         frames.encode([C.Bounce(data=object())])
-    with pytest.raises(TypeError, match="array_like"):
+    with pytest.raises(EncodeError, match="array_like"):
         frames.encode([Pair(1)])
 
 

@@ -133,6 +133,18 @@ def test_server_in_order_answers() -> None:
     assert server.unanswered == ()
 
 
+def test_server_end_of_stream_answers_what_is_pending_then_closes() -> None:
+    server = bzrc.ServerSession(10.0)
+    server.data_to_send()
+    (request,) = server.receive_data(b"agent 1\ntimer\n", 11.0)
+    assert server.receive_data(b"", 11.5) == []  # the client closed its end
+    assert not server.closed  # the timer request is still to be answered
+    assert server.receive_data(b"timer\n", 11.6) == []  # nothing is read after the end
+    server.respond(request, Timer(None, 1.5, 300000), 12.0)
+    assert server.data_to_send() == b"ack 2.0 timer\ntimer 1.5 300000\n"
+    assert server.closed
+
+
 def test_server_automatic_answers() -> None:
     server = bzrc.ServerSession(0.0, dialect="cpp")
     server.data_to_send()

@@ -12,6 +12,7 @@ import msgspec
 
 from gamecodec.errors import (
     DecodeError,
+    EncodeError,
     LocalProtocolError,
     RemoteProtocolError,
     SessionError,
@@ -22,6 +23,7 @@ __all__ = [
     "LoginRefusedError",
     "decode_error",
     "deepest",
+    "encode_error",
     "frame_error",
     "invalid_utf8",
     "local",
@@ -42,6 +44,9 @@ class LoginRefusedError(SessionError):
             f"login refused: {', '.join(errors) or 'no reason given'}", protocol=PROTOCOL
         )
 
+    def __reduce__(self) -> tuple[type[LoginRefusedError], tuple[list[str]]]:
+        return (type(self), (self.errors,))
+
 
 def decode_error(message: str, offset: int, partial: object = None) -> DecodeError:
     """A :class:`DecodeError` of this protocol at byte ``offset``."""
@@ -51,6 +56,11 @@ def decode_error(message: str, offset: int, partial: object = None) -> DecodeErr
 def invalid_utf8(exc: UnicodeDecodeError) -> DecodeError:
     """Bytes that are not UTF-8 (``exc.start`` is the first bad byte)."""
     return DecodeError(f"invalid UTF-8: {exc.reason}", exc.start, PROTOCOL)
+
+
+def encode_error(exc: Exception) -> EncodeError:
+    """A value :func:`~gamecodec.archipelago.encode` cannot write."""
+    return EncodeError(f"cannot encode this frame: {exc}", protocol=PROTOCOL)
 
 
 def local(message: str) -> LocalProtocolError:

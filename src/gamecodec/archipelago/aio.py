@@ -33,6 +33,7 @@ from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed
 
+from gamecodec._aio import call_tap
 from gamecodec.archipelago import commands as C
 from gamecodec.archipelago._errors import LoginRefusedError, remote
 from gamecodec.archipelago.session import (
@@ -207,7 +208,7 @@ class Client:
                 raise ConnectionError("not connected")
             await socket.send(frame)
             if self.tap is not None:
-                self.tap(Traffic("out", frame, self._loop.time(), self.uri))
+                call_tap(self.tap, Traffic("out", frame, self._loop.time(), self.uri))
 
     def _waiter(self, request_id: int) -> asyncio.Future[Any]:
         future: asyncio.Future[Any] = self._loop.create_future()
@@ -357,7 +358,7 @@ class Client:
                     self._dispatch(event)
                 continue
             if self.tap is not None:
-                self.tap(Traffic("in", message, self._loop.time(), self.uri))
+                call_tap(self.tap, Traffic("in", message, self._loop.time(), self.uri))
             for event in self.session.receive_frame(message, self._clock()):
                 self._dispatch(event)
             await self._flush()

@@ -29,7 +29,7 @@ import msgspec.inspect as mi
 
 from gamecodec._deprecated import deprecated_names
 from gamecodec.archipelago import compat
-from gamecodec.archipelago._errors import decode_error, frame_error, invalid_utf8
+from gamecodec.archipelago._errors import decode_error, encode_error, frame_error, invalid_utf8
 from gamecodec.archipelago._models import version_of
 from gamecodec.archipelago.commands import COMMANDS, AnyCommand, Command, Connect
 from gamecodec.errors import DecodeError
@@ -437,8 +437,7 @@ def _resolve(items: list[Any], raw: bytes) -> bytes:
     return b"[" + b",".join(pieces) + b"]"
 
 
-def encode_bytes(commands: Iterable[Any]) -> bytes:
-    """:func:`encode` as UTF-8 bytes (a lone surrogate raises ``UnicodeEncodeError``)."""
+def _encode_bytes(commands: Iterable[Any]) -> bytes:
     if type(commands) is list:
         return _items_bytes(commands)
     raw = getattr(commands, "raw", None)
@@ -452,12 +451,25 @@ def encode_bytes(commands: Iterable[Any]) -> bytes:
     return _resolve(items, raw)
 
 
+def encode_bytes(commands: Iterable[Any]) -> bytes:
+    """:func:`encode` as UTF-8 bytes.
+
+    A value that cannot be written (an unsupported type, or a lone surrogate,
+    which UTF-8 cannot hold) raises :class:`~gamecodec.EncodeError`.
+    """
+    try:
+        return _encode_bytes(commands)
+    except (TypeError, ValueError) as exc:
+        raise encode_error(exc) from exc
+
+
 def encode(commands: Iterable[Any]) -> str:
     """The text of one frame holding ``commands``: :class:`Command` objects, or
     plain dicts (written as the reference's ``NetUtils.encode`` writes them).
 
     A :class:`Frame` from :func:`decode` whose commands are unchanged comes
-    back exactly as it was received.
+    back exactly as it was received. A value that cannot be written raises
+    :class:`~gamecodec.EncodeError`.
 
     >>> from gamecodec.archipelago import Say
     >>> encode([Say(text="hi")])
@@ -466,10 +478,13 @@ def encode(commands: Iterable[Any]) -> str:
     if type(commands) is not list:
         commands = commands if isinstance(commands, list) else list(commands)
     try:
-        return encode_bytes(commands).decode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate: the text the reference writes
-        text: str = compat.encode(list(commands), default=_struct_dict)
-        return text
+        try:
+            return _encode_bytes(commands).decode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: the text the reference writes
+            text: str = compat.encode(list(commands), default=_struct_dict)
+            return text
+    except (TypeError, ValueError) as exc:
+        raise encode_error(exc) from exc
 
 
 __getattr__ = deprecated_names(

@@ -83,14 +83,14 @@ class State(enum.Enum):
     REFUSED = "refused"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RoomInfoReceived(Event):
     """The server's RoomInfo, the first thing it sends: the handshake goes on."""
 
     room: C.RoomInfo
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DataPackageReady(Event):
     """The room's games are in the cache (downloaded or cached); ``missing``
     names the games we asked for that the server's DataPackage lacked (their
@@ -100,21 +100,21 @@ class DataPackageReady(Event):
     missing: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LoggedIn(Event):
     """The server accepted our Connect (its Connected: slot, team, players)."""
 
     connected: C.Connected
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LoginRefused(Event):
     """The server refused our Connect; ``errors`` are its reasons (``InvalidSlot``, ...)."""
 
     errors: list[str]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ItemsReceived(Event):
     """New items (``index`` is where they start in :attr:`ClientSession.items`)."""
 
@@ -122,7 +122,7 @@ class ItemsReceived(Event):
     items: list[C.Item]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LocationsScouted(Event):
     """The answer to scout ``request_id``: the item at each location asked about."""
 
@@ -130,7 +130,7 @@ class LocationsScouted(Event):
     locations: list[C.Item]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StorageRead(Event):
     """A Retrieved: the data storage ``keys`` read by Get ``request_id``
     (``None``: a Retrieved that answers none of our requests)."""
@@ -139,7 +139,7 @@ class StorageRead(Event):
     keys: dict[str, Any]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StorageChanged(Event):
     """A SetReply: ``request_id`` is ours for a Set we sent with ``want_reply``,
     ``None`` for a SetNotify notice."""
@@ -151,7 +151,7 @@ class StorageChanged(Event):
     reply: C.SetReply
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DeathLinkReceived(Event):
     """Another DeathLink player died: at Unix ``time``, of ``cause``, named ``source``."""
 
@@ -160,14 +160,14 @@ class DeathLinkReceived(Event):
     source: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BounceReceived(Event):
     """A Bounced that is not a DeathLink for us (data another client bounced)."""
 
     bounced: C.Bounced
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MessageReceived(Event):
     """A PrintJSON: a chat line, an item sent, a hint, a join, ..."""
 
@@ -179,7 +179,7 @@ class MessageReceived(Event):
         return self.message.text
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RequestTimedOut(Event):
     """Request ``request_id`` (``kind``: its command) got no reply in time."""
 
@@ -187,7 +187,7 @@ class RequestTimedOut(Event):
     kind: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RequestRefused(Event):
     """The server answered request ``request_id`` with an InvalidPacket (a
     LocationScouts whose ids it refused: it sends no LocationInfo then)."""
@@ -197,7 +197,7 @@ class RequestRefused(Event):
     invalid: C.InvalidPacket
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CommandReceived(Event):
     """Any other command (RoomUpdate, InvalidPacket, unknown ones as dicts)."""
 

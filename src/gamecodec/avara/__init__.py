@@ -17,7 +17,6 @@ then, and when ``COMMAND_DTYPE`` or ``DATAGRAM_DTYPE`` is first read).
 
 from __future__ import annotations
 
-import warnings
 from typing import TYPE_CHECKING, Any
 
 from gamecodec import _accel
@@ -102,26 +101,21 @@ def _connection_event() -> Any:
     return SerialSkipped | PeerLost
 
 
-_deprecated = deprecated_names(
+def _dtype(name: str) -> Any:
+    from gamecodec.avara import _arrays  # numpy loads here, on first use
+
+    return getattr(_arrays, name)
+
+
+__getattr__ = deprecated_names(
     __name__,
     {
         "decode_datagram": ("decode", lambda: decode),
         "encode_datagram": ("encode", lambda: encode),
         "ConnectionEvent": ("SerialSkipped | PeerLost", _connection_event),
     },
+    lazy={
+        "COMMAND_DTYPE": lambda: _dtype("COMMAND_DTYPE"),
+        "DATAGRAM_DTYPE": lambda: _dtype("DATAGRAM_DTYPE"),
+    },
 )
-
-
-def __getattr__(name: str) -> Any:
-    """``COMMAND_DTYPE`` and ``DATAGRAM_DTYPE`` (importing numpy on first use),
-    and the deprecated names."""
-    if name in ("COMMAND_DTYPE", "DATAGRAM_DTYPE"):
-        from gamecodec.avara import _arrays
-
-        return getattr(_arrays, name)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        value = _deprecated(name)
-    for warning in caught:  # re-issued so that it names the caller's line
-        warnings.warn(warning.message, warning.category, stacklevel=2)
-    return value

@@ -282,7 +282,7 @@ SETTLE: Final = 100
 # -- the session's events -----------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SerialSkipped(Event):
     """The receiver gave up waiting for ``serial``: the game's skip rule (once
     enough later commands are queued behind a missing one, it is dropped)."""

@@ -64,8 +64,8 @@ def decode_many(
 
     The result has one entry per item, in order: the :data:`Response`, or
     the :class:`~gamecodec.DecodeError` that item raised (offsets count from
-    the item's first byte). An item holding no response raises
-    :class:`~gamecodec.TruncatedError`; an item holding more than one gives a
+    the item's first byte). An item holding no response gives a
+    :class:`~gamecodec.TruncatedError`, one holding more than one a
     ``DecodeError`` at the offset where the first response ended.
     """
     out: list[Response | DecodeError] = []

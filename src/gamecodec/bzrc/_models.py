@@ -295,14 +295,14 @@ class Request(NamedTuple):
     args: tuple[Any, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Connected(Event):
     """The server's greeting arrived; ``agent 1`` has been queued."""
 
     greeting: Greeting
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Answer(Event):
     """The response to ``request``."""
 
@@ -310,14 +310,14 @@ class Answer(Event):
     response: Response
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Unsolicited(Event):
     """An ``error`` line that answers no command (BZFlag C++ dialect)."""
 
     response: Error
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Closed(Event):
     """The server closed the stream; ``pending`` never got an answer."""
 

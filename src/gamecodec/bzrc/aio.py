@@ -21,6 +21,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, NamedTuple, cast
 
+from gamecodec._aio import call_tap
 from gamecodec.bzrc._format import Dialect
 from gamecodec.bzrc._models import (
     DEFAULT_MAX_GRID_CELLS,
@@ -116,7 +117,7 @@ class Bot:
                 data = await self._reader.read(_READ_SIZE)
                 now = self._loop.time()
                 if data and self._tap is not None:
-                    self._tap(Traffic("in", data, now, self._peer))
+                    call_tap(self._tap, Traffic("in", data, now, self._peer))
                 try:
                     self._dispatch(self.session.receive_data(data, now))
                 finally:
@@ -153,7 +154,7 @@ class Bot:
         data = self.session.data_to_send()
         if data and not self._writer.is_closing():
             if self._tap is not None:
-                self._tap(Traffic("out", data, self._loop.time(), self._peer))
+                call_tap(self._tap, Traffic("out", data, self._loop.time(), self._peer))
             self._writer.write(data)
 
     def _check_open(self) -> None:
@@ -428,7 +429,7 @@ async def serve(
             data = session.data_to_send()
             if data:
                 if tap is not None:
-                    tap(Traffic("out", data, loop.time(), peer))
+                    call_tap(tap, Traffic("out", data, loop.time(), peer))
                 writer.write(data)
 
         try:
@@ -441,7 +442,7 @@ async def serve(
                 if not data:
                     break
                 if tap is not None:
-                    tap(Traffic("in", data, loop.time(), peer))
+                    call_tap(tap, Traffic("in", data, loop.time(), peer))
                 for request in session.receive_data(data, clock()):
                     answer: object = handler(request)
                     if inspect.isawaitable(answer):

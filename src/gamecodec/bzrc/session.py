@@ -329,8 +329,12 @@ class ServerSession:
 
     def receive_data(self, data: bytes, now: float) -> list[Request]:
         """Take bytes from the client at time ``now``; return the commands the
-        caller answers."""
+        caller answers. ``b""`` means the client closed its end: what is
+        pending is still answered, then :attr:`closed` turns true."""
         if self.closing:
+            return []
+        if not data:
+            self.closing = True
             return []
         self._now = now
         self._in += data

@@ -510,7 +510,7 @@ def blocks_from_mapping(
 # -- circuit events ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MessageDropped(Event):
     """A reliable packet was given up after ``max_resends`` resends.
 
@@ -526,7 +526,7 @@ class MessageDropped(Event):
     """When it was given up (the circuit's clock)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BadDatagram(Event):
     """A received datagram the codec refused; it changed nothing."""
 

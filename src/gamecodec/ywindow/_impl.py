@@ -30,9 +30,9 @@ def decode_many(
 
     The result has one entry per item, in order: the :class:`Message`, or the
     :class:`~gamecodec.DecodeError` that item raised (offsets count from the
-    item's first byte). An empty item raises :class:`~gamecodec.TruncatedError`;
-    an item holding more than one message gives a ``DecodeError`` at the offset
-    where the first message ended.
+    item's first byte). An empty item gives a :class:`~gamecodec.TruncatedError`,
+    an item holding more than one message a ``DecodeError`` at the offset where
+    the first message ended.
     """
     out: list[Message | DecodeError] = []
     for item in items:

@@ -131,7 +131,7 @@ class CallHandle:
         return f"CallHandle(id={self.id}, method={self.method!r}, {state})"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Greeting(Event):
     """The other side's greeting line: its role, protocol version and software."""
 
@@ -141,7 +141,7 @@ class Greeting(Event):
     software: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Authenticated(Event):
     """Both digests checked: the connection is in packet mode. The server
     cookie (with the authority) is what applications key cryptography on."""
@@ -149,7 +149,7 @@ class Authenticated(Event):
     server_cookie: bytes
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AuthenticationFailed(Event):
     """The other side's digest did not match (or it sent our own cookie back):
     this side closed."""
@@ -157,7 +157,7 @@ class AuthenticationFailed(Event):
     reason: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Call(Event):
     """An incoming ``c``: answer it with ``Peer.reply(id, ...)``."""
 
@@ -166,7 +166,7 @@ class Call(Event):
     args: tuple[Value, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Notification(Event):
     """An incoming ``v``: a call without reply, or a server event."""
 
@@ -174,7 +174,7 @@ class Notification(Event):
     args: tuple[Value, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Reply(Event):
     """The ``r`` answering our call ``id`` (replies come in call order)."""
 
@@ -182,7 +182,7 @@ class Reply(Event):
     values: tuple[Value, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ConnectionClosed(Event):
     """The connection ended: ``pending_calls`` are the ids of our calls that
     never got a reply. ``by_peer`` is True when the other side closed the

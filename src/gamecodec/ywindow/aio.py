@@ -16,6 +16,7 @@ import os
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+from gamecodec._aio import call_tap
 from gamecodec._deprecated import deprecated_names
 from gamecodec.errors import RemoteProtocolError
 from gamecodec.sessions import Tap, Traffic
@@ -86,7 +87,7 @@ class Client:
                 data = await self._reader.read(_READ_SIZE)
                 now = self._loop.time()
                 if data and self._tap is not None:
-                    self._tap(Traffic("in", data, now, self._peer_address))
+                    call_tap(self._tap, Traffic("in", data, now, self._peer_address))
                 events: list[PeerEvent] = []
                 try:
                     events = self.peer.receive_data(data, now)
@@ -151,7 +152,7 @@ class Client:
         data = self.peer.data_to_send()
         if data and not self._writer.is_closing():
             if self._tap is not None:
-                self._tap(Traffic("out", data, self._loop.time(), self._peer_address))
+                call_tap(self._tap, Traffic("out", data, self._loop.time(), self._peer_address))
             self._writer.write(data)
 
     async def _send(self) -> None:
