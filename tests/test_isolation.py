@@ -30,6 +30,9 @@ from gamecodec.lludp import _models
 from gamecodec.lludp.sample import bench_messages
 from gamecodec.lludp.template import default_template
 
+# only explicit collections: an automatic one untracks tuples whenever it happens to
+# run, which would make the two records differ by timing alone
+gc.disable()
 # the package was imported with GAMECODEC_NO_EXTENSIONS=1: no compiled twin yet
 assert not [m for m in sys.modules if m.startswith("gamecodec.") and m.endswith("_c")]
 tpl = default_template()
