@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_MAX_GRID_CELLS",
     "DEFAULT_MAX_LINE",
+    "DEFAULT_MAX_RESPONSE",
     "DOUBLE_FAIL_COMMANDS",
     "Ack",
     "Answer",
@@ -62,6 +63,12 @@ server's line buffer."""
 DEFAULT_MAX_GRID_CELLS = 1 << 24
 """The largest ``W*H`` an ``occgrid`` ``size`` line may announce: the array is
 allocated when the ``size`` line arrives, so this caps the allocation."""
+
+DEFAULT_MAX_RESPONSE = 1 << 22
+"""The most bytes a list (``begin`` to ``end``) or a help output may span:
+their items are kept until the response ends, so this caps what a peer that
+never ends one makes the decoder hold (4 MiB; a large map's ``obstacles``
+is tens of KiB)."""
 
 DOUBLE_FAIL_COMMANDS = frozenset({"speed", "angvel", "accelx", "accely"})
 """Commands whose argument errors bzrflag answers with ack + ``fail Invalid
