@@ -124,11 +124,15 @@ def test_reset_while_the_grid_kernel_runs(codec: ModuleType, fast_switching: Non
     data = grid(2000, 2000)
     expected = codec.Decoder().feed(data)
     done = threading.Event()
+    resetting = threading.Event()
     stats = {"grids": 0, "resets": 0, "refused": 0}
 
     def decode(index: int) -> None:
+        resetting.wait()
         try:
-            for _ in range(20):
+            for _ in range(200):
+                if stats["grids"] >= 10 and stats["resets"] >= 5:
+                    break
                 try:
                     out = decoder.feed(data)
                 except DecodeError as exc:
@@ -142,6 +146,7 @@ def test_reset_while_the_grid_kernel_runs(codec: ModuleType, fast_switching: Non
             done.set()
 
     def reset(index: int) -> None:
+        resetting.set()
         while not done.is_set():
             try:
                 decoder.__init__()  # type: ignore[misc]

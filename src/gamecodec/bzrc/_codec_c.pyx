@@ -8,10 +8,10 @@ items built as NamedTuples directly, and the ``occgrid`` body converted in
 one pass straight into the array's buffer (no per-row Python objects).
 numpy is imported when the first ``occgrid`` size line is decoded.
 
-Threads and free-threaded CPython: the module's C state is written once, at
-import (the NamedTuple classes, ``_fast_tuples``, the shared small-int and
-float-zero objects of ``_scan.h``), and only read afterwards; the number
-objects it hands out are immutable. Everything a decode changes (buffer,
+Threads and free-threaded CPython: the module's C state is written once,
+while the module loads (the NamedTuple classes, ``_fast_tuples``, the shared
+small-int and float-zero objects of ``_scan.h``), and only read afterwards;
+the number objects it hands out are immutable. Everything a decode changes (buffer,
 string cache, token arrays, the grid) belongs to one Decoder, which admits
 one thread at a time (``_enter``).
 """

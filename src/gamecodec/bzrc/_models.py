@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_MAX_GRID_CELLS",
     "DEFAULT_MAX_LINE",
+    "DEFAULT_MAX_PENDING",
     "DEFAULT_MAX_RESPONSE",
     "DOUBLE_FAIL_COMMANDS",
     "Ack",
@@ -69,6 +70,12 @@ DEFAULT_MAX_RESPONSE = 1 << 22
 their items are kept until the response ends, so this caps what a peer that
 never ends one makes the decoder hold (4 MiB; a large map's ``obstacles``
 is tens of KiB)."""
+
+DEFAULT_MAX_PENDING = 1024
+"""The most commands a server-side session holds without having sent their
+answers: those the application has not answered yet, and the answers queued
+behind them (answers leave in command order). Past it the client is
+pipelining more than the server answers, and the session closes."""
 
 DOUBLE_FAIL_COMMANDS = frozenset({"speed", "angvel", "accelx", "accely"})
 """Commands whose argument errors bzrflag answers with ack + ``fail Invalid
