@@ -3,8 +3,8 @@
 One big item (a ywindow blob, a long BZRC line, a long BZRC listing, a big
 occgrid) is fed in 1-, 100- and 1,460-byte chunks at two sizes 16x apart;
 the larger must take well under 256x (quadratic) the time of the smaller.
-Times are the best of a few repeats with the cyclic GC paused, so a busy
-machine inflates both sides alike. The 1-byte runs use smaller totals (the
+Times are CPU times of this process (a busy machine preempting the longer
+run does not count), the best of a few repeats, with the cyclic GC paused. The 1-byte runs use smaller totals (the
 ratio is what matters); the runs up to 16 MiB (1 MiB in 1-byte chunks) are
 marked slow, the default runs go up to 4 MiB (256 KiB).
 """
@@ -28,6 +28,7 @@ MAX_RATIO = 40.0
 """Allowed time ratio for 16x the bytes (linear: ~16, quadratic: ~256); about
 6.3x per 4x, room for the cache and allocator effects of a 16x larger run."""
 REPEATS = 5
+ATTEMPTS = 3
 
 PACKAGES = {"ywindow": "gamecodec.ywindow", "bzrc": "gamecodec.bzrc"}
 
@@ -86,10 +87,10 @@ def _feed_time(module: ModuleType, case: str, size: int, step: int, repeats: int
         gc.collect()
         gc.disable()  # collections of the decoded objects are not the decoder's cost
         try:
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             for chunk in chunks:
                 out += feed(chunk)
-            best = min(best, time.perf_counter() - t0)
+            best = min(best, time.process_time() - t0)
         finally:
             gc.enable()
         out += decoder.close() or []
@@ -102,15 +103,11 @@ def _twin(impl: str, case: str) -> ModuleType:
     return load_twin(PACKAGES[case.split("-", maxsplit=1)[0]], "_codec", impl)
 
 
-def _check_linear(module: ModuleType, case: str, small: int, step: int) -> None:
-    """Times at ``small`` and 16x its bytes: the larger must take well under
-    16 * 16 = 256 times as long (quadratic), and under ``MAX_RATIO``.
-
-    The ratio is divided by how much worse than linear the same two streams
-    decode in one chunk (at least 1): objects and buffers that outgrow the
-    CPU caches cost more per byte whatever the chunking, and that is not what
-    is measured here."""
-    small //= CASES[case][2]
+def _ratio(module: ModuleType, case: str, small: int, step: int) -> tuple[float, str]:
+    """The time ratio for 16x the bytes, divided by how much worse than linear
+    the same two streams decode in one chunk (at least 1): objects and buffers
+    that outgrow the CPU caches cost more per byte whatever the chunking, and
+    that is not what is measured here. Returns it with a report line."""
     big = 16 * small
     chunked = [_feed_time(module, case, n, step, REPEATS) for n in (small, big)]
     whole = [_feed_time(module, case, n, 1 << 30, REPEATS) for n in (small, big)]
@@ -122,8 +119,22 @@ def _check_linear(module: ModuleType, case: str, small: int, step: int) -> None:
         f"(one chunk {whole[0] * 1000:.2f}ms -> {whole[1] * 1000:.2f}ms, "
         f"memory factor {memory:.2f}): x{ratio:.1f}"
     )
-    print(report)
-    assert ratio < MAX_RATIO, f"{report} for 16x the bytes (linear is ~16)"
+    return ratio, report
+
+
+def _check_linear(module: ModuleType, case: str, small: int, step: int) -> None:
+    """The larger stream must take well under 16 * 16 = 256 times as long
+    (quadratic), and under ``MAX_RATIO``, in one of ``ATTEMPTS`` measurements
+    (a busy machine can spoil one; a quadratic decoder fails them all)."""
+    small //= CASES[case][2]
+    reports = []
+    for _ in range(ATTEMPTS):
+        ratio, report = _ratio(module, case, small, step)
+        print(report)
+        reports.append(report)
+        if ratio < MAX_RATIO:
+            return
+    raise AssertionError("not linear for 16x the bytes (linear is ~16):\n" + "\n".join(reports))
 
 
 SIZES = [(1, 16 * KiB), (100, 256 * KiB), (1460, 256 * KiB)]

@@ -19,7 +19,8 @@ one thread at a time (``_enter``).
 cimport cython
 from cpython.buffer cimport PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_GET_SIZE
 from cpython.exc cimport PyErr_Clear, PyErr_Occurred
 from cpython.list cimport PyList_Append
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
@@ -217,6 +218,8 @@ cdef class Decoder:
     cdef Py_ssize_t _scanned  # its bytes known to hold no newline
     cdef Py_ssize_t _first  # where the list or help output being read started
     cdef int _busy  # a thread is inside feed/flush/close/__init__
+    cdef object _empty  # numpy.empty and numpy.uint8, looked up on this decoder's first grid
+    cdef object _uint8
     cdef Py_ssize_t _base
     cdef int _state
     cdef object _ack
@@ -333,9 +336,15 @@ cdef class Decoder:
         if self._failed is not None:
             raise self._failed.with_traceback(None)
         cdef bytearray tail = self._buf
+        cdef Py_ssize_t kept = PyByteArray_GET_SIZE(tail)
         cdef object src  # holds what b points into for the whole call
-        if PyByteArray_GET_SIZE(tail) == 0 and PyBytes_CheckExact(data):
+        if kept == 0 and PyBytes_CheckExact(data):
             src = data  # nothing buffered: read the chunk in place
+        elif PyBytes_CheckExact(data) and kept <= PyBytes_GET_SIZE(data):
+            # a tail no longer than the chunk: one joined copy costs at most
+            # twice the chunk (cheaper than growing the buffer)
+            src = PyBytes_FromStringAndSize(PyByteArray_AS_STRING(tail), kept) + data
+            del tail[:]
         else:
             tail += data
             src = tail
@@ -468,7 +477,7 @@ cdef class Decoder:
         cdef PyObject *fields[12]
         if state == S_GRID_BODY:
             return self._row(b, ls, le, out)
-        if state == S_LIST:
+        if state == S_LIST and self._base + le + 1 - self._first > self.max_response:
             self._check_span(ls, le, "list")
         if (state == S_LIST and _fast_tuples and le - ls > 7 and memcmp(b + ls, b"mytank", 6) == 0
                 and bz_space(b[ls + 6])):
@@ -694,10 +703,12 @@ cdef class Decoder:
         self._gw = w
         self._gh = h
         self._rows = 0
-        from numpy import empty, uint8  # on the first grid, not at import
-
+        if self._empty is None:  # numpy is imported by the first grid, not before
+            from numpy import empty, uint8
+            self._empty = empty
+            self._uint8 = uint8
         # uninitialised: every cell is written before the grid is returned
-        self._cells = empty((w, h), dtype=uint8)
+        self._cells = self._empty((w, h), dtype=self._uint8)
         self._cellp = _data_pointer(self._cells)
         self._state = S_GRID_END if w == 0 or h == 0 else S_GRID_BODY
         return 0
