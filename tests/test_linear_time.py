@@ -4,9 +4,10 @@ One big item (a ywindow blob, a long BZRC line, a long BZRC listing, a big
 occgrid) is fed in 1-, 100- and 1,460-byte chunks at two sizes 16x apart;
 the larger must take well under 256x (quadratic) the time of the smaller.
 Times are CPU times of this process (a busy machine preempting the longer
-run does not count), the best of a few repeats, with the cyclic GC paused. The 1-byte runs use smaller totals (the
-ratio is what matters); the runs up to 16 MiB (1 MiB in 1-byte chunks) are
-marked slow, the default runs go up to 4 MiB (256 KiB).
+run does not count), the best of a few repeats, with the cyclic GC paused.
+The 1-byte runs use smaller totals (the ratio is what matters); the runs up
+to 16 MiB (1 MiB in 1-byte chunks) are marked slow, the default runs go up to
+4 MiB (256 KiB).
 """
 
 from __future__ import annotations
