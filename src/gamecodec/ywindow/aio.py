@@ -47,7 +47,9 @@ _READ_SIZE = 65536
 MAX_QUEUED = 1024
 """While this many incoming notifications and calls wait for
 :meth:`Client.next_event`, the connection stops reading (TCP then holds the
-other side back); one read can add the events of at most 64 KiB more."""
+other side back, and the end of the stream is seen once events are taken);
+one read can add the events of at most 64 KiB more. Calls handled by
+``on_call`` do not queue: the peer's ``max_unanswered`` bounds them."""
 
 
 class Client:
