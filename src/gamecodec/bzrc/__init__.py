@@ -32,6 +32,8 @@ from gamecodec.bzrc._impl import Decoder, decode, decode_many, parse_number
 from gamecodec.bzrc._models import (
     DEFAULT_MAX_GRID_CELLS,
     DEFAULT_MAX_LINE,
+    DEFAULT_MAX_PENDING,
+    DEFAULT_MAX_RESPONSE,
     Ack,
     Answer,
     Base,
@@ -75,6 +77,8 @@ __all__ = [
     "COMMANDS",
     "DEFAULT_MAX_GRID_CELLS",
     "DEFAULT_MAX_LINE",
+    "DEFAULT_MAX_PENDING",
+    "DEFAULT_MAX_RESPONSE",
     "MYTANK_GAP",
     "Ack",
     "Answer",

@@ -1,6 +1,12 @@
 """Type stub of the compiled BZRC decoder twin (same API as ``_codec_py``)."""
 
-from gamecodec.bzrc._models import DEFAULT_MAX_GRID_CELLS, DEFAULT_MAX_LINE, Number, Response
+from gamecodec.bzrc._models import (
+    DEFAULT_MAX_GRID_CELLS,
+    DEFAULT_MAX_LINE,
+    DEFAULT_MAX_RESPONSE,
+    Number,
+    Response,
+)
 
 __all__ = ["Decoder", "parse_number"]
 
@@ -17,8 +23,15 @@ class Decoder:
     @property
     def max_grid_cells(self) -> int:
         """The largest occgrid W*H accepted."""
+    @property
+    def max_response(self) -> int:
+        """The most bytes a list or help output may span."""
     def __init__(
-        self, *, max_line: int = DEFAULT_MAX_LINE, max_grid_cells: int = DEFAULT_MAX_GRID_CELLS
+        self,
+        *,
+        max_line: int = DEFAULT_MAX_LINE,
+        max_grid_cells: int = DEFAULT_MAX_GRID_CELLS,
+        max_response: int = DEFAULT_MAX_RESPONSE,
     ) -> None: ...
     @property
     def offset(self) -> int:

@@ -7,11 +7,20 @@ strings (callsigns, colours, statuses) served from a per-parser cache, list
 items built as NamedTuples directly, and the ``occgrid`` body converted in
 one pass straight into the array's buffer (no per-row Python objects).
 numpy is imported when the first ``occgrid`` size line is decoded.
+
+Threads and free-threaded CPython: the module's C state is written once,
+while the module loads (the NamedTuple classes, ``_fast_tuples``, the shared
+small-int and float-zero objects of ``_scan.h``), and only read afterwards;
+the number objects it hands out are immutable. Everything a decode changes (buffer,
+string cache, token arrays, the grid) belongs to one Decoder, which admits
+one thread at a time (``_enter``).
 """
 
 cimport cython
 from cpython.buffer cimport PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_GET_SIZE
 from cpython.exc cimport PyErr_Clear, PyErr_Occurred
 from cpython.list cimport PyList_Append
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
@@ -23,6 +32,7 @@ from libc.string cimport memchr, memcmp
 from gamecodec.bzrc._models import (
     DEFAULT_MAX_GRID_CELLS,
     DEFAULT_MAX_LINE,
+    DEFAULT_MAX_RESPONSE,
     DOUBLE_FAIL_COMMANDS,
     Ack,
     Base,
@@ -43,7 +53,7 @@ from gamecodec.bzrc._models import (
     Team,
     Timer,
 )
-from gamecodec.bzrc._errors import decode_error, truncated
+from gamecodec.bzrc._errors import decode_error, in_use, truncated
 from gamecodec.errors import DecodeError
 
 __all__ = ["Decoder", "parse_number"]
@@ -104,8 +114,6 @@ cdef object _Listing = Listing
 cdef object _Fail = Fail
 cdef object _Ok = Ok
 cdef object _EMPTY = ()
-cdef object _uint8 = None  # numpy.uint8 and numpy.empty, once a grid needs them
-cdef object _empty = None
 cdef object _OccGrid = OccGrid
 cdef frozenset _DOUBLE_FAIL = DOUBLE_FAIL_COMMANDS
 cdef bint _fast_tuples = True
@@ -146,15 +154,15 @@ def _uses_fast_tuples():
     return _fast_tuples
 
 
-cdef char _NO_CELLS[1]
+cdef char _NO_CELLS[1]  # never written: a grid with no cells gets no rows
 
 
 cdef char *_data_pointer(object array) except NULL:
     """The data pointer of a writable C-contiguous array (buffer protocol).
 
     The view is released at once: the pointer stays valid as long as the
-    array lives and is not resized, and only the parser holds the array
-    until the grid is complete."""
+    array lives and is not resized; the decoder holds the array until the
+    grid is complete, and only the call inside the decoder writes it."""
     cdef Py_buffer view
     cdef char *data
     PyObject_GetBuffer(array, &view, PyBUF_WRITABLE)
@@ -167,15 +175,6 @@ cdef char *_data_pointer(object array) except NULL:
 
 cdef object _error(str message, Py_ssize_t offset):
     return decode_error(message, offset)
-
-
-cdef int _load_numpy() except -1:
-    """Import numpy on the first occgrid (``import gamecodec.bzrc`` does not)."""
-    global _uint8, _empty
-    import numpy
-    _uint8 = numpy.uint8
-    _empty = numpy.empty
-    return 0
 
 
 def parse_number(token):
@@ -198,11 +197,29 @@ cdef class Decoder:
     returns help output (which has no terminator) and a ``fail`` waiting for
     its possible second ``fail``; :meth:`close` ends the stream. Both twins give
     the same responses, and the same exception types with the same offsets.
+
+    Caps: ``max_line`` a line's bytes (and so the partial line buffered),
+    ``max_grid_cells`` an occgrid's W*H, ``max_response`` the bytes a list or
+    help output spans; past one the decoder raises DecodeError. Feeding costs
+    O(bytes) whatever the chunking (a partial line is never scanned twice).
+
+    Threads: one decoder serves one stream, from one thread at a time; a call
+    made while another thread is inside it (the occgrid kernel runs without
+    the GIL) raises DecodeError and changes nothing, so it can never free or
+    replace the buffer or grid that call is using. Share a decoder only under
+    a lock. The responses it returns are never touched again and may be
+    shared between threads.
     """
 
     cdef readonly Py_ssize_t max_line
     cdef readonly Py_ssize_t max_grid_cells
-    cdef bytes _tail
+    cdef readonly Py_ssize_t max_response
+    cdef bytearray _buf  # the partial line (only ever mutated in place)
+    cdef Py_ssize_t _scanned  # its bytes known to hold no newline
+    cdef Py_ssize_t _first  # where the list or help output being read started
+    cdef int _busy  # a thread is inside feed/flush/close/__init__
+    cdef object _empty  # numpy.empty and numpy.uint8, looked up on this decoder's first grid
+    cdef object _uint8
     cdef Py_ssize_t _base
     cdef int _state
     cdef object _ack
@@ -224,6 +241,8 @@ cdef class Decoder:
     cdef bz_str_entry _cache[BZ_CACHE]
 
     def __cinit__(self):
+        self._buf = bytearray()
+        self._busy = 0
         self._ts = NULL
         self._te = NULL
         self._tcap = 0
@@ -232,26 +251,51 @@ cdef class Decoder:
             self._cache[i].obj = NULL
             self._cache[i].n = 0
 
-    def __init__(self, *, max_line=DEFAULT_MAX_LINE, max_grid_cells=DEFAULT_MAX_GRID_CELLS):
-        if max_line < 1 or max_grid_cells < 0:
-            raise ValueError("max_line must be >= 1 and max_grid_cells >= 0")
-        self.max_line = max_line
-        self.max_grid_cells = max_grid_cells
-        self._tail = b""
-        self._base = 0
-        self._state = S_TOP
-        self._ack = None
-        self._items = []
-        self._help = []
-        self._fail = None
-        self._gx = 0
-        self._gy = 0
-        self._gw = 0
-        self._gh = 0
-        self._rows = 0
-        self._cells = None
-        self._failed = None
-        self._grow(64)
+    def __init__(self, *, max_line=DEFAULT_MAX_LINE, max_grid_cells=DEFAULT_MAX_GRID_CELLS,
+                 max_response=DEFAULT_MAX_RESPONSE):
+        if max_line < 1 or max_grid_cells < 0 or max_response < 1:
+            raise ValueError("max_line and max_response must be >= 1 and max_grid_cells >= 0")
+        self._enter()
+        try:
+            self.max_line = max_line
+            self.max_grid_cells = max_grid_cells
+            self.max_response = max_response
+            del self._buf[:]
+            self._scanned = 0
+            self._first = 0
+            self._base = 0
+            self._state = S_TOP
+            self._ack = None
+            self._items = []
+            self._help = []
+            self._fail = None
+            self._gx = 0
+            self._gy = 0
+            self._gw = 0
+            self._gh = 0
+            self._rows = 0
+            self._cells = None
+            self._cellp = NULL
+            self._failed = None
+            if self._tcap < 64:
+                self._grow(64)
+        finally:
+            self._leave()
+
+    cdef int _enter(self) except -1:
+        """Claim the decoder for this call, or raise (changing nothing) if
+        another thread is inside it."""
+        cdef int busy
+        with cython.critical_section(self):
+            busy = self._busy
+            self._busy = 1
+        if busy:
+            raise in_use(self._base)
+        return 0
+
+    cdef void _leave(self) noexcept:
+        with cython.critical_section(self):
+            self._busy = 0
 
     def __dealloc__(self):
         bz_cache_clear(self._cache)
@@ -278,30 +322,58 @@ cdef class Decoder:
     @property
     def idle(self):
         """True between responses with no partial line buffered."""
-        return self._state == S_TOP and not self._tail
+        return self._state == S_TOP and PyByteArray_GET_SIZE(self._buf) == 0
 
     def feed(self, data):
         """Consume ``data``; return the responses it completed."""
+        self._enter()
+        try:
+            return self._feed(data)
+        finally:
+            self._leave()
+
+    cdef list _feed(self, data):
         if self._failed is not None:
             raise self._failed.with_traceback(None)
-        cdef bytes chunk = data if PyBytes_CheckExact(data) else bytes(data)
-        cdef bytes buf = self._tail + chunk if self._tail else chunk
-        cdef const char *b = PyBytes_AS_STRING(buf)
-        cdef Py_ssize_t n = PyBytes_GET_SIZE(buf)
-        cdef Py_ssize_t pos = 0
+        cdef bytearray tail = self._buf
+        cdef Py_ssize_t kept = PyByteArray_GET_SIZE(tail)
+        cdef object src  # holds what b points into for the whole call
+        if kept == 0 and PyBytes_CheckExact(data):
+            src = data  # nothing buffered: read the chunk in place
+        elif PyBytes_CheckExact(data) and kept <= PyBytes_GET_SIZE(data):
+            # a tail no longer than the chunk: one joined copy costs at most
+            # twice the chunk (cheaper than growing the buffer)
+            src = PyBytes_FromStringAndSize(PyByteArray_AS_STRING(tail), kept) + data
+            del tail[:]
+        else:
+            tail += data
+            src = tail
+        cdef const char *b
+        cdef Py_ssize_t n
+        if src is tail:
+            b = PyByteArray_AS_STRING(tail)
+            n = PyByteArray_GET_SIZE(tail)
+        else:
+            b = PyBytes_AS_STRING(src)
+            n = PyBytes_GET_SIZE(src)
+        cdef Py_ssize_t pos = 0, scanned = self._scanned
         cdef const char *nl
         cdef list out = []
         try:
             while True:
                 if self._state == S_GRID_BODY and self._gh <= self.max_line:
                     pos = self._grid_fast(b, pos, n)
+                    if pos:
+                        scanned = 0
                     if self._state != S_GRID_BODY:
                         continue
-                nl = <const char *>memchr(b + pos, b'\n', n - pos)
+                nl = <const char *>memchr(b + pos + scanned, b'\n', n - pos - scanned)
                 if nl == NULL:
                     if n - pos > self.max_line:
                         raise _error("line longer than max_line", self._base + pos)
+                    scanned = n - pos
                     break
+                scanned = 0
                 if (nl - b) - pos > self.max_line:
                     raise _error("line longer than max_line", self._base + pos)
                 self._line(b, pos, nl - b, out)
@@ -311,13 +383,24 @@ cdef class Decoder:
             self._failed = exc
             raise
         finally:
+            self._scanned = scanned
             self._base += pos
-            self._tail = buf[pos:] if pos < n else b""
+            if src is tail:
+                del tail[:pos]
+            elif pos < n:
+                tail += b[pos:n]
         return out
 
     def flush(self):
         """Return what only the next line could complete: pending help output,
         or a speed/angvel ``fail`` still waiting for its second ``fail``."""
+        self._enter()
+        try:
+            return self._flush()
+        finally:
+            self._leave()
+
+    cdef list _flush(self):
         if self._failed is not None:
             raise self._failed.with_traceback(None)
         out = []
@@ -334,12 +417,17 @@ cdef class Decoder:
     def close(self):
         """End of stream: :meth:`flush`, then raise TruncatedError if a
         response or line is incomplete."""
-        out = self.flush()
-        if self._state != S_TOP or self._tail:
-            exc = truncated("stream ended inside a response", self._base + len(self._tail), out)
-            self._failed = exc
-            raise exc
-        return out
+        self._enter()
+        try:
+            out = self._flush()
+            if self._state != S_TOP or PyByteArray_GET_SIZE(self._buf):
+                exc = truncated("stream ended inside a response",
+                                self._base + PyByteArray_GET_SIZE(self._buf), out)
+                self._failed = exc
+                raise exc
+            return out
+        finally:
+            self._leave()
 
     # -- tokens -------------------------------------------------------------
 
@@ -389,6 +477,8 @@ cdef class Decoder:
         cdef PyObject *fields[12]
         if state == S_GRID_BODY:
             return self._row(b, ls, le, out)
+        if state == S_LIST and self._base + le + 1 - self._first > self.max_response:
+            self._check_span(ls, le, "list")
         if (state == S_LIST and _fast_tuples and le - ls > 7 and memcmp(b + ls, b"mytank", 6) == 0
                 and bz_space(b[ls + 6])):
             # the hot list: one pass straight into the NamedTuple
@@ -401,6 +491,7 @@ cdef class Decoder:
         if state == S_HELP:
             if nt == 0 or not (self._is(b, 0, b"ack", 3) or self._is(b, 0, b"fail", 4)
                                or self._is(b, 0, b"error", 5)):
+                self._check_span(ls, le, "help output")
                 self._help.append(b[ls:le].decode("latin-1"))
                 return 0
             out.append(Help(tuple(self._help)))
@@ -444,6 +535,12 @@ cdef class Decoder:
             self._finish_grid(out)
         return 0
 
+    cdef int _check_span(self, Py_ssize_t ls, Py_ssize_t le, str what) except -1:
+        """Refuse a list or help line that ends past ``max_response``."""
+        if self._base + le + 1 - self._first > self.max_response:
+            raise _error(f"{what} longer than max_response", self._base + ls)
+        return 0
+
     cdef int _top(self, const char *b, Py_ssize_t ls, Py_ssize_t le, list out) except -1:
         cdef Py_ssize_t nt = self._nt
         if self._is(b, 0, b"ack", 3):
@@ -456,6 +553,8 @@ cdef class Decoder:
         elif nt == 2 and self._is(b, 0, b"bzrobots", 8):
             out.append(Greeting("bzrobots", self._int(b, 1)))
         elif b[self._ts[0]] == b':':
+            self._first = self._base + ls
+            self._check_span(ls, le, "help output")
             self._help = [b[ls:le].decode("latin-1")]
             self._state = S_HELP
         else:
@@ -491,6 +590,7 @@ cdef class Decoder:
                 self._state = S_TOP
         elif nt == 1 and self._is(b, 0, b"begin", 5):
             self._items = []
+            self._first = self._base + ls
             self._state = S_LIST
         elif self._is(b, 0, b"timer", 5):
             self._count(b, 3, ls)
@@ -603,10 +703,12 @@ cdef class Decoder:
         self._gw = w
         self._gh = h
         self._rows = 0
-        if _empty is None:
-            _load_numpy()
+        if self._empty is None:  # numpy is imported by the first grid, not before
+            from numpy import empty, uint8
+            self._empty = empty
+            self._uint8 = uint8
         # uninitialised: every cell is written before the grid is returned
-        self._cells = _empty((w, h), dtype=_uint8)
+        self._cells = self._empty((w, h), dtype=self._uint8)
         self._cellp = _data_pointer(self._cells)
         self._state = S_GRID_END if w == 0 or h == 0 else S_GRID_BODY
         return 0
@@ -615,9 +717,11 @@ cdef class Decoder:
         """Convert every complete row that is exactly H cells + ``\\n``;
         stop at the first other line (the general path handles it)."""
         cdef Py_ssize_t h = self._gh, w = self._gw, rows = self._rows
+        cdef object cells = self._cells  # out points into it: held across nogil
         cdef char *out = self._cellp
         with nogil:
             pos = bz_grid(b, pos, n, out, h, w, &rows)
+        del cells
         self._rows = rows
         if rows == w:
             self._state = S_GRID_END

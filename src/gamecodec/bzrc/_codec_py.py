@@ -11,11 +11,13 @@ decoded as latin-1, so every byte survives. numpy is imported when the first
 from __future__ import annotations
 
 import re
+from threading import Lock
 
-from gamecodec.bzrc._errors import decode_error, truncated
+from gamecodec.bzrc._errors import decode_error, in_use, truncated
 from gamecodec.bzrc._models import (
     DEFAULT_MAX_GRID_CELLS,
     DEFAULT_MAX_LINE,
+    DEFAULT_MAX_RESPONSE,
     DOUBLE_FAIL_COMMANDS,
     Ack,
     Base,
@@ -221,10 +223,20 @@ class Decoder:
     :class:`~gamecodec.DecodeError` with the absolute stream offset and the
     responses completed earlier in the same call as ``partial``; the parser
     then stays broken (every later call raises the same error; :attr:`offset`
-    stays at the start of the bad line, and it is not :attr:`idle`). One decoder
-    serves one stream; it is not meant to be shared between threads.
-    ``max_line`` caps a line's bytes (and so what the decoder buffers),
-    ``max_grid_cells`` an occgrid's W*H (allocated when its size line arrives).
+    stays at the start of the bad line, and it is not :attr:`idle`).
+
+    Caps on what a peer can make the decoder hold: ``max_line`` a line's
+    bytes (and so the partial line buffered), ``max_grid_cells`` an occgrid's
+    W*H (allocated when its size line arrives), ``max_response`` the bytes a
+    list (``begin`` to ``end``) or a help output spans; past a cap the
+    decoder raises :class:`~gamecodec.DecodeError`. Feeding costs O(bytes)
+    whatever the chunking (a partial line is never scanned twice).
+
+    Threads: one decoder serves one stream, from one thread at a time; a call
+    made while another thread is inside it raises a
+    :class:`~gamecodec.DecodeError` and changes nothing (share a decoder only
+    under a lock). The responses it returns are the caller's: decoding never
+    touches them again, so they may be passed to and read by other threads.
     """
 
     def __init__(
@@ -232,25 +244,37 @@ class Decoder:
         *,
         max_line: int = DEFAULT_MAX_LINE,
         max_grid_cells: int = DEFAULT_MAX_GRID_CELLS,
+        max_response: int = DEFAULT_MAX_RESPONSE,
     ) -> None:
-        if max_line < 1 or max_grid_cells < 0:
-            raise ValueError("max_line must be >= 1 and max_grid_cells >= 0")
-        self.max_line = max_line
-        self.max_grid_cells = max_grid_cells
-        self._buf = bytearray()
-        self._base = 0
-        self._state = _TOP
-        self._ack: Ack | None = None
-        self._items: list[Item] = []
-        self._help: list[str] = []
-        self._fail: Fail | None = None
-        self._gx = 0
-        self._gy = 0
-        self._gw = 0
-        self._gh = 0
-        self._rows = 0
-        self._cells = bytearray()
-        self._failed: DecodeError | None = None
+        if max_line < 1 or max_grid_cells < 0 or max_response < 1:
+            raise ValueError("max_line and max_response must be >= 1 and max_grid_cells >= 0")
+        lock: Lock | None = getattr(self, "_lock", None)
+        if lock is None:
+            lock = self._lock = Lock()
+        if not lock.acquire(False):
+            raise in_use(self.offset)
+        try:
+            self.max_line = max_line
+            self.max_grid_cells = max_grid_cells
+            self.max_response = max_response
+            self._buf = bytearray()
+            self._scanned = 0  # bytes at the start of _buf known to hold no newline
+            self._base = 0
+            self._state = _TOP
+            self._ack: Ack | None = None
+            self._items: list[Item] = []
+            self._help: list[str] = []
+            self._fail: Fail | None = None
+            self._first = 0  # where the list or help output being read started
+            self._gx = 0
+            self._gy = 0
+            self._gw = 0
+            self._gh = 0
+            self._rows = 0
+            self._cells = bytearray()
+            self._failed: DecodeError | None = None
+        finally:
+            lock.release()
 
     @property
     def offset(self) -> int:
@@ -264,6 +288,15 @@ class Decoder:
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[Response]:
         """Consume ``data``; return the responses it completed."""
+        lock = self._lock
+        if not lock.acquire(False):
+            raise in_use(self._base)
+        try:
+            return self._feed(data)
+        finally:
+            lock.release()
+
+    def _feed(self, data: bytes | bytearray | memoryview) -> list[Response]:
         if self._failed is not None:
             raise self._failed.with_traceback(None)
         out: list[Response] = []
@@ -271,14 +304,17 @@ class Decoder:
         buf += data
         pos = 0
         line_at = 0
+        scanned = self._scanned
         try:
             while True:
                 line_at = pos
-                nl = buf.find(b"\n", pos)
+                nl = buf.find(b"\n", pos + scanned)
                 if nl < 0:
                     if len(buf) - pos > self.max_line:
                         raise decode_error("line longer than max_line", self._base + pos)
+                    scanned = len(buf) - pos
                     break
+                scanned = 0
                 if nl - pos > self.max_line:
                     raise decode_error("line longer than max_line", self._base + pos)
                 line = bytes(buf[pos:nl])
@@ -291,6 +327,7 @@ class Decoder:
             pos = line_at  # the bad line stays unconsumed: offset is where it starts
             raise
         finally:
+            self._scanned = scanned
             if pos:
                 del buf[:pos]
                 self._base += pos
@@ -299,6 +336,15 @@ class Decoder:
     def flush(self) -> list[Response]:
         """Return what only the next line could complete: pending help output,
         or a speed/angvel ``fail`` still waiting for its second ``fail``."""
+        lock = self._lock
+        if not lock.acquire(False):
+            raise in_use(self._base)
+        try:
+            return self._flush()
+        finally:
+            lock.release()
+
+    def _flush(self) -> list[Response]:
         if self._failed is not None:
             raise self._failed.with_traceback(None)
         out: list[Response] = []
@@ -316,12 +362,18 @@ class Decoder:
     def close(self) -> list[Response]:
         """End of stream: :meth:`flush`, then raise
         :class:`~gamecodec.TruncatedError` if a response or line is incomplete."""
-        out = self.flush()
-        if self._state != _TOP or self._buf:
-            exc = truncated("stream ended inside a response", self._base + len(self._buf), out)
-            self._failed = exc
-            raise exc
-        return out
+        lock = self._lock
+        if not lock.acquire(False):
+            raise in_use(self._base)
+        try:
+            out = self._flush()
+            if self._state != _TOP or self._buf:
+                exc = truncated("stream ended inside a response", self._base + len(self._buf), out)
+                self._failed = exc
+                raise exc
+            return out
+        finally:
+            lock.release()
 
     # -- one line --------------------------------------------------------
 
@@ -330,9 +382,12 @@ class Decoder:
         if state == _GRID_BODY:
             self._row(line, start, out)
             return
+        if state == _LIST:
+            self._check_span(start, len(line), "list")
         tokens = line.split()
         if state == _HELP:
             if not tokens or tokens[0] not in _HELP_END:
+                self._check_span(start, len(line), "help output")
                 self._help.append(line.decode("latin-1"))
                 return
             out.append(Help(tuple(self._help)))
@@ -376,6 +431,11 @@ class Decoder:
                 raise decode_error("occgrid not terminated by end", start)
             self._finish_grid(out)
 
+    def _check_span(self, start: int, length: int, what: str) -> None:
+        """Refuse a list or help line that ends past ``max_response``."""
+        if start + length + 1 - self._first > self.max_response:
+            raise decode_error(f"{what} longer than max_response", start)
+
     def _top(
         self, word: bytes, tokens: list[bytes], line: bytes, start: int, out: list[Response]
     ) -> None:
@@ -389,6 +449,8 @@ class Decoder:
         elif word == b"bzrobots" and len(tokens) == 2:
             out.append(Greeting("bzrobots", _int(tokens, 1, line, start)))
         elif word[:1] == b":":
+            self._first = start
+            self._check_span(start, len(line), "help output")
             self._help = [line.decode("latin-1")]
             self._state = _HELP
         else:
@@ -415,6 +477,7 @@ class Decoder:
                 self._state = _TOP
         elif word == b"begin" and len(tokens) == 1:
             self._items = []
+            self._first = start
             self._state = _LIST
         elif word == b"timer":
             _count(tokens, 3, line, start)

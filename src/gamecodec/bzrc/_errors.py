@@ -20,6 +20,7 @@ __all__ = [
     "PROTOCOL",
     "decode_error",
     "encode_error",
+    "in_use",
     "local_error",
     "remote_error",
     "truncated",
@@ -31,6 +32,13 @@ PROTOCOL = "bzrc"
 def decode_error(message: str, offset: int) -> DecodeError:
     """Bad bytes at absolute stream offset ``offset``."""
     return DecodeError(message, offset, PROTOCOL)
+
+
+def in_use(offset: int) -> DecodeError:
+    """A decoder called while another thread is inside it (nothing changed)."""
+    return DecodeError(
+        "decoder in use by another thread (share one only under a lock)", offset, PROTOCOL
+    )
 
 
 def truncated(message: str, offset: int, partial: Any = None) -> TruncatedError:

@@ -10,6 +10,7 @@ from gamecodec.bzrc._errors import decode_error, truncated
 from gamecodec.bzrc._models import (
     DEFAULT_MAX_GRID_CELLS,
     DEFAULT_MAX_LINE,
+    DEFAULT_MAX_RESPONSE,
     DOUBLE_FAIL_COMMANDS,
     Fail,
     Help,
@@ -35,6 +36,7 @@ def decode(
     *,
     max_line: int = DEFAULT_MAX_LINE,
     max_grid_cells: int = DEFAULT_MAX_GRID_CELLS,
+    max_response: int = DEFAULT_MAX_RESPONSE,
 ) -> list[Response]:
     """Every response in ``data``, a complete stream (or a complete part of one).
 
@@ -44,7 +46,7 @@ def decode(
     :class:`~gamecodec.DecodeError` at their offset. Either error's
     ``partial`` holds the responses decoded before it.
     """
-    decoder = Decoder(max_line=max_line, max_grid_cells=max_grid_cells)
+    decoder = Decoder(max_line=max_line, max_grid_cells=max_grid_cells, max_response=max_response)
     out = decoder.feed(data)
     try:
         out += decoder.close()
@@ -59,6 +61,7 @@ def decode_many(
     *,
     max_line: int = DEFAULT_MAX_LINE,
     max_grid_cells: int = DEFAULT_MAX_GRID_CELLS,
+    max_response: int = DEFAULT_MAX_RESPONSE,
 ) -> list[Response | DecodeError]:
     """Decode each item on its own: one item holds exactly one complete response.
 
@@ -71,7 +74,9 @@ def decode_many(
     out: list[Response | DecodeError] = []
     for item in items:
         try:
-            responses = decode(item, max_line=max_line, max_grid_cells=max_grid_cells)
+            responses = decode(
+                item, max_line=max_line, max_grid_cells=max_grid_cells, max_response=max_response
+            )
         except DecodeError as exc:
             out.append(exc)
             continue
@@ -80,16 +85,20 @@ def decode_many(
         elif not responses:
             out.append(truncated("no response in the item", len(item), []))
         else:
-            out.append(_extra(bytes(item), responses[0], max_line, max_grid_cells))
+            out.append(_extra(bytes(item), responses[0], max_line, max_grid_cells, max_response))
     return out
 
 
-def _extra(item: bytes, first: Response, max_line: int, max_grid_cells: int) -> DecodeError:
+def _extra(
+    item: bytes, first: Response, max_line: int, max_grid_cells: int, max_response: int
+) -> DecodeError:
     """The error for an item holding more than one response (an error path only)."""
     lo, hi = 0, len(item)  # the shortest prefix that completes a response
     while lo < hi:
         mid = (lo + hi) // 2
-        decoder = Decoder(max_line=max_line, max_grid_cells=max_grid_cells)
+        decoder = Decoder(
+            max_line=max_line, max_grid_cells=max_grid_cells, max_response=max_response
+        )
         if decoder.feed(item[:mid]):
             hi = mid
         else:

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_MAX_GRID_CELLS",
     "DEFAULT_MAX_LINE",
+    "DEFAULT_MAX_PENDING",
+    "DEFAULT_MAX_RESPONSE",
     "DOUBLE_FAIL_COMMANDS",
     "Ack",
     "Answer",
@@ -62,6 +64,18 @@ server's line buffer."""
 DEFAULT_MAX_GRID_CELLS = 1 << 24
 """The largest ``W*H`` an ``occgrid`` ``size`` line may announce: the array is
 allocated when the ``size`` line arrives, so this caps the allocation."""
+
+DEFAULT_MAX_RESPONSE = 1 << 22
+"""The most bytes a list (``begin`` to ``end``) or a help output may span:
+their items are kept until the response ends, so this caps what a peer that
+never ends one makes the decoder hold (4 MiB; a large map's ``obstacles``
+is tens of KiB)."""
+
+DEFAULT_MAX_PENDING = 1024
+"""The most commands a server-side session holds without having sent their
+answers: those the application has not answered yet, and the answers queued
+behind them (answers leave in command order). Past it the client is
+pipelining more than the server answers, and the session closes."""
 
 DOUBLE_FAIL_COMMANDS = frozenset({"speed", "angvel", "accelx", "accely"})
 """Commands whose argument errors bzrflag answers with ack + ``fail Invalid

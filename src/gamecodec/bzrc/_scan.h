@@ -128,7 +128,10 @@ static int bz_parse_float(const char *s, Py_ssize_t n, double *out) {
 }
 
 /* Shared immutable number objects: the ints world coordinates use and
-   the two float zeros (stationary tanks report -0.0/0.0 velocities). */
+   the two float zeros (stationary tanks report -0.0/0.0 velocities).
+   bz_init_numbers fills the table once, while the module loads; afterwards
+   it is only read (and the objects only increfed), so threads share it
+   safely without the GIL. */
 #define BZ_INT_CACHE 1024
 static PyObject *bz_ints[2 * BZ_INT_CACHE + 1];
 static PyObject *bz_zero_pos = NULL, *bz_zero_neg = NULL;

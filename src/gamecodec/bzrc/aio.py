@@ -26,6 +26,7 @@ from gamecodec.bzrc._format import Dialect
 from gamecodec.bzrc._models import (
     DEFAULT_MAX_GRID_CELLS,
     DEFAULT_MAX_LINE,
+    DEFAULT_MAX_RESPONSE,
     Base,
     CommandFailed,
     Constant,
@@ -58,9 +59,12 @@ from gamecodec.bzrc.session import (
 from gamecodec.errors import RemoteProtocolError
 from gamecodec.sessions import Tap, Traffic
 
-__all__ = ["Bot", "Handler", "TankCommand", "TankResult", "connect", "serve"]
+__all__ = ["MAX_ERRORS", "Bot", "Handler", "TankCommand", "TankResult", "connect", "serve"]
 
 _READ_SIZE = 1 << 16
+
+MAX_ERRORS = 100
+"""How many unsolicited ``error`` lines :attr:`Bot.errors` keeps (the latest)."""
 
 
 class TankCommand(NamedTuple):
@@ -84,7 +88,8 @@ class Bot:
     """A connected BZRC client (made by :func:`connect`). Queries return typed
     values and raise :class:`~gamecodec.bzrc.CommandFailed` on ``fail``;
     actions return True (``ok``) or False (``fail``). ``errors`` collects
-    unsolicited ``error`` lines."""
+    unsolicited ``error`` lines: the latest :data:`MAX_ERRORS` (older ones are
+    dropped, so a server sending them without end holds no more)."""
 
     def __init__(
         self,
@@ -148,6 +153,8 @@ class Bot:
                 if fut is not None and not fut.done():
                     fut.set_result(event.response)
             elif isinstance(event, Unsolicited):
+                if len(self.errors) >= MAX_ERRORS:
+                    del self.errors[0]
                 self.errors.append(event.response)
 
     def _flush(self) -> None:
@@ -370,14 +377,18 @@ async def connect(
     connect_timeout: float | None = None,
     max_line: int = DEFAULT_MAX_LINE,
     max_grid_cells: int = DEFAULT_MAX_GRID_CELLS,
+    max_response: int = DEFAULT_MAX_RESPONSE,
 ) -> Bot:
     """Connect, wait for ``bzrobots 1``, send ``agent 1``; return the :class:`Bot`.
 
     ``connect_timeout`` bounds the connection and the greeting (``None``: no
     limit; :class:`TimeoutError` when it passes). ``tap`` sees every chunk read
-    and written. ``max_line`` and ``max_grid_cells`` bound the decoder.
+    and written. ``max_line``, ``max_grid_cells`` and ``max_response`` bound
+    the decoder.
     """
-    session = ClientSession(max_line=max_line, max_grid_cells=max_grid_cells)
+    session = ClientSession(
+        max_line=max_line, max_grid_cells=max_grid_cells, max_response=max_response
+    )
     bot: Bot | None = None
 
     async def start() -> Bot:

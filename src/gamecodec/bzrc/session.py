@@ -21,6 +21,8 @@ from gamecodec.bzrc._impl import Decoder
 from gamecodec.bzrc._models import (
     DEFAULT_MAX_GRID_CELLS,
     DEFAULT_MAX_LINE,
+    DEFAULT_MAX_PENDING,
+    DEFAULT_MAX_RESPONSE,
     Ack,
     Answer,
     ClientEvent,
@@ -71,12 +73,23 @@ class ClientSession:
     A broken stream raises :class:`~gamecodec.RemoteProtocolError` and closes
     the session; the events the same bytes delivered before the problem are
     then kept for :meth:`events`. The client keeps no timers.
+
+    What it holds is bounded: the decoder's ``max_line``, ``max_grid_cells``
+    and ``max_response`` (see :class:`~gamecodec.bzrc.Decoder`); pending
+    commands and the bytes queued before the greeting by what the application
+    sends; kept events by those of the one call that raised.
     """
 
     def __init__(
-        self, *, max_line: int = DEFAULT_MAX_LINE, max_grid_cells: int = DEFAULT_MAX_GRID_CELLS
+        self,
+        *,
+        max_line: int = DEFAULT_MAX_LINE,
+        max_grid_cells: int = DEFAULT_MAX_GRID_CELLS,
+        max_response: int = DEFAULT_MAX_RESPONSE,
     ) -> None:
-        self._parser = Decoder(max_line=max_line, max_grid_cells=max_grid_cells)
+        self._parser = Decoder(
+            max_line=max_line, max_grid_cells=max_grid_cells, max_response=max_response
+        )
         self._out = bytearray()
         self._held = bytearray()
         self._pending: deque[Request] = deque()
@@ -285,6 +298,12 @@ class ServerSession:
     ``dialect`` picks bzrflag's or the BZFlag C++ number format, ``mytank_gap``
     keeps bzrflag's 28 spaces, ``legacy_accel`` accepts ``accelx``/``accely``.
     The server keeps no timers and raises no events of its own.
+
+    What it holds is bounded: a partial command line by ``max_line``;
+    commands whose answers have not been sent (unanswered ones and the
+    answers queued behind them) by ``max_pending`` (1,024; one more closes
+    the session with :class:`~gamecodec.RemoteProtocolError`); output by what
+    one :meth:`receive_data` call produces until :meth:`data_to_send` takes it.
     """
 
     def __init__(
@@ -295,7 +314,11 @@ class ServerSession:
         mytank_gap: bool = True,
         legacy_accel: bool = False,
         max_line: int = DEFAULT_MAX_LINE,
+        max_pending: int = DEFAULT_MAX_PENDING,
     ) -> None:
+        if max_pending < 1:
+            raise ValueError(f"max_pending {max_pending!r} is not >= 1")
+        self.max_pending = max_pending
         self._start = now
         self._now = now
         self.dialect: Dialect = dialect
@@ -396,6 +419,9 @@ class ServerSession:
     # -- internals -----------------------------------------------------------
 
     def _slot(self) -> int:
+        if len(self._slots) >= self.max_pending:
+            self.closing = True
+            raise remote_error(f"more than max_pending {self.max_pending} commands unanswered")
         slot = self._next_id
         self._next_id += 1
         self._slots[slot] = None

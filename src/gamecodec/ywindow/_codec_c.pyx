@@ -8,6 +8,8 @@ chunking of a stream gives the same messages and the same error. Lengths,
 counts, ints and code points are read with explicit big-endian shifts.
 """
 
+cimport cython
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize
 from cpython.bytes cimport PyBytes_GET_SIZE
 from cpython.ref cimport Py_INCREF
@@ -42,6 +44,9 @@ cdef enum:
     CACHE_SLOTS = 256
     MIN_MAX_MESSAGE = 6
 
+# Module state: _TYPES and the _KIND_* strings are written once, at import,
+# and only read afterwards, so threads share them safely without the GIL.
+# Everything a decode changes lives in its Decoder.
 cdef uint8_t _TYPES[256]
 
 
@@ -109,6 +114,7 @@ cdef object _string(const uint8_t *q, Py_ssize_t size, long long at, list out):
     return s
 
 
+@cython.final
 cdef class Decoder:
     """Bytes in any chunking -> complete :class:`Message` objects.
 
@@ -116,47 +122,80 @@ cdef class Decoder:
     buffers; ``offset`` is the absolute stream offset of the first byte fed.
     After a :class:`~gamecodec.DecodeError` (whose ``partial`` holds the
     messages that call decoded first) every call raises it again.
+
+    Feeding costs O(bytes) whatever the chunking: a word that has not fully
+    arrived is kept, and chunks are only appended to it until it can be read.
+    One decoder serves one stream, from one thread at a time: a call made
+    while another thread is inside the decoder raises a
+    :class:`~gamecodec.DecodeError` and changes nothing (share a decoder only
+    under a lock). The decoded messages are immutable and safe to share.
     """
 
-    cdef bytes _buf
+    cdef bytearray _buf  # the start of an incomplete word (only ever mutated in place)
+    cdef Py_ssize_t _need  # the bytes _buf must hold before the word can be read
     cdef long long _base
     cdef long long _start
     cdef long long _max
     cdef long long _remaining
     cdef int _kind
+    cdef int _busy  # a thread is inside feed/close/__init__
     cdef list _words
     cdef list _cache
     cdef object _error
+
+    def __cinit__(self):
+        self._buf = bytearray()
+        self._busy = 0
 
     def __init__(self, *, max_message=MAX_MESSAGE, offset=0):
         if type(max_message) is not int or max_message < MIN_MAX_MESSAGE:
             raise msg.bad_max_message(max_message)
         if type(offset) is not int or not 0 <= offset <= msg.MAX_OFFSET:
             raise msg.bad_offset(offset)
-        self._max = min(max_message, msg.MAX_OFFSET)  # past any buffer: the same cap
-        self._base = offset
-        self._buf = b""
-        self._kind = 0
-        self._remaining = 0
-        self._words = []
-        self._start = 0
-        self._error = None
-        self._cache = [None] * CACHE_SLOTS
+        self._enter()
+        try:
+            self._max = min(max_message, msg.MAX_OFFSET)  # past any buffer: the same cap
+            self._base = offset
+            del self._buf[:]
+            self._need = 0
+            self._kind = 0
+            self._remaining = 0
+            self._words = []
+            self._start = 0
+            self._error = None
+            self._cache = [None] * CACHE_SLOTS
+        finally:
+            self._leave()
+
+    cdef int _enter(self) except -1:
+        """Claim the decoder for this call, or raise (changing nothing) if
+        another thread is inside it."""
+        cdef int busy
+        with cython.critical_section(self):
+            busy = self._busy
+            self._busy = 1
+        if busy:
+            raise msg.in_use(self._base + PyByteArray_GET_SIZE(self._buf))
+        return 0
+
+    cdef void _leave(self) noexcept:
+        with cython.critical_section(self):
+            self._busy = 0
 
     @property
     def offset(self):
         """The absolute offset of the next byte to be fed."""
-        return self._base + PyBytes_GET_SIZE(self._buf)
+        return self._base + PyByteArray_GET_SIZE(self._buf)
 
     @property
     def buffered(self):
         """Bytes held back: the start of an incomplete word."""
-        return PyBytes_GET_SIZE(self._buf)
+        return PyByteArray_GET_SIZE(self._buf)
 
     @property
     def at_boundary(self):
         """Whether the stream so far ends between messages."""
-        return self._kind == 0 and PyBytes_GET_SIZE(self._buf) == 0
+        return self._kind == 0 and PyByteArray_GET_SIZE(self._buf) == 0
 
     cdef object _keyword(self, const uint8_t *q, Py_ssize_t size, long long at, list out):
         cdef uint32_t h = 2166136261u
@@ -177,14 +216,33 @@ cdef class Decoder:
 
     def feed(self, data):
         """Decode what ``data`` completes; keep the rest for the next call."""
+        self._enter()
+        try:
+            return self._feed(data)
+        finally:
+            self._leave()
+
+    cdef list _feed(self, data):
         if self._error is not None:
             raise msg.again(self._error)
-        cdef bytes chunk = <bytes>data if PyBytes_CheckExact(data) else memoryview(data).tobytes()
-        cdef bytes buf = self._buf + chunk if PyBytes_GET_SIZE(self._buf) else chunk
+        cdef bytearray tail = self._buf
+        cdef Py_ssize_t kept = PyByteArray_GET_SIZE(tail)
+        cdef object src  # holds what p points into for the whole call
+        cdef const uint8_t *p
+        cdef Py_ssize_t n
+        if kept:
+            tail += data
+            n = PyByteArray_GET_SIZE(tail)
+            if n < self._need:
+                return []  # the word still cannot be read: nothing is rescanned
+            src = tail
+            p = <const uint8_t *>PyByteArray_AS_STRING(tail)
+        else:
+            src = <bytes>data if PyBytes_CheckExact(data) else memoryview(data).tobytes()
+            p = <const uint8_t *>PyBytes_AS_STRING(src)
+            n = PyBytes_GET_SIZE(src)
         cdef list out = []
-        cdef const uint8_t *p = <const uint8_t *>PyBytes_AS_STRING(buf)
-        cdef Py_ssize_t n = PyBytes_GET_SIZE(buf)
-        cdef Py_ssize_t pos = 0, head, end
+        cdef Py_ssize_t pos = 0, head, end, need = 0
         cdef long long base = self._base, cap = self._max
         cdef long long start = self._start, remaining = self._remaining
         cdef long long size, total
@@ -208,11 +266,13 @@ cdef class Decoder:
                     raise msg.value_expected(t, base + pos, out)
                 if wide:
                     if n - pos < 5:
+                        need = 5
                         break
                     size = _be32(p + pos + 1)
                     head = 5
                 else:
                     if n - pos < 2:
+                        need = 2
                         break
                     size = p[pos + 1]
                     head = 2
@@ -225,6 +285,7 @@ cdef class Decoder:
                 if total > cap:
                     raise msg.over_cap(t, size, total, base + pos + 1, out, cap=cap)
                 if size > n - pos - head:
+                    need = head + <Py_ssize_t>size
                     break
                 end = pos + head + <Py_ssize_t>size
                 if code == HEADER:
@@ -256,24 +317,34 @@ cdef class Decoder:
                 pos = end
         except DecodeError as exc:
             self._error = exc
+            if src is tail:  # what was buffered before the call stays buffered
+                del tail[kept:]
             raise
         finally:
             self._kind = kind
             self._remaining = remaining
             self._words = words
             self._start = start
-        self._buf = buf[pos:] if pos < n else b""
+        if src is tail:
+            del tail[:pos]
+        elif pos < n:
+            tail += (<const char *>p)[pos:n]
+        self._need = need
         self._base = base + pos
         return out
 
     def close(self):
         """End of stream: raise :class:`~gamecodec.TruncatedError` if it
         ended inside a message."""
-        if self._error is not None:
-            raise msg.again(self._error)
-        if not self.at_boundary:
-            self._error = msg.truncated(PyBytes_GET_SIZE(self._buf), self.offset)
-            raise self._error
+        self._enter()
+        try:
+            if self._error is not None:
+                raise msg.again(self._error)
+            if not self.at_boundary:
+                self._error = msg.truncated(PyByteArray_GET_SIZE(self._buf), self.offset)
+                raise self._error
+        finally:
+            self._leave()
 
 
 def decode(data, *, max_message=MAX_MESSAGE):

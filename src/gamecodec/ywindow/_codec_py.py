@@ -8,6 +8,7 @@ chunking of a stream gives the same messages and the same error.
 
 from __future__ import annotations
 
+from threading import Lock
 from typing import Any
 
 from gamecodec.errors import DecodeError
@@ -56,6 +57,13 @@ class Decoder:
     buffers; ``offset`` is the absolute stream offset of the first byte fed.
     After a :class:`~gamecodec.DecodeError` (whose ``partial`` holds the
     messages that call decoded first) every call raises it again.
+
+    Feeding costs O(bytes) whatever the chunking: a word that has not fully
+    arrived is kept, and chunks are only appended to it until it can be read.
+    One decoder serves one stream, from one thread at a time: a call made
+    while another thread is inside the decoder raises a
+    :class:`~gamecodec.DecodeError` and changes nothing (share a decoder only
+    under a lock). The decoded messages are immutable and safe to share.
     """
 
     __slots__ = (
@@ -64,7 +72,9 @@ class Decoder:
         "_cache",
         "_error",
         "_kind",
+        "_lock",
         "_max",
+        "_need",
         "_remaining",
         "_start",
         "_words",
@@ -75,15 +85,24 @@ class Decoder:
             raise msg.bad_max_message(max_message)
         if type(offset) is not int or not 0 <= offset <= msg.MAX_OFFSET:
             raise msg.bad_offset(offset)
-        self._max = min(max_message, msg.MAX_OFFSET)  # past any buffer: the same cap
-        self._base = offset
-        self._buf = b""
-        self._kind: str | None = None
-        self._remaining = 0
-        self._words: list[Value] = []
-        self._start = 0
-        self._error: DecodeError | None = None
-        self._cache: dict[bytes, Keyword] = {}
+        lock: Lock | None = getattr(self, "_lock", None)
+        if lock is None:
+            lock = self._lock = Lock()
+        if not lock.acquire(False):
+            raise msg.in_use(self.offset)
+        try:
+            self._max = min(max_message, msg.MAX_OFFSET)  # past any buffer: the same cap
+            self._base = offset
+            self._buf = bytearray()
+            self._need = 0
+            self._kind: str | None = None
+            self._remaining = 0
+            self._words: list[Value] = []
+            self._start = 0
+            self._error: DecodeError | None = None
+            self._cache: dict[bytes, Keyword] = {}
+        finally:
+            lock.release()
 
     @property
     def offset(self) -> int:
@@ -102,14 +121,31 @@ class Decoder:
 
     def feed(self, data: Buffer) -> list[Message]:
         """Decode what ``data`` completes; keep the rest for the next call."""
+        lock = self._lock
+        if not lock.acquire(False):
+            raise msg.in_use(self._base + len(self._buf))
+        try:
+            return self._feed(data)
+        finally:
+            lock.release()
+
+    def _feed(self, data: Buffer) -> list[Message]:
         if self._error is not None:
             raise msg.again(self._error)
         tail = self._buf
-        chunk = data if type(data) is bytes else memoryview(data).tobytes()
-        buf = tail + chunk if tail else chunk
+        kept = len(tail)  # what an error leaves buffered, as before the call
+        if kept:
+            tail += data
+            if len(tail) < self._need:
+                return []  # the word still cannot be read: nothing is rescanned
+            buf = bytes(tail)
+            tail.clear()
+        else:
+            buf = data if type(data) is bytes else memoryview(data).tobytes()
         out: list[Message] = []
         n = len(buf)
         pos = 0
+        need = 0  # when the loop stops early: the bytes from pos the next word needs
         base = self._base
         cap = self._max
         kind: Any = self._kind  # a str inside a message, None between messages
@@ -134,11 +170,13 @@ class Decoder:
                     raise msg.value_expected(t, base + pos, out)
                 if wide:
                     if n - pos < 5:
+                        need = 5
                         break
                     size = int.from_bytes(buf[pos + 1 : pos + 5])
                     head = 5
                 else:
                     if n - pos < 2:
+                        need = 2
                         break
                     size = buf[pos + 1]
                     head = 2
@@ -152,6 +190,7 @@ class Decoder:
                     raise msg.over_cap(t, size, total, base + pos + 1, out, cap=cap)
                 end = pos + head + size
                 if end > n:
+                    need = head + size
                     break
                 if code == HEADER:
                     count = int.from_bytes(buf[pos + head : end], signed=True)
@@ -189,24 +228,33 @@ class Decoder:
                 pos = end
         except DecodeError as exc:
             self._error = exc
+            tail += buf[:kept]
             raise
         finally:
             self._kind = kind
             self._remaining = remaining
             self._words = words
             self._start = start
-        self._buf = buf[pos:] if pos < n else b""
+        if pos < n:
+            tail += buf[pos:] if pos else buf
+        self._need = need
         self._base = base + pos
         return out
 
     def close(self) -> None:
         """End of stream: raise :class:`~gamecodec.TruncatedError` if it
         ended inside a message."""
-        if self._error is not None:
-            raise msg.again(self._error)
-        if not self.at_boundary:
-            self._error = msg.truncated(len(self._buf), self.offset)
-            raise self._error
+        lock = self._lock
+        if not lock.acquire(False):
+            raise msg.in_use(self.offset)
+        try:
+            if self._error is not None:
+                raise msg.again(self._error)
+            if not self.at_boundary:
+                self._error = msg.truncated(len(self._buf), self.offset)
+                raise self._error
+        finally:
+            lock.release()
 
 
 def decode(data: Buffer, *, max_message: int = MAX_MESSAGE) -> list[Message]:

@@ -140,3 +140,10 @@ def no_message(at: int) -> TruncatedError:
 def extra_message(at: int) -> DecodeError:
     """An item of :func:`decode_many` that holds more than one message."""
     return DecodeError("more than one message in the item", at, PROTOCOL, [])
+
+
+def in_use(at: int) -> DecodeError:
+    """A decoder called while another thread is inside it (nothing changed)."""
+    return DecodeError(
+        "decoder in use by another thread (share one only under a lock)", at, PROTOCOL, []
+    )

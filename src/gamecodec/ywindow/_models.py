@@ -15,6 +15,7 @@ __all__ = [
     "MAX_GREETING",
     "MAX_MESSAGE",
     "MAX_SOFTWARE",
+    "MAX_UNANSWERED",
     "MIN_MAX_MESSAGE",
     "VERSION",
     "Authenticated",
@@ -37,6 +38,11 @@ __all__ = [
 MAX_MESSAGE = 16 * 1024 * 1024
 """Default cap on one message's bytes (header word included): the most a
 decoder ever buffers, and the largest word length it accepts."""
+
+MAX_UNANSWERED = 1024
+"""Default cap on incoming calls a peer holds unanswered (its own replies
+wait behind them, in call order): past it the other side is pipelining more
+than this side answers, and the peer closes."""
 
 MIN_MAX_MESSAGE = 6
 """The smallest usable cap: one header word."""

@@ -36,7 +36,7 @@ from gamecodec.ywindow._models import (
 from gamecodec.ywindow.authority import load_authority
 from gamecodec.ywindow.session import Peer
 
-__all__ = ["Client", "OnCall", "OnConnect", "connect", "serve"]
+__all__ = ["MAX_QUEUED", "Client", "OnCall", "OnConnect", "connect", "serve"]
 
 OnCall = Callable[[str, tuple[Value, ...]], Awaitable[Iterable[Encodable]]]
 """``async def on_call(method, args) -> values``: answers one incoming call."""
@@ -44,6 +44,13 @@ OnConnect = Callable[["Client"], Awaitable[None]]
 """``async def on_connect(client)``: runs once a served connection has logged in."""
 
 _READ_SIZE = 65536
+
+MAX_QUEUED = 1024
+"""While this many incoming notifications and calls wait for
+:meth:`Client.next_event`, the connection stops reading (TCP then holds the
+other side back, and the end of the stream is seen once events are taken);
+one read can add the events of at most 64 KiB more. Calls handled by
+``on_call`` do not queue: the peer's ``max_unanswered`` bounds them."""
 
 
 class Client:
@@ -72,6 +79,7 @@ class Client:
         self._ready: asyncio.Future[None] = loop.create_future()
         self._replies: dict[int, asyncio.Future[tuple[Value, ...]]] = {}
         self._queue: asyncio.Queue[Notification | Call | None] = asyncio.Queue()
+        self._room = asyncio.Event()  # set when next_event takes from a full queue
         self._handlers: set[asyncio.Task[None]] = set()
         self._error: BaseException | None = None
         self._task: asyncio.Task[None] | None = None
@@ -84,6 +92,9 @@ class Client:
     async def _run(self) -> None:
         try:
             while not self.peer.closed:
+                while self._queue.qsize() >= MAX_QUEUED:
+                    self._room.clear()
+                    await self._room.wait()
                 data = await self._reader.read(_READ_SIZE)
                 now = self._loop.time()
                 if data and self._tap is not None:
@@ -181,6 +192,7 @@ class Client:
     async def next_event(self) -> Notification | Call:
         """The next queued notification or call; ``ConnectionError`` at the end."""
         item = await self._queue.get()
+        self._room.set()
         if item is None:
             self._queue.put_nowait(None)
             raise self._error or ConnectionError("ywindow connection closed")

@@ -24,6 +24,7 @@ from gamecodec.ywindow._models import (
     DIGEST_SIZE,
     MAX_GREETING,
     MAX_MESSAGE,
+    MAX_UNANSWERED,
     Authenticated,
     AuthenticationFailed,
     Call,
@@ -60,6 +61,13 @@ class Peer:
     ``software`` goes into our greeting line; ``cookie`` (256 bytes) replaces
     the random one (for tests); ``max_message`` caps one incoming message.
     The peer keeps no timers.
+
+    What the peer holds is bounded: one incoming message by ``max_message``
+    (16 MiB), incoming calls not yet replied to by ``max_unanswered`` (1,024;
+    one more closes the peer with :class:`~gamecodec.RemoteProtocolError`),
+    the handshake bytes by one :meth:`receive_data` call, the events by those
+    of one call (until :meth:`events` takes them), and our calls waiting for a
+    reply by what the application sends.
     """
 
     def __init__(
@@ -70,8 +78,12 @@ class Peer:
         software: str = "gamecodec",
         cookie: bytes | None = None,
         max_message: int = MAX_MESSAGE,
+        max_unanswered: int = MAX_UNANSWERED,
     ) -> None:
+        if max_unanswered < 1:
+            raise ValueError(f"max_unanswered {max_unanswered!r} is not >= 1")
         self.role = Role(role)
+        self._max_unanswered = max_unanswered
         self._authority = check_authority(authority)
         self._greeting = encode_greeting(self.role, software)
         self._cookie = os.urandom(COOKIE_SIZE) if cookie is None else bytes(cookie)
@@ -103,10 +115,16 @@ class Peer:
         software: str = "gamecodec",
         cookie: bytes | None = None,
         max_message: int = MAX_MESSAGE,
+        max_unanswered: int = MAX_UNANSWERED,
     ) -> Peer:
         """A client peer (see the class for the keyword arguments)."""
         return cls(
-            Role.CLIENT, authority, software=software, cookie=cookie, max_message=max_message
+            Role.CLIENT,
+            authority,
+            software=software,
+            cookie=cookie,
+            max_message=max_message,
+            max_unanswered=max_unanswered,
         )
 
     @classmethod
@@ -117,10 +135,16 @@ class Peer:
         software: str = "gamecodec",
         cookie: bytes | None = None,
         max_message: int = MAX_MESSAGE,
+        max_unanswered: int = MAX_UNANSWERED,
     ) -> Peer:
         """A server peer: its greeting is ready to send at once."""
         return cls(
-            Role.SERVER, authority, software=software, cookie=cookie, max_message=max_message
+            Role.SERVER,
+            authority,
+            software=software,
+            cookie=cookie,
+            max_message=max_message,
+            max_unanswered=max_unanswered,
         )
 
     # -- state ----------------------------------------------------------
@@ -317,6 +341,8 @@ class Peer:
             raise self._fail(f"{message.kind!r} message without a method keyword")
         args = message.words[1:]
         if message.kind == "c":
+            if len(self._incoming) >= self._max_unanswered:
+                raise self._fail(f"more than max_unanswered {self._max_unanswered} incoming calls")
             call_id = self._next_incoming
             self._next_incoming += 1
             self._incoming[call_id] = None
