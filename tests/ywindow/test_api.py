@@ -185,7 +185,7 @@ def test_events_are_frozen_dataclasses() -> None:
     for event in events:
         assert isinstance(event, Event) and dataclasses.is_dataclass(event)
         with pytest.raises(dataclasses.FrozenInstanceError):
-            event.x = 1  # type: ignore[attr-defined]
+            setattr(event, dataclasses.fields(event)[0].name, 1)
     assert events[3] == Call(0, "m", ()) and events[3].method == "m"
 
 
