@@ -67,7 +67,10 @@ def _run_mutate(args: argparse.Namespace, chosen: list[driver.Target]) -> int:
 def _run_atheris(args: argparse.Namespace, chosen: list[driver.Target]) -> int:
     status = 0
     for tgt in chosen:
+        folder = Path(args.findings) / tgt.name
+        folder.mkdir(parents=True, exist_ok=True)
         cmd = [sys.executable, "-m", "tools.fuzz.atheris_run", tgt.name, str(args.findings)]
+        cmd.append(f"-artifact_prefix={folder}/")
         if args.seconds is not None:
             cmd.append(f"-max_total_time={int(args.seconds)}")
         if args.inputs is not None:

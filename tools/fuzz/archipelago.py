@@ -146,6 +146,24 @@ def _server_frames() -> list[bytes]:
     return SERVER_FRAMES
 
 
+def _handshake() -> list[bytes]:
+    """A recorded RoomInfo (without DataPackage checksums, so the client
+    connects at once) and the recorded Connected that answers it."""
+    room = connected = None
+    for line in (DATA / "archipelago" / "small" / "session.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        if rec["dir"] == "s2c" and rec["cmds"] == ["RoomInfo"] and room is None:
+            room = json.loads(rec["raw"])
+            room[0]["datapackage_checksums"] = {}
+        if rec["dir"] == "s2c" and rec["cmds"] == ["Connected"] and connected is None:
+            connected = rec["raw"].encode()
+    assert room is not None and connected is not None
+    return [json.dumps(room).encode(), connected]
+
+
+HANDSHAKE = _handshake()
+
+
 def _made_frame(ops: Ops) -> bytes:
     """A server command built from the op stream (request ids the session issued)."""
     rid = ops.pick(6)
@@ -257,10 +275,11 @@ def client_session(data: bytes) -> None:
     for s in sessions:
         s._ids = itertools.count(1)  # request ids the made frames can name
     now = 0.0
+    prelude = [("frame", f) for f in HANDSHAKE] if ops.pick(4) else []  # logged in first
     for step in range(200):
         if ops.done:
             break
-        op = _read_op(ops)
+        op = prelude.pop(0) if prelude else _read_op(ops)
         if op[0] == "tick":
             now += op[1]
             got = [run(s.handle_timeout, now) for run, s in zip(runs, sessions, strict=True)]

@@ -207,6 +207,19 @@ def _step(world: _World, op: tuple[Any, ...], now: float) -> Any:
         return ("ok", sent)
     if kind == "garbage":
         return call(SESSION_ERRORS, conn.receive_datagram, op[2], now)
+    if kind == "frame":  # a healthy game frame: each side sends, transmits, the other receives
+        got = []
+        for me in (side, 1 - side):
+            sender, peer = world.conns[me], world.conns[1 - me]
+            got.append(call(SESSION_ERRORS, sender.send, 17, p1=op[2], p3=op[3], now=now))
+            try:
+                world.wire[1 - me].extend(sender.datagrams_to_send(now))
+            except SESSION_ERRORS as exc:
+                got.append(("raised", type(exc).__name__, str(exc)))
+            queue = world.wire[1 - me]
+            while queue:
+                got.append(call(SESSION_ERRORS, peer.receive_datagram, queue.pop(0), now + 0.002))
+        return got
     if kind == "glitch":
         res = call((*SESSION_ERRORS, ValueError), conn.datagrams_to_send, op[2])
         if res[0] == "ok":
@@ -235,9 +248,11 @@ def _step(world: _World, op: tuple[Any, ...], now: float) -> Any:
 def _read_op(ops: Ops) -> tuple[Any, ...]:
     kind = ops.choice(
         ("send", "send", "transmit", "transmit", "deliver", "deliver", "deliver", "tick",
-         "mangle", "garbage", "glitch")
+         "mangle", "garbage", "glitch", "frame", "frame")
     )  # fmt: skip
     side = ops.pick(2)
+    if kind == "frame":
+        return (kind, side, ops.byte() - 128, ops.u16())
     if kind == "send":
         command = ops.choice((17, 17, 31, 6, -4, 0, 5, ops.byte() - 128))
         p1 = ops.choice((0, 1, -1, -8, 127, -128, 200))
@@ -264,7 +279,7 @@ def _config(ops: Ops) -> dict[str, Any]:
         "peer_cram_data": ops.pick(4),
         "frame_time": ops.choice((16.0, 8.0, 33.3, 64.0)),
         "version": ops.choice((18, 17, 0)),
-        "first_receive_serial": ops.choice((0, 2, 65532)),
+        "first_receive_serial": ops.choice((0, 0, 0, 0, 0, 2, 65532)),
     }
 
 
@@ -301,6 +316,8 @@ def connection(data: bytes) -> None:
             )
             for w in worlds
         ]
+        if op[0] == "frame":
+            now += 0.016
         if views[0] != views[1]:
             raise Finding(
                 f"twin mismatch in avara.Connection at step {step} {op!r}:\n  py: {views[0]!r}"[
