@@ -11,7 +11,16 @@
      /tmp/expand_fuzz fuzz [iterations] [seed]     (exit 1 on any mismatch)
      /tmp/expand_fuzz bench FILE...                (against memcpy)
    Built as is, the SSE2 paths are checked (on x86-64); with -DLLUDP_NO_SIMD,
-   the portable word-at-a-time ones: .ci/run builds it both ways. */
+   the portable word-at-a-time ones: .ci/run builds it both ways.
+
+   libFuzzer (coverage-guided, clang): built with -DEXPAND_LIBFUZZER this file
+   has no main but LLVMFuzzerTestOneInput; the input's first two bytes choose
+   the output cap (relative to the full expansion), the rest is the zero-coded
+   input, checked by the same three passes against the reference:
+     clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+       -DEXPAND_LIBFUZZER $INC -I src/gamecodec/lludp -o /tmp/expand_libfuzzer \
+       tools/expand_fuzz.c
+     /tmp/expand_libfuzzer -max_total_time=20 -max_len=4096   (a crash file on a mismatch) */
 #include <Python.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -419,6 +428,59 @@ static unsigned char *read_file(const char *path, Py_ssize_t *n)
     return buf;
 }
 
+#ifdef EXPAND_LIBFUZZER
+
+/* Buffers for inputs up to MAXN bytes, allocated on the first call; the input
+   is copied to end right at a PROT_NONE page. */
+#define LF_MAXN 65536
+static unsigned char *lf_ref, *lf_out, *lf_scratch, *lf_guard;
+static Py_ssize_t *lf_unit;
+
+static void lf_setup(void)
+{
+    const size_t maxout = 256 * (size_t)LF_MAXN + 1024;
+    long page = sysconf(_SC_PAGESIZE);
+    size_t span = ((size_t)LF_MAXN + (size_t)page - 1) / (size_t)page * (size_t)page;
+    unsigned char *map = mmap(NULL, span + (size_t)page, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED || mprotect(map + span, (size_t)page, PROT_NONE) != 0) abort();
+    lf_guard = map + span;
+    lf_ref = malloc(maxout);
+    lf_out = malloc(maxout + GUARD);
+    lf_scratch = malloc(maxout);
+    lf_unit = malloc(sizeof(Py_ssize_t) * (LF_MAXN + 1));
+    if (!lf_ref || !lf_out || !lf_scratch || !lf_unit) abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    Py_ssize_t n, full, err, so, cap, delta;
+    long ran_bulk = 0;
+    unsigned char mode;
+    if (size < 2) return 0;
+    if (!lf_guard) lf_setup();
+    mode = data[0];
+    delta = data[1];
+    n = (Py_ssize_t)(size - 2 > LF_MAXN ? LF_MAXN : size - 2);
+    memcpy(lf_guard - n, data + 2, (size_t)n);
+    full = ref_expand(lf_guard - n, n, lf_scratch, 256 * (Py_ssize_t)LF_MAXN + 1024, &err, &so,
+                      NULL);
+    switch (mode % 6) {
+    case 0: cap = full; break;
+    case 1: cap = full + delta; break;
+    case 2: cap = full - 1 - delta; break;
+    case 3: cap = full > 0 ? full * delta / 255 : 0; break;
+    case 4: cap = delta; break;
+    default: cap = full - 1; break;
+    }
+    if (cap < 0) cap = 0;
+    check_case(lf_guard - n, n, cap, lf_ref, lf_out, lf_unit, &ran_bulk);
+    if (failures) abort(); /* libFuzzer saves the input */
+    return 0;
+}
+
+#else
+
 int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "fuzz") == 0) {
@@ -439,3 +501,5 @@ int main(int argc, char **argv)
     fprintf(stderr, "usage: %s fuzz [iters] [seed] | bench files...\n", argv[0]);
     return 2;
 }
+
+#endif /* EXPAND_LIBFUZZER */
