@@ -126,6 +126,20 @@ def items(index: int, *ids: int) -> str:
     return encode([C.ReceivedItems(index, [C.Item(i, 0, 1) for i in ids])])
 
 
+def test_out_of_step_items_queue_one_resync_per_drain() -> None:
+    """A server sending frames out of step cannot grow the outbox: one resync
+    waits, however many such frames arrive before frames_to_send."""
+    session = logged_in()
+    session.receive_frame(items(0, 1), 0.0)
+    session.check_locations(range(1000, 1500))
+    session.frames_to_send()
+    for _ in range(100):
+        assert session.receive_frame(items(7, 9), 0.0) == []
+    assert [c["cmd"] for c in sent(session)] == ["Sync", "LocationChecks"]
+    session.receive_frame(items(7, 9), 0.0)  # still out of step after the drain: again
+    assert [c["cmd"] for c in sent(session)] == ["Sync", "LocationChecks"]
+
+
 def test_received_items_index_rules() -> None:
     session = logged_in()
     assert session.receive_frame(items(0, 1, 2), 0.0) == [

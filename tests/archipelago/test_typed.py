@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+import msgspec
 import pytest
 
 from gamecodec.archipelago import commands as C
-from gamecodec.archipelago import frames
+from gamecodec.archipelago import compat, frames
 from gamecodec.archipelago._models import HintStatus, NetworkItem, Version
 from gamecodec.errors import DecodeError
 
@@ -173,21 +176,63 @@ def test_set_extra() -> None:
         ("[NaN]", 1, "malformed"),
         (b'[{"cmd":"Say","text":"\xff"}]', 22, "UTF-8"),
         ('["\ud800"]', 2, "surrogate"),
-        # past any C recursion limit: the first bracket at the deepest level
-        ("[" * 100_000 + "]" * 100_000, 99_999, r"nested \(100000 levels\)"),
+        # past any C recursion limit: the bracket where the reference refuses it
+        ("[" * 100_000 + "]" * 100_000, 15, r"nested \(more than 15 levels\)"),
         # brackets inside strings do not count
-        ('["' + "[{" * 5 + '\\"",' + "[" * 100_000 + "]" * 100_001, 100_015, "100001 levels"),
+        ('["' + "[{" * 5 + '\\"",' + "[" * 100_000 + "]" * 100_001, 30, "more than 15 levels"),
         ('[{"cmd":"Say","text":"a"}', 25, "truncated"),
-        # past the limit, then an unterminated string of escaped quotes: one linear scan
-        # (a scan that retried from every quote took minutes here)
-        ("[" * 100_000 + '"' + '\\"' * 200_000, 99_999, "100000 levels"),
-        ("[" * 100_000 + '"' + '\\"' * 200_000 + "\\", 99_999, "100000 levels"),
+        # past the limit, then an unterminated string of escaped quotes
+        ("[" * 100_000 + '"' + '\\"' * 200_000, 15, "more than 15 levels"),
+        ("[" * 100_000 + '"' + '\\"' * 200_000 + "\\", 15, "more than 15 levels"),
     ],
 )
 def test_typed_decode_errors(data: str | bytes, offset: int, message: str) -> None:
     with pytest.raises(DecodeError, match=message) as info:
         frames.decode(data)
     assert info.value.offset == offset
+
+
+def _deep(levels: int) -> bytes:
+    return b'[{"cmd":"Say","text":"[[[ in a string"},' + b"[" * levels + b"]" * (levels + 1)
+
+
+def _refused(data: bytes) -> DecodeError:
+    with pytest.raises(DecodeError) as info:
+        frames.decode(data)
+    return info.value
+
+
+@pytest.mark.parametrize("levels", [100_000, 1_000_000])
+def test_too_deep_is_refused_where_compat_refuses_it(levels: int) -> None:
+    data = _deep(levels)
+    with pytest.raises(DecodeError) as compat_info:
+        compat.decode(data)
+    for frame in (data, data.decode()):
+        error = _refused(frame)  # type: ignore[arg-type]
+        assert "too deeply nested" in str(error)
+        assert error.offset == compat_info.value.offset == 54
+
+
+def _best_of(runs: int, call: Callable[[], object]) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        call()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def test_refusing_too_deep_costs_no_more_than_reading() -> None:
+    """Time grows at most linearly with the frame, and refusing a deep frame
+    costs no more than reading a valid frame of the same size (a ratio: the
+    machine's speed cancels out)."""
+    small, large = _deep(100_000), _deep(1_000_000)
+    readable = b"[" + b"0," * (len(large) // 2 - 1) + b"0]"
+    t_small = _best_of(5, lambda: _refused(small))
+    t_large = _best_of(5, lambda: _refused(large))
+    t_read = _best_of(5, lambda: msgspec.json.decode(readable))
+    assert t_large < 20 * t_small + 0.002
+    assert t_large < 2 * t_read + 0.002
 
 
 def test_connect_version_with_class_decodes() -> None:

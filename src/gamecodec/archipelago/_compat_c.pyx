@@ -545,9 +545,10 @@ cdef object _tuple_layout(object cls):
             ("{" if not fields else ",") + '"class":' + _compat_py.encode(cls.__name__) + "}"
         ).encode("utf-8")
         layout = (keys, suffix, all(k.isascii() for k in keys) and suffix.isascii())
-    if len(_TUPLE_TYPES) >= TYPE_CACHE_CAP:
-        _TUPLE_TYPES.clear()
-    _TUPLE_TYPES[cls] = layout
+    # an entry, once made, is never replaced nor removed (a full cache stops
+    # growing): a layout another thread just read stays alive without the GIL
+    if len(_TUPLE_TYPES) < TYPE_CACHE_CAP:
+        layout = _TUPLE_TYPES.setdefault(cls, layout)
     return layout
 
 

@@ -10,6 +10,7 @@ import re
 
 import msgspec
 
+from gamecodec.archipelago._models import DEFAULT_MAX_DEPTH
 from gamecodec.errors import (
     DecodeError,
     EncodeError,
@@ -28,7 +29,9 @@ __all__ = [
     "invalid_utf8",
     "local",
     "msgspec_position",
+    "past_depth",
     "remote",
+    "too_deep",
     "utf8_offset",
 ]
 
@@ -85,8 +88,7 @@ _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\\?\Z)|[\[\]{}]', re.DOTALL)
 
 def deepest(raw: bytes) -> tuple[int, int]:
     """How deep the arrays and objects of ``raw`` nest (outside strings), and
-    where the first bracket at that depth is: the offset of a too-deep frame
-    (msgspec's own limit depends on the caller's stack, so it names none)."""
+    where the first bracket at that depth is."""
     depth = most = where = 0
     for token in _TOKENS.finditer(raw):
         bracket = token.group()
@@ -97,6 +99,23 @@ def deepest(raw: bytes) -> tuple[int, int]:
         elif bracket in (b"]", b"}"):
             depth -= 1
     return most, where
+
+
+def past_depth(raw: bytes, max_depth: int) -> int:
+    """The offset of the bracket where the reference's count (1, plus one per
+    ``[``/``{`` outside strings, minus one per ``]``/``}``) first exceeds
+    ``max_depth``, or -1. The scan stops there: its cost is that of the text
+    before it, whatever follows."""
+    depth = 1
+    for token in _TOKENS.finditer(raw):
+        bracket = token.group()
+        if bracket in (b"[", b"{"):
+            depth += 1
+            if depth > max_depth:
+                return token.start()
+        elif bracket in (b"]", b"}"):
+            depth -= 1
+    return -1
 
 
 _MALFORMED = re.compile(
@@ -125,20 +144,40 @@ def msgspec_position(message: str, size: int) -> tuple[str, int]:
     return message, size
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def too_deep(raw: bytes) -> DecodeError:
+    """The error for a frame nested deeper than msgspec reads: at the bracket
+    where the reference refuses it (:func:`past_depth` at
+    ``DEFAULT_MAX_DEPTH``, the offset ``compat.decode`` gives), found in one
+    pass that stops there. msgspec's own limit follows the caller's stack: a
+    frame it refuses within the reference's limit gets the deepest bracket."""
+    offset = past_depth(raw, DEFAULT_MAX_DEPTH)
+    if offset >= 0:
+        return DecodeError(
+            f"JSON document too deeply nested (more than {DEFAULT_MAX_DEPTH - 1} levels)",
+            offset,
+            PROTOCOL,
+        )
+    depth, offset = deepest(raw)
+    return DecodeError(f"JSON document too deeply nested ({depth} levels)", offset, PROTOCOL)
+
+
 def frame_error(data: str | bytes, exc: Exception) -> DecodeError:
     """The :class:`DecodeError` for a frame msgspec could not read as JSON
     (``exc`` is what it raised: a ``msgspec.DecodeError``, a ``UnicodeError``
     or a ``RecursionError``)."""
     if isinstance(data, str):
-        for index, char in enumerate(data):
-            if 0xD800 <= ord(char) <= 0xDFFF:
-                return DecodeError("lone surrogate in the text", utf8_offset(data, index), PROTOCOL)
+        surrogate = _SURROGATE.search(data)
+        if surrogate is not None:
+            offset = utf8_offset(data, surrogate.start())
+            return DecodeError("lone surrogate in the text", offset, PROTOCOL)
         raw = data.encode("utf-8")
     else:
         raw = data
     if isinstance(exc, RecursionError):
-        depth, offset = deepest(raw)
-        return DecodeError(f"JSON document too deeply nested ({depth} levels)", offset, PROTOCOL)
+        return too_deep(raw)
     message = str(exc)
     if isinstance(exc, msgspec.ValidationError):  # a number past float range (no position)
         return DecodeError(f"a frame must be a JSON array of commands: {message}", 0, PROTOCOL)

@@ -22,6 +22,15 @@ Feed it the text of each websocket frame with :meth:`ClientSession.receive_frame
 * DeathLink: :meth:`ClientSession.death_link` bounces a death to the
   ``DeathLink`` tag, :class:`DeathLinkReceived` reports other players' deaths;
 * request timeouts through :meth:`next_deadline` / :meth:`handle_timeout`.
+
+Memory: requests waiting for a reply are the application's own (each expires
+after ``request_timeout``; with ``None`` they wait for good); timed-out
+scouts and our own deaths are remembered up to ``MAX_LATE_SCOUTS`` and
+``MAX_SENT_DEATHS``; the frames :meth:`ClientSession.frames_to_send` has not
+taken are the application's commands, the handshake's, and at most one
+resync (Sync and LocationChecks) however many ReceivedItems come out of step
+meanwhile. ``items``, ``checked_locations`` and ``games`` are the room's state
+as the server sends it. Events are returned, never queued.
 """
 
 from __future__ import annotations
@@ -276,12 +285,14 @@ class ClientSession:
         self._late_scouts: set[int] = set()  # timed out, their replies still due
         self._sent_deaths: dict[tuple[float, str], None] = {}  # oldest first
         self._wanted: list[str] = []  # games asked for with GetDataPackage
+        self._resync_queued = False  # a Sync for out-of-step items waits in the outbox
 
     # ------------------------------------------------------------------ output
 
     def frames_to_send(self) -> list[str]:
         """The frames queued since the last call (each a websocket text frame)."""
         out, self._outbox = self._outbox, []
+        self._resync_queued = False
         return out
 
     def _send(self, *commands: C.Command) -> None:
@@ -614,7 +625,10 @@ class ClientSession:
             self.items.extend(command.items)
         else:
             # out of step: ask for the whole list again and repeat our checks
-            self._send(C.Sync(), C.LocationChecks(sorted(self.checked_locations)))
+            # (once per frames_to_send: more frames out of step meanwhile add none)
+            if not self._resync_queued:
+                self._send(C.Sync(), C.LocationChecks(sorted(self.checked_locations)))
+                self._resync_queued = True
             return []
         return [ItemsReceived(command.index, list(command.items))]
 

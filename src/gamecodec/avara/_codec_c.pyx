@@ -23,6 +23,8 @@ from libc.stdlib cimport free, malloc
 from libc.stdint cimport int8_t, int16_t, int32_t, uint8_t, uint16_t, uint32_t
 from libc.string cimport memcpy
 
+import threading as _threading
+
 from gamecodec.avara import _errors as msg
 from gamecodec.avara._models import (
     DEFAULT_VERSION,
@@ -498,21 +500,24 @@ cdef packed struct DatagramRow:
     uint32_t error_offset
 
 
-cdef object _np = None  # numpy, imported by the first decode_array call
-cdef object _command_dtype, _datagram_dtype
+# (numpy, COMMAND_DTYPE, DATAGRAM_DTYPE), made by the first decode_array call:
+# published once, as one tuple, under the lock, and never replaced
+cdef object _numpy_state = None
+cdef object _numpy_lock = _threading.Lock()
 
 
-cdef _load_numpy():
+cdef tuple _load_numpy():
     """Import numpy and the dtypes, and check they match the C rows."""
-    global _np, _command_dtype, _datagram_dtype
-    import numpy
-    from gamecodec.avara._arrays import COMMAND_DTYPE, DATAGRAM_DTYPE
-    if (sizeof(CommandRow) != COMMAND_DTYPE.itemsize
-            or sizeof(DatagramRow) != DATAGRAM_DTYPE.itemsize):
-        raise ImportError("COMMAND_DTYPE or DATAGRAM_DTYPE does not match the compiled rows")
-    _command_dtype = COMMAND_DTYPE
-    _datagram_dtype = DATAGRAM_DTYPE
-    _np = numpy
+    global _numpy_state
+    with _numpy_lock:
+        if _numpy_state is None:
+            import numpy
+            from gamecodec.avara._arrays import COMMAND_DTYPE, DATAGRAM_DTYPE
+            if (sizeof(CommandRow) != COMMAND_DTYPE.itemsize
+                    or sizeof(DatagramRow) != DATAGRAM_DTYPE.itemsize):
+                raise ImportError("COMMAND_DTYPE or DATAGRAM_DTYPE does not match the compiled rows")
+            _numpy_state = (numpy, COMMAND_DTYPE, DATAGRAM_DTYPE)
+        return _numpy_state
 
 
 cdef inline void _decode_one(const uint8_t *p, Py_ssize_t size, uint32_t index, int version,
@@ -577,9 +582,10 @@ def decode_array(datagrams, *, version=DEFAULT_VERSION, layout=1):
     A bad datagram does not stop the batch: its row says what went wrong and
     where, and the commands decoded before the error are kept.
     """
-    if _np is None:
-        _load_numpy()
-    np = _np
+    state = _numpy_state
+    if state is None:
+        state = _load_numpy()
+    np, command_dtype, datagram_dtype = <tuple>state
     cdef int v = _version_arg(version)
     cdef bint current = _is_current(layout)
     # Our own copy: nothing else can resize it while we hold borrowed items.
@@ -591,8 +597,8 @@ def decode_array(datagrams, *, version=DEFAULT_VERSION, layout=1):
     cdef bytes buf
     cdef const uint8_t *p
     cdef Py_ssize_t size
-    outcomes = np.empty(total, dtype=_datagram_dtype)
-    commands = np.empty(capacity, dtype=_command_dtype)
+    outcomes = np.empty(total, dtype=datagram_dtype)
+    commands = np.empty(capacity, dtype=command_dtype)
     PyObject_GetBuffer(outcomes, &out_view, PyBUF_SIMPLE | PyBUF_WRITABLE)
     try:
         PyObject_GetBuffer(commands, &cmd_view, PyBUF_SIMPLE | PyBUF_WRITABLE)
@@ -606,7 +612,7 @@ def decode_array(datagrams, *, version=DEFAULT_VERSION, layout=1):
                 room = size // 4 + 1
                 if count + room > capacity:
                     capacity = max(2 * capacity, count + room)
-                    grown = np.empty(capacity, dtype=_command_dtype)
+                    grown = np.empty(capacity, dtype=command_dtype)
                     PyObject_GetBuffer(grown, &new_view, PyBUF_SIMPLE | PyBUF_WRITABLE)
                     memcpy(new_view.buf, cmd_view.buf, count * sizeof(CommandRow))
                     PyBuffer_Release(&cmd_view)

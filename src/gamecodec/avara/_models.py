@@ -29,6 +29,7 @@ __all__ = [
     "MAX_DATA_LEN",
     "MAX_RESENDS_WITHOUT_RECEIVE",
     "MAX_RETRANSMIT_TIME",
+    "MAX_SKIP_EVENTS",
     "MAX_TRANSMIT_QUEUE",
     "NO_ACK",
     "PUNCH_SIZE",
@@ -273,6 +274,9 @@ sent"): commands are sent at most this many commands (twice as many serials) pas
 the peer's ack."""
 MAX_RESENDS_WITHOUT_RECEIVE: Final = 3
 """Resends allowed while nothing is heard from the peer."""
+MAX_SKIP_EVENTS: Final = 1024
+"""The most :class:`SerialSkipped` events a connection keeps until ``events()``
+takes them: later ones are counted in ``skip_events_dropped`` only."""
 CRAM_TIME: Final = 5.0
 """``CRAMTIME``: packed extras may be resent up to this early (s)."""
 SETTLE: Final = 100

@@ -116,6 +116,8 @@ cdef class Connection:
     cdef bint _have_to_send_ack
     cdef double _next_ack_time
     cdef list _events
+    cdef int _max_skip_events
+    cdef readonly long long skip_events_dropped
     cdef readonly object lost
     cdef bint _dl_stale
     cdef double _dl_exact, _dl_lower

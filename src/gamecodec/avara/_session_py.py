@@ -1,4 +1,10 @@
 # cython: annotation_typing=False, boundscheck=False, wraparound=False
+# cython: freethreading_compatible=False
+# Not declared free-threading compatible: a Connection keeps its transmit queue
+# in one PyMem block that send() reallocates while another call may be reading
+# through the old pointer, and swaps Python objects held in C fields (events,
+# the receive queue) that another call reads as borrowed references; two
+# threads on one Connection without the GIL could touch freed memory.
 """Avara reliable connection, pure-Python twin (compiled as ``_session_c``).
 
 This one source is both twins: run as Python it is the pure twin, and Cython
@@ -36,6 +42,7 @@ from gamecodec.avara._models import (
     MAX_DATA_LEN,
     MAX_RESENDS_WITHOUT_RECEIVE,
     MAX_RETRANSMIT_TIME,
+    MAX_SKIP_EVENTS,
     MAX_TRANSMIT_QUEUE,
     PUNCH_SIZE,
     SEND_WINDOW,
@@ -202,6 +209,8 @@ class Connection:
     ``cram_data`` / ``peer_cram_data`` are the "connection speed" settings
     (0..3) that allow ``min(both) - 1`` early resends per datagram; the peer's
     value is also taken from a received ``kpPacketProtocolControl``.
+    ``max_skip_events`` caps the :class:`SerialSkipped` events kept until
+    :meth:`events` (later ones are counted in ``skip_events_dropped``).
     ``first_receive_serial`` is where the peer's stream starts (a server
     that consumed a client's login expects 2). ``codec`` is accepted for
     compatibility and ignored: the connection reads and writes datagrams
@@ -247,6 +256,7 @@ class Connection:
         skip_after: int | bool | None = True,
         max_resends_without_receive: int | None = MAX_RESENDS_WITHOUT_RECEIVE,
         first_receive_serial: int = 0,
+        max_skip_events: int = MAX_SKIP_EVENTS,
         codec: object = None,
     ) -> None:
         if not _fits(my_id, -128, 127) or not _fits(peer_id, -128, 127):
@@ -256,6 +266,10 @@ class Connection:
         if not 1.0 <= frame_time <= 10_000.0:
             raise ValueError(f"frame_time {frame_time!r} outside 1..10000 ms")
         check_time(now)
+        if not _fits(max_skip_events, 0, 0x7FFFFFFF):
+            raise ValueError(f"max_skip_events {max_skip_events!r} outside 0..2**31-1")
+        self._max_skip_events = max_skip_events
+        self.skip_events_dropped = 0
         self.my_id = my_id
         self.peer_id = peer_id
         self.version = version
@@ -312,6 +326,11 @@ class Connection:
     def skip_after(self) -> int | None:
         """Queued commands that make the receiver give up a missing serial."""
         return None if self._skip < 0 else self._skip
+
+    @property
+    def max_skip_events(self) -> int:
+        """SerialSkipped events kept at most until :meth:`events` takes them."""
+        return self._max_skip_events
 
     @property
     def max_resends_without_receive(self) -> int | None:
@@ -800,7 +819,10 @@ class Connection:
                     # ReceivedPacket(nullptr): one serial given up per command queued
                     # past the limit (a loop here let one datagram of commands far
                     # ahead walk half the serial space)
-                    self._events.append(SerialSkipped(rs))
+                    if len(self._events) < self._max_skip_events:
+                        self._events.append(SerialSkipped(rs))
+                    else:
+                        self.skip_events_dropped += 1
                     rs = (rs + 2) & 0xFFFF
                     while rs in rxq:
                         delivered.append(rxq.pop(rs))

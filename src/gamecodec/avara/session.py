@@ -40,6 +40,14 @@ What it models, with the game's numbers (from its ``CUDPConnection.cpp`` and
 * Peer lost (:class:`PeerLost`): more than 1024 commands waiting in the
   transmit queue, or 120 s without an ack while a sent command is unacked.
 
+Memory: everything a connection holds is bounded. The transmit queue is the
+application's sends, and more than ``MAX_TRANSMIT_QUEUE`` = 1024 waiting loses
+the peer; the receive queue holds at most ``skip_after`` commands (with
+``skip_after=None``, the commands of the half serial space ahead: 16,384);
+:class:`SerialSkipped` events waiting for :meth:`Connection.events` stop at
+``max_skip_events`` (``MAX_SKIP_EVENTS`` = 1024, later ones only counted in
+``skip_events_dropped``); the one :class:`PeerLost` is always kept.
+
 The two give-up rules (the skip rule and the resend cap) lose or stall
 messages on very lossy links, as in the game. ``Connection(skip_after=None,
 max_resends_without_receive=None)`` keeps the wire bytes and timers but never
@@ -89,6 +97,7 @@ from gamecodec.avara._models import (
     INITIAL_ROUND_TRIP_VAR,
     MAX_RESENDS_WITHOUT_RECEIVE,
     MAX_RETRANSMIT_TIME,
+    MAX_SKIP_EVENTS,
     MAX_TRANSMIT_QUEUE,
     SEND_WINDOW,
     SERIAL_STEP,
@@ -107,6 +116,7 @@ __all__ = [
     "INITIAL_ROUND_TRIP_VAR",
     "MAX_RESENDS_WITHOUT_RECEIVE",
     "MAX_RETRANSMIT_TIME",
+    "MAX_SKIP_EVENTS",
     "MAX_TRANSMIT_QUEUE",
     "SEND_WINDOW",
     "SERIAL_STEP",

@@ -49,7 +49,7 @@ cdef class Circuit:
     cdef double _reliable_timeout_factor, _minimum_reliable_timeout
     cdef object _max_resends, _duplicate_window  # any int, as given
     cdef double _ping_alpha, _ping_min, _ping_max, _ack_collect_time
-    cdef long long _max_appended_acks
+    cdef long long _max_appended_acks, _max_pending_acks, _max_bad_datagrams
     cdef public bint deliver_control
     # sending
     cdef long long _seq
@@ -75,6 +75,7 @@ cdef class Circuit:
     cdef list _events
     cdef double _timer_wake, _wake
     cdef public long long packets_out, packets_in, resent, duplicates, dropped
+    cdef public long long bad_datagrams_dropped
 
     cpdef list events(self)
 
@@ -133,6 +134,9 @@ cdef class Circuit:
 
     @cython.locals(t=double, raw=bytes, seq="long long", control=bint, unacked=dict, timeline=object)
     cpdef list receive_datagram(self, object data, object now)
+
+    @cython.final
+    cdef _bad_datagram(self, object exc, bytes raw, double now)
 
     @cython.final
     cdef _queue_ack(self, long long seq, double now)

@@ -1,4 +1,8 @@
-# cython: annotation_typing=False
+# cython: annotation_typing=False, freethreading_compatible=False
+# Not declared free-threading compatible: a Circuit swaps the Python objects its
+# C fields hold (the outgoing list, the event list) while another call may be
+# using them as borrowed references; two threads on one Circuit without the
+# GIL could touch freed memory.
 """The LLUDP circuit, both twins in one source.
 
 Run as Python, this is the pure twin; Cython compiles the same file, typed by
@@ -41,9 +45,11 @@ from gamecodec.lludp._models import (
     DUPLICATE_WINDOW,
     INITIAL_PING,
     MAX_APPENDED_ACKS,
+    MAX_BAD_DATAGRAMS,
     MAX_DATAGRAM,
     MAX_OUT_PACKET_ID,
     MAX_PACKET_ACK_IDS,
+    MAX_PENDING_ACKS,
     MAX_RESENDS,
     MINIMUM_RELIABLE_TIMEOUT,
     MTU,
@@ -166,6 +172,8 @@ class Circuit:
         max_appended_acks: int = MAX_APPENDED_ACKS,
         mtu: int = MTU,
         duplicate_window: int = DUPLICATE_WINDOW,
+        max_pending_acks: int = MAX_PENDING_ACKS,
+        max_bad_datagrams: int = MAX_BAD_DATAGRAMS,
         first_sequence: int = 1,
         deliver_control: bool = False,
     ) -> None:
@@ -188,6 +196,8 @@ class Circuit:
             raise ValueError(f"max_appended_acks must be 0..{MAX_APPENDED_ACKS}")
         if duplicate_window < 1:
             raise ValueError("duplicate_window must be >= 1")
+        if max_pending_acks < 1 or max_bad_datagrams < 0:
+            raise ValueError("max_pending_acks must be >= 1 and max_bad_datagrams >= 0")
         self.template = default_template() if template is None else template
         self._decode = codec.decode
         self._encode_packet = codec.encode_packet
@@ -207,6 +217,8 @@ class Circuit:
         self._max_appended_acks = int(max_appended_acks)
         self.mtu = int(mtu)
         self._duplicate_window = int(duplicate_window)
+        self._max_pending_acks = int(max_pending_acks)
+        self._max_bad_datagrams = int(max_bad_datagrams)
         self.deliver_control = bool(deliver_control)
         # sending
         self._seq = int(first_sequence) & _MASK
@@ -243,6 +255,7 @@ class Circuit:
         self.resent = 0
         self.duplicates = 0
         self.dropped = 0
+        self.bad_datagrams_dropped = 0
 
     def restart_clock(self, now: float) -> None:
         """Count the ping schedule and the circuit timeout from ``now``: for a
@@ -319,6 +332,16 @@ class Circuit:
     def duplicate_window(self) -> int:
         """Reliable sequence numbers remembered at most, for duplicates."""
         return self._duplicate_window
+
+    @property
+    def max_pending_acks(self) -> int:
+        """Acks owed to the peer at most; an ack past it is not queued."""
+        return self._max_pending_acks
+
+    @property
+    def max_bad_datagrams(self) -> int:
+        """BadDatagram events kept at most until :meth:`events` takes them."""
+        return self._max_bad_datagrams
 
     @property
     def max_size(self) -> int:
@@ -683,7 +706,7 @@ class Circuit:
         try:
             msg: Message = self._decode(raw, self._template, self.strict, self._max_size)
         except DecodeError as exc:
-            self._events.append(BadDatagram(exc, raw, t))
+            self._bad_datagram(exc, raw, t)
             return []
         control = msg.name in _CONTROL and msg.body is None
         if control and msg.truncated:
@@ -693,7 +716,7 @@ class Circuit:
             try:
                 self._decode(raw, self._template, True, self._max_size)
             except DecodeError as exc:
-                self._events.append(BadDatagram(exc, raw, t))
+                self._bad_datagram(exc, raw, t)
             return []
         self.packets_in += 1
         if msg.acks:
@@ -714,8 +737,18 @@ class Circuit:
                 return []
         return [msg]
 
+    def _bad_datagram(self, exc: DecodeError, raw: bytes, now: float) -> None:
+        """A BadDatagram event, or only its count past ``max_bad_datagrams`` waiting."""
+        if len(self._events) < self._max_bad_datagrams:
+            self._events.append(BadDatagram(exc, raw, now))
+        else:
+            self.bad_datagrams_dropped += 1
+
     def _queue_ack(self, seq: int, now: float) -> None:
-        """``collectRAck``: owe the peer an ack; the first one starts the clock."""
+        """``collectRAck``: owe the peer an ack; the first one starts the clock.
+        Past ``max_pending_acks`` the ack is not queued (the peer resends)."""
+        if len(self._acks) >= self._max_pending_acks:
+            return
         if not self._acks:
             self._ack_deadline = now + self._ack_collect_time
             self._wake = min(self._wake, self._ack_deadline)

@@ -35,9 +35,11 @@ __all__ = [
     "INITIAL_PING",
     "MAX_ACKS",
     "MAX_APPENDED_ACKS",
+    "MAX_BAD_DATAGRAMS",
     "MAX_DATAGRAM",
     "MAX_OUT_PACKET_ID",
     "MAX_PACKET_ACK_IDS",
+    "MAX_PENDING_ACKS",
     "MAX_RESENDS",
     "MINIMUM_RELIABLE_TIMEOUT",
     "MTU",
@@ -121,6 +123,12 @@ MAX_OUT_PACKET_ID = 0x01000000
 """Sequence numbers wrap at this value (24 bits)."""
 DUPLICATE_WINDOW = 1 << 17
 """The most reliable sequence numbers a circuit remembers to catch duplicates."""
+MAX_PENDING_ACKS = 4096
+"""The most acks a circuit owes the peer at once: an ack past it is not queued
+(the peer resends that packet, and its duplicate is acked then)."""
+MAX_BAD_DATAGRAMS = 1024
+"""The most :class:`BadDatagram` events a circuit keeps until :meth:`events`
+takes them: later ones are counted in ``bad_datagrams_dropped`` only."""
 MAX_DATAGRAM = 65507
 """The largest UDP payload over IPv4: no packet a circuit sends is longer."""
 

@@ -86,6 +86,18 @@ nothing is acked). Every other decoded message, unknown message numbers
 included, is delivered as the :class:`~gamecodec.lludp.Message` the codec
 returns (with the wire's flags, sequence and acks).
 
+Memory: everything a circuit holds is bounded. Packets waiting for their ack
+are the application's own reliable sends, each given up after
+``max_resends`` resends or with the circuit (``circuit_timeout``); what
+:meth:`Circuit.datagrams_to_send` has not taken yet is the application's
+sends plus at most one answer per datagram received since; acks owed stop at
+``max_pending_acks`` (``MAX_PENDING_ACKS`` = 4096: an ack past it is not
+queued, the peer resends and the duplicate is acked); remembered sequence
+numbers stop at ``duplicate_window``; :class:`BadDatagram` events waiting for
+:meth:`Circuit.events` stop at ``max_bad_datagrams`` (``MAX_BAD_DATAGRAMS`` =
+1024, later ones only counted in ``bad_datagrams_dropped``); the other events
+are the application's packets given up and the one :class:`PeerLost`.
+
 Deliberately left out (LL has them; they only shape traffic or keep
 statistics): bandwidth throttles and the resend throttle, the
 potentially-lost packet accounting, and the 512 kB unacked-bytes overflow rule.
@@ -119,9 +131,11 @@ from gamecodec.lludp._models import (
     DUPLICATE_WINDOW,
     INITIAL_PING,
     MAX_APPENDED_ACKS,
+    MAX_BAD_DATAGRAMS,
     MAX_DATAGRAM,
     MAX_OUT_PACKET_ID,
     MAX_PACKET_ACK_IDS,
+    MAX_PENDING_ACKS,
     MAX_RESENDS,
     MINIMUM_RELIABLE_TIMEOUT,
     MTU,
@@ -143,9 +157,11 @@ __all__ = [
     "DUPLICATE_WINDOW",
     "INITIAL_PING",
     "MAX_APPENDED_ACKS",
+    "MAX_BAD_DATAGRAMS",
     "MAX_DATAGRAM",
     "MAX_OUT_PACKET_ID",
     "MAX_PACKET_ACK_IDS",
+    "MAX_PENDING_ACKS",
     "MAX_RESENDS",
     "MAX_TIME",
     "MINIMUM_RELIABLE_TIMEOUT",

@@ -349,7 +349,9 @@ class Template:
         if plan is None:
             spec = self.by_code.get(code)
             plan = False if spec is None else self._make_plan(spec)
-            self._plans[code] = plan
+            # setdefault: a plan, once cached, is never replaced (the compiled
+            # codec reads these dicts' values as borrowed references)
+            plan = self._plans.setdefault(code, plan)
         return plan
 
     def plan_by_name(self, name: str) -> Plan:
@@ -358,8 +360,7 @@ class Template:
         if plan is None:
             found = self.plan(self.by_name[name].code)
             assert not isinstance(found, bool)
-            plan = found
-            self._name_plans[name] = plan
+            plan = self._name_plans.setdefault(name, found)
         return plan
 
     def _make_plan(self, spec: MessageSpec) -> Plan:
