@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 
 from gamecodec.archipelago import frames, sample
-from tests.lludp.unshared import mutable_objects
+from tests.unshared import mutable_objects
 
 
 def _assert_unshared(results: list[Any]) -> int:

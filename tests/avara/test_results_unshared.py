@@ -11,7 +11,7 @@ import numpy as np
 
 from gamecodec.avara import sample
 from tests.conftest import load_twin
-from tests.lludp.unshared import mutable_objects
+from tests.unshared import mutable_objects
 
 
 def _assert_unshared(results: list[Any], at_least: int) -> None:

@@ -9,7 +9,7 @@ from types import ModuleType
 from typing import Any
 
 from gamecodec.lludp import RELIABLE, Message, build, default_template, sample
-from tests.lludp.unshared import mutable_objects, shared_mutables
+from tests.unshared import mutable_objects, shared_mutables
 
 AGENT = uuid.UUID("f47d26f4-9c99-b993-eea1-d179df752bb9")
 
