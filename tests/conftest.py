@@ -9,6 +9,7 @@ that installs without extensions sets it).
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 from pathlib import Path
 from types import ModuleType
@@ -19,6 +20,11 @@ import pytest
 IMPLS = [name for name in os.environ.get("GAMECODEC_TEST_IMPLS", "py,c").split(",") if name]
 
 ROOT = Path(__file__).resolve().parents[1]
+_SPEC = importlib.util.find_spec("gamecodec")  # found, not imported
+assert _SPEC is not None and _SPEC.origin is not None, "gamecodec is not importable"
+PACKAGE_ROOT = Path(_SPEC.origin).resolve().parents[1]
+"""Where the gamecodec under test lives: the checkout's src/, or site-packages for an
+installed copy (subprocesses put it on PYTHONPATH to test the same code)."""
 DATA = ROOT / "tests" / "data"
 SHARED = Path(os.environ.get("GAMECODEC_SHARED", ROOT.parent / "shared"))
 

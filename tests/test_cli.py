@@ -27,8 +27,9 @@ from gamecodec.cli import build_parser, main, to_json
 from gamecodec.lludp.sample import bench_messages
 from gamecodec.ywindow.sample import sample_messages
 from tests.bzrc import vectors as bzrc_vectors
+from tests.conftest import PACKAGE_ROOT
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = PACKAGE_ROOT
 
 # spec vector V10 (three packed retransmissions) and what it decodes to
 AVARA_V10 = "cba60400060001b111d30404d80100000002080001a111d404f8010a0001a311d5047800f901"

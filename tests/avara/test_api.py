@@ -18,10 +18,10 @@ import pytest
 import gamecodec.errors
 from gamecodec import avara, sessions
 from gamecodec.avara import session
-from tests.conftest import load_twin
+from tests.conftest import PACKAGE_ROOT, load_twin
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGE = ROOT / "src" / "gamecodec" / "avara"
+PACKAGE = PACKAGE_ROOT / "gamecodec" / "avara"
 
 
 @pytest.fixture(scope="session")
@@ -110,7 +110,7 @@ def _gamecodec_imports(path: Path) -> set[str]:
             assert node.module is not None
             for alias in node.names:
                 sub = f"{node.module}.{alias.name}"
-                is_module = (ROOT / "src" / (sub.replace(".", "/") + ".py")).exists()
+                is_module = (PACKAGE_ROOT / (sub.replace(".", "/") + ".py")).exists()
                 out.add(sub if is_module else node.module)
     return out
 
@@ -174,7 +174,7 @@ def _gamecodec_imports_pyx(path: Path) -> set[str]:
             module = words[1]
             names = line.split("import", 1)[1].replace("(", "").strip()
             sub = f"{module}.{names.split(',')[0].split()[0]}" if names else module
-            out.add(sub if (ROOT / "src" / (sub.replace(".", "/") + ".py")).exists() else module)
+            out.add(sub if (PACKAGE_ROOT / (sub.replace(".", "/") + ".py")).exists() else module)
     return out
 
 
@@ -188,7 +188,7 @@ print(json.dumps({"file": getattr(mod, "__file__", None)}))
 @pytest.mark.parametrize("no_ext", ["", "1"])
 def test_each_module_imports_fresh(no_ext: str) -> None:
     """Each module imported first, in a fresh interpreter, on either twin."""
-    env = {**os.environ, "GAMECODEC_NO_EXTENSIONS": no_ext, "PYTHONPATH": str(ROOT / "src")}
+    env = {**os.environ, "GAMECODEC_NO_EXTENSIONS": no_ext, "PYTHONPATH": str(PACKAGE_ROOT)}
     names = [
         *sorted(_modules()),
         "gamecodec.avara._codec_c",
@@ -225,7 +225,7 @@ print(json.dumps({"seen": seen, "impl": avara._codec.__name__}))
 
 @pytest.mark.parametrize("no_ext", ["", "1"])
 def test_numpy_loads_only_for_the_arrays(no_ext: str) -> None:
-    env = {**os.environ, "GAMECODEC_NO_EXTENSIONS": no_ext, "PYTHONPATH": str(ROOT / "src")}
+    env = {**os.environ, "GAMECODEC_NO_EXTENSIONS": no_ext, "PYTHONPATH": str(PACKAGE_ROOT)}
     proc = subprocess.run(
         [sys.executable, "-c", NUMPY], env=env, capture_output=True, text=True, check=True
     )
@@ -242,7 +242,7 @@ def test_decode_array_loads_numpy_in_either_twin() -> None:
         "assert 'numpy' in sys.modules and len(b.datagrams) == 1"
     )
     for impl in ("py", "c"):
-        env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+        env = {**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)}
         subprocess.run([sys.executable, "-c", code.format(impl)], env=env, check=True)
 
 

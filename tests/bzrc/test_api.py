@@ -24,6 +24,7 @@ from gamecodec.errors import (
     TruncatedError,
 )
 from gamecodec.sessions import Event, StreamSession
+from tests.conftest import PACKAGE_ROOT
 
 ROOT = Path(__file__).resolve().parents[2]
 GRID = b"ack 1 occgrid 0\nbegin\nat 1,2\nsize 2x3\n011\n100\nend\n"
@@ -262,7 +263,7 @@ def test_importing_bzrc_does_not_import_numpy(impl: str) -> None:
         "bzrc.decode(" + repr(GRID) + ")\n"
         "print('numpy' in sys.modules)\n"
     )
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT)]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(PACKAGE_ROOT), str(ROOT)]))
     env.pop("GAMECODEC_NO_EXTENSIONS", None)
     if impl == "py":
         env["GAMECODEC_NO_EXTENSIONS"] = "1"

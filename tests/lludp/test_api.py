@@ -24,7 +24,7 @@ from gamecodec.errors import (
     TruncatedError,
 )
 from gamecodec.lludp import aio, circuit, template
-from tests.conftest import IMPLS, ROOT
+from tests.conftest import IMPLS, PACKAGE_ROOT, ROOT
 from tests.lludp.conftest import numbered
 
 HERE = Path(__file__).resolve().parent
@@ -164,7 +164,7 @@ def test_each_module_imports_first_in_a_fresh_interpreter(first: str, pure: str)
         pytest.skip("GAMECODEC_TEST_IMPLS excludes the compiled twins")
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
+        "PYTHONPATH": os.pathsep.join([str(PACKAGE_ROOT), str(ROOT)]),
         "GAMECODEC_NO_EXTENSIONS": pure,
     }
     done = subprocess.run(
@@ -184,7 +184,7 @@ def test_typed_usage_passes_mypy_strict() -> None:
     """The typed example (attribute access on decoded messages and blocks,
     circuits, endpoints, errors) passes ``mypy --strict`` as written."""
     api = pytest.importorskip("mypy.api")
-    env_path = os.pathsep.join([str(ROOT / "src")])
+    env_path = os.pathsep.join([str(PACKAGE_ROOT)])
     old = os.environ.get("MYPYPATH")
     os.environ["MYPYPATH"] = env_path
     try:

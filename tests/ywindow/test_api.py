@@ -37,6 +37,7 @@ from gamecodec.ywindow import (
     _impl,
     aio,
 )
+from tests.conftest import PACKAGE_ROOT
 
 ROOT = Path(__file__).resolve().parents[2]
 AUTH = bytes(range(256))
@@ -236,7 +237,7 @@ def test_importing_ywindow_does_not_import_numpy(impl: str) -> None:
         "from gamecodec import _accel\n"
         "print(_accel.active()['ywindow'], 'numpy' in sys.modules)\n"
     )
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT)]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(PACKAGE_ROOT), str(ROOT)]))
     env.pop("GAMECODEC_NO_EXTENSIONS", None)
     if impl == "py":
         env["GAMECODEC_NO_EXTENSIONS"] = "1"
