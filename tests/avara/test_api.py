@@ -21,7 +21,8 @@ from gamecodec.avara import session
 from tests.conftest import PACKAGE_ROOT, load_twin
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGE = PACKAGE_ROOT / "gamecodec" / "avara"
+SOURCE = ROOT / "src"  # the checkout's sources (an installed copy has no .pyx)
+PACKAGE = SOURCE / "gamecodec" / "avara"
 
 
 @pytest.fixture(scope="session")
@@ -110,7 +111,7 @@ def _gamecodec_imports(path: Path) -> set[str]:
             assert node.module is not None
             for alias in node.names:
                 sub = f"{node.module}.{alias.name}"
-                is_module = (PACKAGE_ROOT / (sub.replace(".", "/") + ".py")).exists()
+                is_module = (SOURCE / (sub.replace(".", "/") + ".py")).exists()
                 out.add(sub if is_module else node.module)
     return out
 
@@ -174,7 +175,7 @@ def _gamecodec_imports_pyx(path: Path) -> set[str]:
             module = words[1]
             names = line.split("import", 1)[1].replace("(", "").strip()
             sub = f"{module}.{names.split(',')[0].split()[0]}" if names else module
-            out.add(sub if (PACKAGE_ROOT / (sub.replace(".", "/") + ".py")).exists() else module)
+            out.add(sub if (SOURCE / (sub.replace(".", "/") + ".py")).exists() else module)
     return out
 
 
