@@ -72,6 +72,14 @@ def conn(twin: ModuleType) -> Connection:
     return twin.Connection(my_id=1, peer_id=2, now=0.0)
 
 
+@pytest.fixture
+def near(twin: ModuleType) -> Connection:
+    """A connection told that the peer keeps at most 32 commands unacked: its
+    bitmap bits cannot alias (the game's reader wraps only past base + 64), so
+    it writes every bit, as the game's writer does up to base + 64."""
+    return twin.Connection(my_id=1, peer_id=2, now=0.0, peer_window=32)
+
+
 def test_serial_diff_wraps() -> None:
     assert serial_diff(0, 65534) == 2
     assert serial_diff(65534, 0) == -2
@@ -88,14 +96,14 @@ def test_first_ack_only_datagram_is_0xfffe_after_41_ms(conn: Connection) -> None
     assert conn.next_deadline() is None
 
 
-def test_v11_ack_only_with_bitmap(conn: Connection) -> None:
+def test_v11_ack_only_with_bitmap(near: Connection) -> None:
     """Spec §8 V11: 0..14 in order, then 18 and 20; 16 missing."""
-    delivered = conn.receive_datagram(from_peer(0xFFFE, *range(0, 16, 2)), 0.1)
+    delivered = near.receive_datagram(from_peer(0xFFFE, *range(0, 16, 2)), 0.1)
     assert [c.serial for c in delivered] == list(range(0, 16, 2))
-    assert conn.receive_datagram(from_peer(0xFFFE, 18), 0.11) == []
-    assert conn.receive_datagram(from_peer(0xFFFE, 20), 0.12) == []
-    assert conn.ack_block() == (0x000F, 6)
-    assert conn.datagrams_to_send(0.12) == [bytes.fromhex("04260f0006000000")]
+    assert near.receive_datagram(from_peer(0xFFFE, 18), 0.11) == []
+    assert near.receive_datagram(from_peer(0xFFFE, 20), 0.12) == []
+    assert near.ack_block() == (0x000F, 6)
+    assert near.datagrams_to_send(0.12) == [bytes.fromhex("04260f0006000000")]
 
 
 def test_cumulative_ack_when_in_order(conn: Connection) -> None:
@@ -104,47 +112,47 @@ def test_cumulative_ack_when_in_order(conn: Connection) -> None:
     assert conn.datagrams_to_send(0.1) == [sign(bytes.fromhex("0400"))]
 
 
-def test_missing_serial_fills_and_ack_turns_even(conn: Connection) -> None:
-    conn.receive_datagram(from_peer(0xFFFE, 0, 4, 8), 0.1)
-    assert conn.ack_block() == (1, 0b1010)  # base 0, have 4 and 8
-    delivered = conn.receive_datagram(from_peer(0xFFFE, 2), 0.2)
+def test_missing_serial_fills_and_ack_turns_even(near: Connection) -> None:
+    near.receive_datagram(from_peer(0xFFFE, 0, 4, 8), 0.1)
+    assert near.ack_block() == (1, 0b1010)  # base 0, have 4 and 8
+    delivered = near.receive_datagram(from_peer(0xFFFE, 2), 0.2)
     assert [c.serial for c in delivered] == [2, 4]
-    assert conn.ack_block() == (5, 0b10)  # base 4, have 8
-    delivered = conn.receive_datagram(from_peer(0xFFFE, 6), 0.3)
+    assert near.ack_block() == (5, 0b10)  # base 4, have 8
+    delivered = near.receive_datagram(from_peer(0xFFFE, 6), 0.3)
     assert [c.serial for c in delivered] == [6, 8]
-    assert conn.ack_block() == (8, None)
+    assert near.ack_block() == (8, None)
 
 
-def test_stale_bitmap_kept_until_queue_changes(conn: Connection) -> None:
+def test_stale_bitmap_kept_until_queue_changes(near: Connection) -> None:
     """WriteAcks uses ackBase/ackBitmap computed at the last queue change."""
-    conn.receive_datagram(from_peer(0xFFFE, 0, 2, 6), 0.1)  # base 2, have 6
-    assert conn.ack_block() == (3, 0b10)
+    near.receive_datagram(from_peer(0xFFFE, 0, 2, 6), 0.1)  # base 2, have 6
+    assert near.ack_block() == (3, 0b10)
     # 4 arrives: releases 6, queue empties -> even ack
-    conn.receive_datagram(from_peer(0xFFFE, 4), 0.2)
-    assert conn.ack_block() == (6, None)
-    conn.receive_datagram(from_peer(0xFFFE, 10), 0.3)  # base 6, have 10
-    assert conn.ack_block() == (7, 0b10)
+    near.receive_datagram(from_peer(0xFFFE, 4), 0.2)
+    assert near.ack_block() == (6, None)
+    near.receive_datagram(from_peer(0xFFFE, 10), 0.3)  # base 6, have 10
+    assert near.ack_block() == (7, 0b10)
     # 8 arrives in order, 10 is released: queue changed again
-    conn.receive_datagram(from_peer(0xFFFE, 8, 14), 0.4)  # base 10, have 14
-    assert conn.ack_block() == (11, 0b10)
+    near.receive_datagram(from_peer(0xFFFE, 8, 14), 0.4)  # base 10, have 14
+    assert near.ack_block() == (11, 0b10)
     # 12 would release 14; instead send a duplicate of 10: nothing changes
-    conn.receive_datagram(from_peer(0xFFFE, 10), 0.5)
-    assert conn.ack_block() == (11, 0b10)
+    near.receive_datagram(from_peer(0xFFFE, 10), 0.5)
+    assert near.ack_block() == (11, 0b10)
 
 
-def test_bitmap_highest_bit_and_bytes(conn: Connection) -> None:
-    conn.receive_datagram(from_peer(0xFFFE, 0, 64), 0.1)  # base 0, serial base + 64 -> bit 31
-    assert conn.ack_block() == (1, 0x80000000)
-    assert conn.datagrams_to_send(0.1) == [sign(bytes.fromhex("010000000080"))]
+def test_bitmap_highest_bit_and_bytes(near: Connection) -> None:
+    near.receive_datagram(from_peer(0xFFFE, 0, 64), 0.1)  # base 0, serial base + 64 -> bit 31
+    assert near.ack_block() == (1, 0x80000000)
+    assert near.datagrams_to_send(0.1) == [sign(bytes.fromhex("010000000080"))]
 
 
-def test_bitmap_leaves_out_serials_past_base_plus_64(conn: Connection) -> None:
+def test_bitmap_leaves_out_serials_past_base_plus_64(near: Connection) -> None:
     """The C++ shift for a serial past base + 64 is undefined; x86 wraps it, so the
     game's writer would set bit 0 (base + 2, the missing serial) for base + 66,
     and its sender would drop that command for good. Ours leaves such serials out
     (found when the send window grew to 1024: the skip-less profile deadlocked)."""
-    conn.receive_datagram(from_peer(0xFFFE, 0, 4, 66, 70, 200), 0.1)  # base 0, 2 missing
-    assert conn.ack_block() == (1, 0b10)  # 4 only (bit 1): 66 (bit 32), 70, 200 left out
+    near.receive_datagram(from_peer(0xFFFE, 0, 4, 66, 70, 200), 0.1)  # base 0, 2 missing
+    assert near.ack_block() == (1, 0b10)  # 4 only (bit 1): 66 (bit 32), 70, 200 left out
 
 
 @given(arrivals=st.lists(st.integers(0, 120).map(lambda k: 2 * k), max_size=80))
@@ -180,7 +188,7 @@ def test_bitmap_bit_0_does_not_ack_the_missing_serial(twin: ModuleType) -> None:
 
 
 def test_bitmap_across_wraparound(twin: ModuleType) -> None:
-    conn = twin.Connection(peer_id=2, now=0.0, first_receive_serial=65532)
+    conn = twin.Connection(peer_id=2, now=0.0, first_receive_serial=65532, peer_window=32)
     delivered = conn.receive_datagram(from_peer(0xFFFE, 65532, 65534, 2), 0.1)
     assert [c.serial for c in delivered] == [65532, 65534]
     assert conn.ack_block() == (0xFFFF, 0b10)  # base 65534, missing 0, have 2
@@ -355,10 +363,12 @@ def test_urgent_first_send_uses_urgent_retransmit_time(twin: ModuleType, codec: 
     conn = twin.Connection()
     conn.send(KM, p1=-8, p3=7, now=0.0)  # p1 != 0: urgent after the first write
     conn.datagrams_to_send(0.0)
-    assert conn.next_deadline() == pytest.approx(0.032)  # 2 frames
-    (again,) = conn.datagrams_to_send(0.032)
+    # the C++ starts urgentRetransmitTime at kInitialRoundTripTime (500 ms)
+    assert conn.urgent_retransmit_time == INITIAL_ROUND_TRIP_TIME
+    assert conn.next_deadline() == pytest.approx(INITIAL_ROUND_TRIP_TIME)
+    (again,) = conn.datagrams_to_send(INITIAL_ROUND_TRIP_TIME)
     assert decode(codec, again)[1] == [(0, 1, 7)]
-    assert conn.next_deadline() == pytest.approx(0.032 + INITIAL_RETRANSMIT_TIME)
+    assert conn.next_deadline() == pytest.approx(INITIAL_ROUND_TRIP_TIME + INITIAL_RETRANSMIT_TIME)
 
 
 def test_urgent_timer_stays_at_least_two_frames_on_a_lan(twin: ModuleType) -> None:
@@ -421,8 +431,8 @@ def test_due_resends_packed_together_like_v10(twin: ModuleType, codec: ModuleTyp
     for i in range(3):
         conn.send(KM, p1=-8, p3=i, now=i / 1000)
         conn.datagrams_to_send(i / 1000)  # one datagram each, none acked
-    assert conn.next_deadline() == pytest.approx(0.032)
-    (dg,) = conn.datagrams_to_send(0.040)  # all three urgent timers have run out
+    assert conn.next_deadline() == pytest.approx(INITIAL_ROUND_TRIP_TIME)
+    (dg,) = conn.datagrams_to_send(0.503)  # all three urgent timers have run out
     assert decode(codec, dg) == (0xFFFE, [(0, 1, 0), (2, 1, 1), (4, 1, 2)])
 
 

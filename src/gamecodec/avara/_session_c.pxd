@@ -24,10 +24,11 @@ from gamecodec.avara._codec_c cimport (
 )
 
 
-cdef double _ACK_DELAY, _CRAM_TIME, _ULP_TIMEOUT, _MAX_RETRANSMIT_TIME, _RTT_UP, _RTT_DOWN, _INF
+cdef double _ACK_DELAY, _CRAM_TIME, _ULP_TIMEOUT, _MAX_RETRANSMIT_TIME, _INF
 cdef double _MAX_TIME, _INITIAL_VAR
+cdef double _RTT_SMOOTH, _PING_WEIGHT, _PING_SCALE, _CLASSIC_FRAME, _RESEND_BUFFER
 cdef int _MAX_QUEUE, _CRAM_PACK, _SETTLE, _STEP, _MAX_DATA, _PUNCH, _WINDOW, _NO_BITMAP_LIMIT
-cdef int _CONTROL, _MAX_PICKS
+cdef int _MAX_REACH, _CONTROL, _KEY_AND_MOUSE, _PING, _MAX_PICKS
 
 
 cdef int _diff(int a, int b) noexcept
@@ -79,10 +80,12 @@ cdef inline bytes _head(unsigned char *buf, Py_ssize_t size):
 
 
 cdef class Connection:
-    cdef readonly int my_id, peer_id, version
+    cdef readonly int peer_id, version
+    cdef int _my_id, _peer_window
+    cdef bint _my_id_set
     cdef public int cram_data, peer_cram_data
     cdef readonly double frame_time
-    cdef double _alpha_up, _alpha_down, _urgent_resend, _resend_cap
+    cdef double _fps_scale, _latency_tolerance, _urgent_resend, _resend_cap
     cdef int _skip
     cdef unsigned int _crc_seed
     cdef unsigned char _out[1072]  # _OUT_SIZE
@@ -105,6 +108,7 @@ cdef class Connection:
     cdef int *_t_size
     cdef int *_t_send_count
     cdef int *_t_urgent
+    cdef int *_t_sender
     cdef int *_t_prev
     cdef int *_t_next
     cdef double *_t_birth
@@ -169,13 +173,16 @@ cdef class Connection:
                    rxq=dict, changed=bint, peer_id=int, c=Cmd, serial=int, skip=int, base=int,
                    one="unsigned int", s=int, k=int)
     cdef list _receive(self, bytes data, double now)
+    @cython.locals(reach=int, one="unsigned int", k=int, d=int)
+    cdef unsigned int _unaliased(self, int base, unsigned int bits, dict rxq) except? 0
     @cython.locals(slot=int, nxt=int, d=int)
     cdef _bitmap_acks(self, int base, unsigned int bits, double now)
     @cython.locals(slot=int, nxt=int)
     cdef _cumulative_acks(self, int ack, double now)
-    @cython.locals(rtt=double, mean=double, diff=double, alpha=double, sc=int, inc=double,
-                   var=double, spread="long long", rt_ms="long long", rt=double, floor=double,
-                   half_ms="long long", urgent=double)
+    @cython.locals(rtt=double, command=int, weight=double, mean=double, var=double,
+                   diff=double, reduction=double, alpha=double, inc=double,
+                   spread="long long", rt_ms="long long", rt=double, floor=double,
+                   urgent_ms="long long", urgent=double)
     cdef _validated(self, int slot, double when)
 
 
@@ -205,7 +212,7 @@ cdef inline int _resize(Connection conn, long long size, long long cap) except -
         conn._pool = NULL
         conn._t_birth = conn._t_next_send = NULL
         conn._t_serial = conn._t_command = conn._t_p1 = conn._t_p2 = conn._t_p3 = NULL
-        conn._t_flags = conn._t_size = conn._t_send_count = conn._t_urgent = NULL
+        conn._t_flags = conn._t_size = conn._t_send_count = conn._t_urgent = conn._t_sender = NULL
         conn._t_prev = conn._t_next = NULL
         PyMem_Free(old)
         return 0
@@ -214,9 +221,9 @@ cdef inline int _resize(Connection conn, long long size, long long cap) except -
     # slots are C ints; the block's size must fit a size_t (32-bit builds)
     if cap < size or cap > 0x7FFFFFFF:
         raise MemoryError()
-    if c > SIZE_MAX // (2 * sizeof(double) + 11 * sizeof(int)):
+    if c > SIZE_MAX // (2 * sizeof(double) + 12 * sizeof(int)):
         raise MemoryError()
-    d = <double *>PyMem_Malloc(c * (2 * sizeof(double) + 11 * sizeof(int)))
+    d = <double *>PyMem_Malloc(c * (2 * sizeof(double) + 12 * sizeof(int)))
     if d == NULL:
         raise MemoryError()
     conn._pool = <char *>d
@@ -232,8 +239,9 @@ cdef inline int _resize(Connection conn, long long size, long long cap) except -
     conn._t_size = _move(i + 6 * c, conn._t_size, n)
     conn._t_send_count = _move(i + 7 * c, conn._t_send_count, n)
     conn._t_urgent = _move(i + 8 * c, conn._t_urgent, n)
-    conn._t_prev = _move(i + 9 * c, conn._t_prev, n)
-    conn._t_next = _move(i + 10 * c, conn._t_next, n)
+    conn._t_sender = _move(i + 9 * c, conn._t_sender, n)
+    conn._t_prev = _move(i + 10 * c, conn._t_prev, n)
+    conn._t_next = _move(i + 11 * c, conn._t_next, n)
     PyMem_Free(old)
     return 0
 

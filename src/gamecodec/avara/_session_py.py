@@ -78,9 +78,19 @@ _MAX_DATA: Final = MAX_DATA_LEN
 _PUNCH: Final = PUNCH_SIZE
 _WINDOW: Final = 2 * SEND_WINDOW  # in serials
 _NO_BITMAP_LIMIT: Final = 64  # bitmap bits reach base + 64
+_MAX_REACH: Final = 32766  # the farthest serial distance the reader tells from one behind
 _CONTROL: Final = -4  # kpPacketProtocolControl; p1 0 = udpCramInfo
-_RTT_UP: Final = 80.0
-_RTT_DOWN: Final = 160.0
+_KEY_AND_MOUSE: Final = 17
+_PING: Final = 31
+# CUDPConnection's RTT statistics at the spec's commit: RTTSMOOTHFACTOR 100
+# (up and down), per-command weights (kpKeyAndMouse: fpsScale, kpPing with
+# p3 > 0: 64 ms * 0.4), ping round trips * 0.82, a ping more than one classic
+# frame above the mean de-weighted by max(4, diff^2 / var)
+_RTT_SMOOTH: Final = 100.0
+_PING_WEIGHT: Final = 64 * 0.4
+_PING_SCALE: Final = 0.82
+_CLASSIC_FRAME: Final = 0.064
+_RESEND_BUFFER: Final = 0.016  # RESEND_PACKET_BUFFER of urgentRetransmitTime
 _INF: Final = math.inf
 # The longest datagram: < 64 bytes of header and packed commands, then one of
 # at most 17 header bytes + MAX_DATA_LEN.
@@ -178,6 +188,7 @@ if not cython.compiled:  # the pure bodies (Cython drops this block)
         ("_t_size", "i"),
         ("_t_send_count", "i"),
         ("_t_urgent", "i"),
+        ("_t_sender", "i"),
         ("_t_birth", "d"),
         ("_t_next_send", "d"),
         ("_t_prev", "i"),
@@ -211,6 +222,12 @@ class Connection:
     value is also taken from a received ``kpPacketProtocolControl``.
     ``max_skip_events`` caps the :class:`SerialSkipped` events kept until
     :meth:`events` (later ones are counted in ``skip_events_dropped``).
+    ``peer_window`` is the most commands the peer keeps unacknowledged
+    (the game's limit, 1024, by default): an ack bitmap bit is written only
+    where the game's reader cannot take it for a serial in that reach that
+    was not received (see ``docs/avara.md``). ``latency_tolerance`` is the
+    game's ``latencyTolerance`` (classic 64 ms frames, 0..8) that sets
+    ``urgent_retransmit_time``; the application keeps it current.
     ``first_receive_serial`` is where the peer's stream starts (a server
     that consumed a client's login expects 2). ``codec`` is accepted for
     compatibility and ignored: the connection reads and writes datagrams
@@ -228,6 +245,7 @@ class Connection:
     _t_size: array[int]
     _t_send_count: array[int]
     _t_urgent: array[int]
+    _t_sender: array[int]
     _t_birth: array[float]
     _t_next_send: array[float]
     _t_prev: array[int]
@@ -257,6 +275,8 @@ class Connection:
         max_resends_without_receive: int | None = MAX_RESENDS_WITHOUT_RECEIVE,
         first_receive_serial: int = 0,
         max_skip_events: int = MAX_SKIP_EVENTS,
+        peer_window: int = MAX_TRANSMIT_QUEUE,
+        latency_tolerance: float = 0.0,
         codec: object = None,
     ) -> None:
         if not _fits(my_id, -128, 127) or not _fits(peer_id, -128, 127):
@@ -268,17 +288,22 @@ class Connection:
         check_time(now)
         if not _fits(max_skip_events, 0, 0x7FFFFFFF):
             raise ValueError(f"max_skip_events {max_skip_events!r} outside 0..2**31-1")
+        if not _fits(peer_window, 1, _MAX_REACH // 2):
+            raise ValueError(f"peer_window {peer_window!r} outside 1..{_MAX_REACH // 2}")
+        self._peer_window = peer_window
+        self._latency_tolerance = 0.0
+        self.latency_tolerance = latency_tolerance
         self._max_skip_events = max_skip_events
         self.skip_events_dropped = 0
-        self.my_id = my_id
+        self._my_id = my_id
+        self._my_id_set = False
         self.peer_id = peer_id
         self.version = version
         self.cram_data = cram_data
         self.peer_cram_data = peer_cram_data
         self.frame_time = frame_time
         fps_scale = frame_time / 64.0
-        self._alpha_up = fps_scale / _RTT_UP
-        self._alpha_down = fps_scale / _RTT_DOWN
+        self._fps_scale = fps_scale
         if skip_after is True:
             skip_after = int(4 / fps_scale)
         # at least 1: with 0 the rule would skip forever
@@ -296,7 +321,7 @@ class Connection:
         self._nrwr = 0  # resends without receive
         self._valid_time = float(now)
         self.retransmit_time = INITIAL_RETRANSMIT_TIME
-        self.urgent_retransmit_time = self._urgent_resend
+        self.urgent_retransmit_time = INITIAL_ROUND_TRIP_TIME  # kInitialRoundTripTime
         self.mean_round_trip = INITIAL_ROUND_TRIP_TIME
         self._var_round_trip = INITIAL_ROUND_TRIP_VAR
         self._cap = 0
@@ -321,6 +346,52 @@ class Connection:
         self.datagrams_received = 0  # datagrams taken (checksum right, not a punch)
 
     # -- state ------------------------------------------------------------
+
+    @property
+    def my_id(self) -> int:
+        """Our slot: the sender byte written with the commands queued from now on."""
+        return self._my_id
+
+    @my_id.setter
+    def my_id(self, value: int) -> None:
+        # A game client logs in as slot -1 and takes its slot from the TOC:
+        # commands queued before keep their sender byte (as the game's packets
+        # keep theirs), and from now on carry it (the game writes the byte
+        # whenever it differs from its own id).
+        if not _fits(value, -128, 127):
+            raise ValueError(f"slot id {value!r} must fit a signed byte")
+        if value == self._my_id:
+            return
+        if self._my_id_set:
+            raise LocalProtocolError(
+                f"my_id is already set to {self._my_id} (it can be set once)", protocol="avara"
+            )
+        self._my_id_set = True
+        self._my_id = value
+        slot = self._head
+        while slot >= 0:
+            if self._t_sender[slot] != value and not self._t_flags[slot] & 0x80:
+                self._t_flags[slot] |= 0x80
+                self._t_size[slot] += 1
+            slot = self._t_next[slot]
+        self._dl_stale = True
+
+    @property
+    def latency_tolerance(self) -> float:
+        """The game's ``latencyTolerance`` (classic 64 ms frames, 0..8): it
+        sets ``urgent_retransmit_time`` at the next timed ack."""
+        return self._latency_tolerance
+
+    @latency_tolerance.setter
+    def latency_tolerance(self, value: float) -> None:
+        if not (isinstance(value, (int, float)) and 0.0 <= value <= 8.0):
+            raise ValueError(f"latency_tolerance {value!r} outside 0..8 frames")
+        self._latency_tolerance = float(value)
+
+    @property
+    def peer_window(self) -> int:
+        """The most commands the peer is taken to keep unacknowledged."""
+        return self._peer_window
 
     @property
     def skip_after(self) -> int | None:
@@ -486,6 +557,7 @@ class Connection:
         self._t_size[slot] = _command_size(flags, n)
         self._t_send_count[slot] = 0
         self._t_urgent[slot] = 1 if urgent else 0
+        self._t_sender[slot] = self._my_id
         self._t_birth[slot] = now
         self._t_next_send[slot] = now
         self._t_data[slot] = data
@@ -646,7 +718,7 @@ class Connection:
             self._t_p3[slot],
             self._t_p2[slot],
             self._t_p1[slot],
-            self.my_id,
+            self._t_sender[slot],
             self._t_data[slot],
         )
 
@@ -829,11 +901,11 @@ class Connection:
                         rs = (rs + 2) & 0xFFFF
             if c.command == _CONTROL and c.p1 == 0:
                 self.peer_cram_data = c.p2  # udpCramInfo: the peer's cramData
-        self._receive_serial = rs
-        if changed:
+        if changed or rs != self._receive_serial:
+            self._receive_serial = rs
             base = (rs - 2) & 0xFFFF
+            bits = 0
             if rxq:
-                bits = 0
                 one = 1  # unsigned in the compiled twin: bit 31 is a plain bit
                 for s in rxq:
                     k = (_diff(s, base) >> 1) - 1
@@ -842,11 +914,35 @@ class Connection:
                         # undefined there (x86 wraps it, setting a bit of a serial
                         # not received, bit 0 among them: the sender would drop it)
                         bits |= one << k
+                if bits and self._peer_window > 32:
+                    bits = self._unaliased(base, bits, rxq)
+            if bits:
                 self._ack_bitmap = bits
                 self._ack_base = base + 1
             else:
                 self._ack_base = base
         return delivered
+
+    def _unaliased(self, base: int, bits: int, rxq: dict[int, Command]) -> int:
+        """``bits`` without the bits the game's reader could take for a serial
+        not received: its ``1 << (((sn - base) >> 1) - 1)`` wraps the shift
+        count on x86, so bit k also acks base + 2(k+1) + 64j for every j. A
+        bit stays only if each such serial the peer may hold (its queue: at
+        most ``peer_window`` commands, plus those it dropped because we acked
+        them) is in the receive queue."""
+        reach = 2 * (self._peer_window + len(rxq))
+        if reach > _MAX_REACH:
+            reach = _MAX_REACH
+        one = 1
+        for k in range(32):
+            if bits >> k & 1:
+                d = 2 * (k + 1) + 64
+                while d <= reach:
+                    if (base + d) & 0xFFFF not in rxq:
+                        bits &= ~(one << k)
+                        break
+                    d += 64
+        return bits
 
     def _bitmap_acks(self, base: int, bits: int, now: float) -> None:
         """Drop the commands the ack bitmap reports (bits 1..31: base+4 .. base+64)."""
@@ -882,21 +978,31 @@ class Connection:
                 self.mean_round_trip = rtt
                 self._var_round_trip = min(rtt * rtt, _INITIAL_VAR)
             return
-        if self._t_command[slot] not in (6, 17, 31):
-            return  # only kpRosterMessage, kpKeyAndMouse and kpPing are timed
+        command = self._t_command[slot]
+        if command == _KEY_AND_MOUSE:
+            weight = self._fps_scale
+        elif command == _PING and self._t_p3[slot] > 0:
+            weight = _PING_WEIGHT
+            rtt *= _PING_SCALE
+        else:
+            return  # CommandMultiplierForStats: only these two are timed
         mean = self.mean_round_trip
+        var = self._var_round_trip
         diff = rtt - mean
-        alpha = self._alpha_up if diff > 0 else self._alpha_down
-        sc = self._t_send_count[slot]
-        if sc > 1:
-            alpha /= sc * sc
+        if command == _PING and diff > _CLASSIC_FRAME:
+            # an outlier ping: de-weighted, not dropped
+            reduction = diff * diff / var if var > 0 else _INF
+            if reduction < 4.0:
+                reduction = 4.0
+            weight /= reduction
+        alpha = weight / _RTT_SMOOTH
         inc = alpha * diff
         mean += inc
-        var = (1 - alpha) * (self._var_round_trip + diff * inc)
+        var = (1 - alpha) * (var + diff * inc)
         self.mean_round_trip = mean
         self._var_round_trip = var
         # the game counts whole milliseconds: (long) truncations, then clamps
-        spread = _trunc(2500.0 * _sqrt(var))
+        spread = _trunc(2500.0 * _sqrt(var)) if var > 0 else 0
         rt_ms = _trunc(mean * 1000.0 + spread)
         rt = rt_ms / 1000.0
         floor = self._urgent_resend
@@ -905,8 +1011,12 @@ class Connection:
         elif rt > _MAX_RETRANSMIT_TIME:
             rt = _MAX_RETRANSMIT_TIME
         self.retransmit_time = rt
-        half_ms = _trunc(mean * 500.0)  # LatencyEstimate(): max mean RTT / 2
-        # clamped like retransmitTime: at least urgentResendTime (2 frames), at most
-        # retransmitTime (below 2 ms of RTT it was 0: every urgent command went twice)
-        urgent = half_ms / 1000.0 if half_ms / 1000.0 > floor else floor
+        # resend an urgent command so that it can still arrive 16 ms before
+        # twice the latency tolerance, within [2 frames, retransmitTime]
+        urgent_ms = _trunc(
+            (2.0 * self._latency_tolerance * _CLASSIC_FRAME - mean - _RESEND_BUFFER) * 1000.0
+        )
+        urgent = urgent_ms / 1000.0
+        if urgent < floor:
+            urgent = floor
         self.urgent_retransmit_time = urgent if urgent < rt else rt
