@@ -74,10 +74,11 @@ def conn(twin: ModuleType) -> Connection:
 
 @pytest.fixture
 def near(twin: ModuleType) -> Connection:
-    """A connection told that the peer keeps at most 32 commands unacked: its
-    bitmap bits cannot alias (the game's reader wraps only past base + 64), so
-    it writes every bit, as the game's writer does up to base + 64."""
-    return twin.Connection(my_id=1, peer_id=2, now=0.0, peer_window=32)
+    """A connection told that the peer keeps at most one command unacked: with
+    fewer than 32 queued, its bitmap bits cannot alias (the game's reader wraps
+    only past base + 64), so it writes every bit, as the game's writer does up
+    to base + 64."""
+    return twin.Connection(my_id=1, peer_id=2, now=0.0, peer_window=1)
 
 
 def test_serial_diff_wraps() -> None:
@@ -188,7 +189,7 @@ def test_bitmap_bit_0_does_not_ack_the_missing_serial(twin: ModuleType) -> None:
 
 
 def test_bitmap_across_wraparound(twin: ModuleType) -> None:
-    conn = twin.Connection(peer_id=2, now=0.0, first_receive_serial=65532, peer_window=32)
+    conn = twin.Connection(peer_id=2, now=0.0, first_receive_serial=65532, peer_window=1)
     delivered = conn.receive_datagram(from_peer(0xFFFE, 65532, 65534, 2), 0.1)
     assert [c.serial for c in delivered] == [65532, 65534]
     assert conn.ack_block() == (0xFFFF, 0b10)  # base 65534, missing 0, have 2

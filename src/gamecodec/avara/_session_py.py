@@ -914,7 +914,7 @@ class Connection:
                         # undefined there (x86 wraps it, setting a bit of a serial
                         # not received, bit 0 among them: the sender would drop it)
                         bits |= one << k
-                if bits and self._peer_window > 32:
+                if bits and 2 * (self._peer_window + len(rxq)) > _NO_BITMAP_LIMIT:
                     bits = self._unaliased(base, bits, rxq)
             if bits:
                 self._ack_bitmap = bits
