@@ -35,7 +35,7 @@ class SimResult:
     blocks: int = 0
 
 
-def simulate(  # noqa: PLR0913, PLR0915
+def simulate(
     twin: ModuleType,
     *,
     seed: int,
@@ -80,9 +80,7 @@ def simulate(  # noqa: PLR0913, PLR0915
     back_got: set[int] = set()
 
     def command(serial: int, count: int) -> bytes:
-        c = avara.Command.make(
-            serial, KM, p1=-8, p3=serial + 1, sender=2, send_count=count & 0xFF
-        )
+        c = avara.Command.make(serial, KM, p1=-8, p3=serial + 1, sender=2, send_count=count & 0xFF)
         return avara.encode((back_serial - 2) & 0xFFFF, [c])
 
     while t < horizon:

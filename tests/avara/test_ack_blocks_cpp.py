@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from tests.avara.ack_sim import simulate
 from tests.avara.cpp_model import CppAckWriter, reader_bit, reader_drops, serial_diff
-from tests.avara.test_connection import from_peer, twin  # noqa: F401 (fixture)
+from tests.avara.test_connection import from_peer
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "avara.md"
 

@@ -11,7 +11,7 @@ from gamecodec import avara
 from gamecodec.avara import aio
 from gamecodec.sessions import Traffic
 from tests.avara.helpers import sign
-from tests.avara.test_aio import _open, twin  # noqa: F401 (fixture)
+from tests.avara.test_aio import _open
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "avara.md"
 
@@ -40,7 +40,7 @@ def _command(serial: int, p3: int) -> bytes:
     return avara.encode(0xFFFE, [avara.Command.make(serial, 17, p1=-8, p3=p3, sender=2)])
 
 
-async def _exchange(twin: ModuleType | None) -> tuple[list[Traffic], list[bytes], _Raw, Any]:  # noqa: F811
+async def _exchange(twin: ModuleType | None) -> tuple[list[Traffic], list[bytes], _Raw, Any]:
     loop = asyncio.get_running_loop()
     seen: list[Traffic] = []
     peer, stray = await _raw(), await _raw()
@@ -95,7 +95,7 @@ def _check(seen: list[Traffic], sent: list[bytes], peer: _Raw, stray: Any) -> No
     assert times == sorted(times)
 
 
-def test_tap_sees_every_datagram_with_its_time(twin: ModuleType) -> None:  # noqa: F811
+def test_tap_sees_every_datagram_with_its_time(twin: ModuleType) -> None:
     _check(*asyncio.run(_exchange(twin)))
 
 

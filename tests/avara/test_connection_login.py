@@ -9,7 +9,6 @@ import pytest
 from gamecodec import avara
 from gamecodec.avara import CommandId
 from gamecodec.errors import LocalProtocolError
-from tests.avara.test_connection import twin  # noqa: F401 (fixture)
 
 SEED = 60
 SLOT = 3
@@ -19,7 +18,7 @@ def _commands(datagrams: list[bytes]) -> list[avara.Command]:
     return [c for d in datagrams for c in avara.decode(d).commands]
 
 
-def test_client_login_sequence(twin: ModuleType) -> None:  # noqa: F811
+def test_client_login_sequence(twin: ModuleType) -> None:
     client = twin.Connection(my_id=-1, peer_id=0, now=0.0)
     # the server's connection to slot 3: it consumed the login (serial 0) itself
     server = twin.Connection(my_id=0, peer_id=SLOT, now=0.0, first_receive_serial=2)
@@ -42,14 +41,14 @@ def test_client_login_sequence(twin: ModuleType) -> None:  # noqa: F811
     assert server.receive_serial == 6
 
 
-def test_a_command_queued_before_keeps_its_sender(twin: ModuleType) -> None:  # noqa: F811
+def test_a_command_queued_before_keeps_its_sender(twin: ModuleType) -> None:
     """As the game's packets keep the sender they were made with: a resend of
     the login still says -1, and a command past serial 100 queued before the
     TOC gets the sender byte (it differs from our id now)."""
     client = twin.Connection(
         my_id=-1, peer_id=0, now=0.0, peer_cram_data=0, max_resends_without_receive=None
     )
-    for i in range(52):  # serials 0..102
+    for _ in range(52):  # serials 0..102
         client.send(6, data=b"x", now=0.0)
     client.my_id = SLOT
     client.send(6, data=b"y", now=0.0)  # serial 104: ours, past 100, no sender byte
@@ -59,7 +58,7 @@ def test_a_command_queued_before_keeps_its_sender(twin: ModuleType) -> None:  # 
     assert (again[0].sender, again[0].send_count) == (-1, 1)
 
 
-def test_my_id_is_set_once(twin: ModuleType) -> None:  # noqa: F811
+def test_my_id_is_set_once(twin: ModuleType) -> None:
     conn = twin.Connection(my_id=-1, peer_id=0, now=0.0)
     assert conn.my_id == -1
     conn.my_id = -1  # the same value: nothing changes

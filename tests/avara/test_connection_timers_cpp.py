@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 
 import numpy as np
@@ -12,7 +12,6 @@ import pytest
 
 from gamecodec.avara.session import INITIAL_RETRANSMIT_TIME, INITIAL_ROUND_TRIP_TIME
 from tests.avara.helpers import sign
-from tests.avara.test_connection import twin  # noqa: F401 (fixture)
 
 f32 = np.float32
 
@@ -36,8 +35,8 @@ class CppTimers:
     fps_scale: float
     latency_tolerance: float
     urgent_resend: int  # itsOwner->urgentResendTime = 2 frames, ms
-    mean: np.float32 = f32(500)
-    var: np.float32 = f32(64 * 64)
+    mean: np.float32 = field(default_factory=lambda: f32(500))
+    var: np.float32 = field(default_factory=lambda: f32(64 * 64))
     retransmit: int = 2000
     urgent: int = 500
 
@@ -76,7 +75,7 @@ def _ack(serial: int) -> bytes:
 
 @pytest.mark.parametrize(("frame_time", "lt"), [(16.0, 2.0), (16.0, 0.0), (8.0, 1.5), (64.0, 4.0)])
 def test_timers_follow_validate_packet(
-    twin: ModuleType,  # noqa: F811
+    twin: ModuleType,
     frame_time: float,
     lt: float,
 ) -> None:
@@ -101,7 +100,7 @@ def test_timers_follow_validate_packet(
         t_ms += rtt_ms + 7
 
 
-def test_first_resend_comes_at_the_cpp_times(twin: ModuleType) -> None:  # noqa: F811
+def test_first_resend_comes_at_the_cpp_times(twin: ModuleType) -> None:
     """After a stream of kpKeyAndMouse acked at 80 ms, with latency tolerance
     2: an urgent command's first resend comes 2*2*64 - mean - 16 ms after its
     send, a plain one's mean + 2.5 sigma after."""
@@ -132,7 +131,7 @@ def test_first_resend_comes_at_the_cpp_times(twin: ModuleType) -> None:  # noqa:
     assert plain.next_deadline() == pytest.approx(30.0 + cpp.retransmit / 1000, abs=0.001)
 
 
-def test_latency_tolerance_is_checked(twin: ModuleType) -> None:  # noqa: F811
+def test_latency_tolerance_is_checked(twin: ModuleType) -> None:
     conn = twin.Connection(now=0.0)
     assert conn.latency_tolerance == 0.0
     conn.latency_tolerance = 8

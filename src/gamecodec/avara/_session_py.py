@@ -82,7 +82,7 @@ _MAX_REACH: Final = 32766  # the farthest serial distance the reader tells from 
 _CONTROL: Final = -4  # kpPacketProtocolControl; p1 0 = udpCramInfo
 _KEY_AND_MOUSE: Final = 17
 _PING: Final = 31
-# CUDPConnection's RTT statistics at the spec's commit: RTTSMOOTHFACTOR 100
+# CUDPConnection's RTT statistics (Avara aaa5e633): RTTSMOOTHFACTOR 100
 # (up and down), per-command weights (kpKeyAndMouse: fpsScale, kpPing with
 # p3 > 0: 64 ms * 0.4), ping round trips * 0.82, a ping more than one classic
 # frame above the mean de-weighted by max(4, diff^2 / var)
@@ -207,7 +207,8 @@ if not cython.compiled:  # the pure bodies (Cython drops this block)
 class Connection:
     """One direction pair of the game's reliable command stream with one peer.
 
-    ``my_id`` is our slot (the sender byte we write), ``peer_id`` the peer's:
+    ``my_id`` is our slot (the sender byte we write; it can be set once
+    later, as a client does from the TOC), ``peer_id`` the peer's:
     a received command whose sender byte names another slot is ignored, as
     the game does; delivered commands are as decoded (``sender``
     is ``None`` where the byte was absent, meaning ``peer_id``).
@@ -931,8 +932,7 @@ class Connection:
         most ``peer_window`` commands, plus those it dropped because we acked
         them) is in the receive queue."""
         reach = 2 * (self._peer_window + len(rxq))
-        if reach > _MAX_REACH:
-            reach = _MAX_REACH
+        reach = min(reach, _MAX_REACH)
         one = 1
         for k in range(32):
             if bits >> k & 1:
@@ -992,8 +992,7 @@ class Connection:
         if command == _PING and diff > _CLASSIC_FRAME:
             # an outlier ping: de-weighted, not dropped
             reduction = diff * diff / var if var > 0 else _INF
-            if reduction < 4.0:
-                reduction = 4.0
+            reduction = max(reduction, 4.0)
             weight /= reduction
         alpha = weight / _RTT_SMOOTH
         inc = alpha * diff
@@ -1017,6 +1016,5 @@ class Connection:
             (2.0 * self._latency_tolerance * _CLASSIC_FRAME - mean - _RESEND_BUFFER) * 1000.0
         )
         urgent = urgent_ms / 1000.0
-        if urgent < floor:
-            urgent = floor
+        urgent = max(urgent, floor)
         self.urgent_retransmit_time = urgent if urgent < rt else rt

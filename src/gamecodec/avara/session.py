@@ -21,22 +21,30 @@ What it models, with the game's numbers (from its ``CUDPConnection.cpp`` and
 * Receive: in-order delivery, duplicates dropped, out-of-order commands
   queued; once ``skip_after`` (``4 / fpsScale`` = 16 at 16 ms frames) are
   queued, the missing serial is given up (:class:`SerialSkipped`).
-* The ack block of every datagram exactly as ``WriteAcks`` writes it: the
-  cumulative ack, or base + 1 and the 32-bit bitmap computed when the receive
-  queue last changed. ACK-only datagrams when an ack is owed, nothing
+* The ack block of every datagram in ``WriteAcks``'s format: the cumulative
+  ack, or base + 1 and a 32-bit bitmap, recomputed after each datagram that
+  changed the receive queue or the next serial expected. A bitmap bit is
+  written only where the game's reader (whose shift wraps on x86 past base +
+  64) cannot take it for a serial not received that the peer may hold
+  (``peer_window``, 1024 by default: then the bits are cleared unless their
+  aliases were received). ACK-only datagrams when an ack is owed, nothing
   else is due, and 41 ms + ``retransmitTime`` have passed since the last send.
 * Send: ``FindBestPacket``'s choice (due commands, urgency, the 1024-command
   window past the peer's ack), packing more commands while the datagram is
   shorter than 64 bytes, up to ``min(cramData) - 1`` of them taken up to 5 s
   early; resends keep the serial with ``sendCount + 1``; at most 3
   resends without hearing from the peer.
-* Timers: RTT mean and variance (exponential, up faster than down, only for
-  kpPing / kpRosterMessage / kpKeyAndMouse), ``retransmitTime`` = mean +
-  2.5 sigma clamped to [2 frames, 4000 ms], initially 2000 ms;
-  ``urgentRetransmitTime`` = mean / 2 clamped to [2 frames,
-  ``retransmitTime``], initially 2 frames. The mean is primed by the best
-  round trip while the peer's ack (a u16) is at most 10, so again after every
-  serial wrap (about 9 minutes at 16 ms frames), as in the C++.
+* Timers, as ``ValidatePacket``: RTT mean and variance (smoothing factor
+  100, kpKeyAndMouse weighted ``fpsScale``, kpPing with p3 > 0 weighted 25.6
+  with its round trip x 0.82 and outliers de-weighted; nothing else timed),
+  ``retransmitTime`` = mean + 2.5 sigma clamped to [2 frames, 4000 ms],
+  initially 2000 ms; ``urgentRetransmitTime`` = 2 x ``latency_tolerance`` x
+  64 ms - mean - 16 ms clamped to [2 frames, ``retransmitTime``], initially
+  500 ms. The mean is primed by the best round trip while the peer's ack (a
+  u16) is at most 10, so again after every serial wrap (about 9 minutes at
+  16 ms frames), as in the C++.
+* ``my_id`` can be set once (a client logs in as -1 and takes its slot from
+  the TOC); queued commands keep the sender byte they were made with.
 * Peer lost (:class:`PeerLost`): more than 1024 commands waiting in the
   transmit queue, or 120 s without an ack while a sent command is unacked.
 
@@ -53,28 +61,22 @@ messages on very lossy links, as in the game. ``Connection(skip_after=None,
 max_resends_without_receive=None)`` keeps the wire bytes and timers but never
 gives up a message while the peer answers.
 
-Numbers from versions of the game's ``CUDPConnection.cpp``: the send window
-(``kMaxReceiveQueueLength`` = ``kMaxTransmitQueueLength`` = 1024), the
-initial mean RTT (500 ms) and variance (64 ms squared), and the priming of the
-mean by the best round trip while the peer's ack is at most 10, all from the
-millisecond-clock source (one version of it has a 256-command window). The
-RTT smoothing (``fpsScale / 80`` up, ``/ 160`` down, resends de-weighted by
-``sendCount`` squared) is the older tick-clock source's: the millisecond-clock
-versions disagree with each other on it.
+Numbers from the game's ``CUDPConnection.cpp`` at commit aaa5e633 (2026-01-19)
+(the millisecond clock): the send window (``kMaxReceiveQueueLength`` =
+``kMaxTransmitQueueLength`` = 1024), the initial mean RTT (500 ms) and
+variance (64 ms squared), the RTT statistics above.
 
-Where this differs from the C++ (deliberately, documented): no byte quota
-(the game's ``quota`` only throttles bursts), C ``float`` RTT arithmetic is
-done in doubles, and the 120 s check looks at every unacked command rather
-than only those ``FindBestPacket`` happens to scan. Ack bitmaps: the C++ shift
-for a serial more than 64 past the base is undefined (x86 wraps it, setting
-the bit of a serial not received, bit 0 among them); our writer leaves such
-serials out, and our reader ignores bit 0 (base + 2, the serial the peer is
-missing) and bits for serials past base + 64. A game peer's wrapped bits for
-bits 1-31 cannot be told from real ones: with the 1024-command window a
-lossy burst can lose a command that way, as between two games. The urgent
-timer follows the tick-clock source (mean / 2); the millisecond-clock one
-uses 2 x latency tolerance x 64 ms - mean - 16 ms, and starts at 500 ms
-(``kInitialRoundTripTime``) where ours starts at 2 frames.
+Where this differs from the C++ (deliberately, documented in
+``docs/avara.md``): no byte quota (the game's ``quota`` only throttles
+bursts); round trips on the caller's continuous clock and C ``float`` RTT
+arithmetic done in doubles; the 120 s check looks at every unacked command
+rather than only those ``FindBestPacket`` happens to scan; ack blocks as
+above (the game writes aliased bits for serials more than 64 past the base;
+ours leaves those out and clears bits that could alias). Our reader ignores
+bit 0 (base + 2, the serial the peer is missing) and bits for serials past
+base + 64. A game peer's wrapped bits 1-31 cannot be told from real ones: a
+game peer holding more than 32 of our commands can make us drop one that way,
+as between two games.
 
 Two twins, one source: ``_session_py.py`` is the pure twin and, compiled with
 the types of ``_session_c.pxd``, the compiled twin ``_session_c``; this module
