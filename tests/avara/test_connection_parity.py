@@ -59,6 +59,9 @@ def snapshot(conn: Any) -> tuple[object, ...]:
         conn.peer_cram_data,
         conn.skip_after,
         conn.max_resends_without_receive,
+        conn.my_id,
+        conn.latency_tolerance,
+        conn.peer_window,
     )
 
 
@@ -85,6 +88,8 @@ config = st.fixed_dictionaries(
         "frame_time": st.sampled_from([16.0, 8.0, 33.3, 64.0]),
         "version": st.sampled_from([18, 17, 0]),
         "first_receive_serial": st.sampled_from([0, 2, 65532]),
+        "peer_window": st.sampled_from([1024, 1, 16, 32, 100, 16383]),
+        "latency_tolerance": st.sampled_from([0.0, 2.0, 1.25, 8.0]),
     }
 )
 small = st.sampled_from([0, 1, -1, 5, -8, 127, -128])
@@ -132,8 +137,16 @@ glitch_op = st.tuples(
 frame_op = st.tuples(st.just("frame"), st.integers(0, 1), st.integers(-128, 127))
 # many commands at once (packing, the send window, ack bitmaps)
 flood_op = st.tuples(st.just("flood"), st.integers(0, 1), st.integers(1, 40))
+# a client taking its slot from the TOC (once; other values refused the same way)
+set_id_op = st.tuples(st.just("set_id"), st.integers(0, 1), st.sampled_from([1, 2, 3, -1, 200]))
+# the game's latency tolerance changing (out of range refused the same way)
+set_lt_op = st.tuples(
+    st.just("set_lt"), st.integers(0, 1), st.sampled_from([0.0, 1.5, 4.0, 8.0, 9.0, math.nan])
+)
 operation = st.one_of(
     send_op,
+    set_id_op,
+    set_lt_op,
     frame_op,
     frame_op,
     flood_op,
@@ -231,6 +244,10 @@ def test_twins_agree_step_by_step(
                         side.wire[1 - op[1]].extend(res[1])  # type: ignore[arg-type]
                 elif kind == "garbage":
                     res = outcome(conn.receive_datagram, op[2], now)
+                elif kind == "set_id":
+                    res = outcome(setattr, conn, "my_id", op[2])
+                elif kind == "set_lt":
+                    res = outcome(setattr, conn, "latency_tolerance", op[2])
                 elif kind == "glitch":
                     _, _, call, bad = op
                     if call == "send":
