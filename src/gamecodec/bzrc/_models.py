@@ -27,6 +27,7 @@ __all__ = [
     "DEFAULT_MAX_LINE",
     "DEFAULT_MAX_PENDING",
     "DEFAULT_MAX_RESPONSE",
+    "DEFAULT_TIMEOUT",
     "DOUBLE_FAIL_COMMANDS",
     "Ack",
     "Answer",
@@ -85,6 +86,11 @@ DEFAULT_MAX_PENDING = 1024
 answers: those the application has not answered yet, and the answers queued
 behind them (answers leave in command order). Past it the client is
 pipelining more than the server answers, and the session closes."""
+
+DEFAULT_TIMEOUT = 10.0
+"""Seconds a client call waits for its answer (and :func:`~gamecodec.bzrc.aio.connect`
+for the connection and the greeting) unless told otherwise. bzrflag answers
+each command in the pass of its 10 ms game loop that reads it."""
 
 DOUBLE_FAIL_COMMANDS = frozenset({"speed", "angvel", "accelx", "accely"})
 """Commands whose argument errors bzrflag answers with ack + ``fail Invalid

@@ -42,7 +42,7 @@ from gamecodec.bzrc._models import (
     Timer,
     Unsolicited,
 )
-from gamecodec.errors import DecodeError, RemoteProtocolError
+from gamecodec.errors import DecodeError, RemoteProtocolError, TruncatedError
 
 __all__ = [
     "HELP",
@@ -141,6 +141,9 @@ class ClientSession:
 
         Returns the events those bytes delivered: :class:`Connected`,
         :class:`Answer`, :class:`Unsolicited`, and :class:`Closed` at the end.
+        The end of the stream is the connection lost wherever it comes, also
+        inside a reply: :class:`Closed` then names the command whose reply
+        was cut short among ``pending`` (help output counts as complete).
         Calling it without ``now`` is deprecated.
         """
         if now is None:
@@ -151,6 +154,8 @@ class ClientSession:
         try:
             try:
                 responses = self._parser.feed(data) if data else self._parser.close()
+            except TruncatedError as exc:  # the stream ended inside a reply: a loss
+                responses = list(exc.partial or [])
             except DecodeError as exc:
                 self.closed = True
                 self._dispatch(exc.partial or [], events)
