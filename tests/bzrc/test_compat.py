@@ -9,6 +9,7 @@ import math
 import socket
 import threading
 from collections.abc import Callable, Iterator
+from typing import BinaryIO
 
 import numpy as np
 import pytest
@@ -334,15 +335,16 @@ def test_numpy_scalars(port: int) -> None:
         assert len(bzrc.get_mytanks()) == 3
 
 
-def one_shot_server(script: Callable[[socket.socket], None]) -> Iterator[int]:
-    """A raw server thread for one connection, running ``script``."""
+def one_shot_server(script: Callable[[socket.socket, BinaryIO], None]) -> Iterator[int]:
+    """A raw server thread for one connection, running ``script(conn, lines)``
+    (``lines.readline()`` reads one command)."""
     listener = socket.create_server(("127.0.0.1", 0))
     port = listener.getsockname()[1]
 
     def serve() -> None:
         conn, _ = listener.accept()
-        with conn:
-            script(conn)
+        with conn, conn.makefile("rb") as lines:
+            script(conn, lines)
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
@@ -357,13 +359,13 @@ def one_shot_server(script: Callable[[socket.socket], None]) -> Iterator[int]:
 def test_lost_connection_is_connection_error(cut: int | None) -> None:
     reply = b"ack 0.1 mytanks\nbegin\nmytank 0 red0 alive 10 0 - 1 2 0.5 0 0 0\nend\n"
 
-    def script(conn: socket.socket) -> None:
+    def script(conn: socket.socket, lines: BinaryIO) -> None:
         conn.sendall(b"bzrobots 1\n")
-        conn.recv(100)  # agent 1 (and maybe the command)
+        assert lines.readline() == b"agent 1\n"
         if cut is None:
-            conn.recv(100)
+            assert lines.readline() == b"mytanks\n"
             conn.sendall(reply)
-            conn.recv(100)
+            assert lines.readline() == b"mytanks\n"  # then closed, unanswered
         else:
             conn.sendall(reply[:cut])
 
@@ -381,7 +383,7 @@ def test_lost_connection_is_connection_error(cut: int | None) -> None:
 def test_timeout() -> None:
     done = threading.Event()
 
-    def script(conn: socket.socket) -> None:
+    def script(conn: socket.socket, lines: BinaryIO) -> None:
         conn.sendall(b"bzrobots 1\n")
         done.wait(10)
 
@@ -398,7 +400,7 @@ def test_timeout() -> None:
 def test_no_greeting_times_out() -> None:
     done = threading.Event()
 
-    def script(conn: socket.socket) -> None:
+    def script(conn: socket.socket, lines: BinaryIO) -> None:
         done.wait(10)
 
     for port in one_shot_server(script):
@@ -408,12 +410,12 @@ def test_no_greeting_times_out() -> None:
 
 
 def test_unexpected_response() -> None:
-    def script(conn: socket.socket) -> None:
+    def script(conn: socket.socket, lines: BinaryIO) -> None:
         conn.sendall(b"bzrobots 1\n")
-        conn.recv(100)
-        conn.recv(100)
+        lines.readline()
+        assert lines.readline() == b"obstacles\n"
         conn.sendall(b"ack 1 obstacles\nfail\n")  # bzrflag --no-report-obstacles
-        conn.recv(100)
+        lines.readline()
 
     for port in one_shot_server(script):
         bzrc = BZRC("127.0.0.1", port, timeout=5)
@@ -429,14 +431,14 @@ def test_double_fail_does_not_shift_answers() -> None:
     parameter(s)`` and a second ``fail``; the reference client leaves that
     second line to answer its next command, the drop-in does not."""
 
-    def script(conn: socket.socket) -> None:
+    def script(conn: socket.socket, lines: BinaryIO) -> None:
         conn.sendall(b"bzrobots 1\n")
-        conn.recv(100)
-        conn.recv(100)
+        lines.readline()
+        assert lines.readline() == b"speed 0 1.0\n"
         conn.sendall(b"ack 1 speed 0 x\nfail Invalid parameter(s)\nfail\n")
-        conn.recv(100)
+        assert lines.readline() == b"constants\n"
         conn.sendall(b"ack 2 constants\nbegin\nconstant team red\nend\n")
-        conn.recv(100)
+        lines.readline()
 
     for port in one_shot_server(script):
         bzrc = BZRC("127.0.0.1", port, timeout=5)
