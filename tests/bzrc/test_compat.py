@@ -445,3 +445,13 @@ def test_double_fail_does_not_shift_answers() -> None:
         assert bzrc.speed(0, 1.0) is False
         assert bzrc.get_constants() == {"team": "red"}
         bzrc.close()
+
+
+@pytest.mark.parametrize("sent", [b"", b"bzrob"])
+def test_lost_before_the_greeting(sent: bytes) -> None:
+    def script(conn: socket.socket, lines: BinaryIO) -> None:
+        conn.sendall(sent)
+
+    for port in one_shot_server(script):
+        with pytest.raises(ConnectionError, match="closed by the server"):
+            BZRC("127.0.0.1", port, timeout=5)

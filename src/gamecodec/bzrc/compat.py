@@ -212,6 +212,8 @@ class BZRC:
             self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             deadline = None if timeout is None else time.monotonic() + timeout
             while self.session.greeting is None:
+                if self._broken is not None:
+                    raise self._broken
                 self._receive(deadline, "the greeting")
             self._flush()
         except BaseException:
