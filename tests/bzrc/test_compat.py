@@ -455,3 +455,17 @@ def test_lost_before_the_greeting(sent: bytes) -> None:
     for port in one_shot_server(script):
         with pytest.raises(ConnectionError, match="closed by the server"):
             BZRC("127.0.0.1", port, timeout=5)
+
+
+def test_debug_prints_whole_lines(port: int, capsys: pytest.CaptureFixture[str]) -> None:
+    with BZRC("127.0.0.1", port, debug=True) as bzrc:
+        bzrc.get_constants()
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "Received: ['bzrobots', '1']"
+    assert printed[2:] == [
+        "Received: ['begin']",
+        "Received: ['constant', 'team', 'red']",
+        "Received: ['constant', 'worldsize', '800']",
+        "Received: ['end']",
+    ]
+    assert printed[1].startswith("Received: ['ack', ") and printed[1].endswith("'constants']")

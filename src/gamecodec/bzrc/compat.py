@@ -207,13 +207,14 @@ class BZRC:
         )
         self._broken: BaseException | None = None
         self._answers: dict[int, Response] = {}
+        self._debug_lines = bytearray()
         self._sock = socket.create_connection((host, port), timeout)
         try:
             self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             deadline = None if timeout is None else time.monotonic() + timeout
             while self.session.greeting is None:
                 if self._broken is not None:
-                    raise self._broken
+                    raise self._broken.with_traceback(None)
                 self._receive(deadline, "the greeting")
             self._flush()
         except BaseException:
@@ -274,8 +275,11 @@ class BZRC:
         except OSError as exc:
             raise self._fail(_lost(exc)) from exc
         if self.debug:
-            for line in data.decode("latin-1").splitlines():
-                print(f"Received: {line.split()}")
+            self._debug_lines += data
+            *lines, rest = self._debug_lines.split(b"\n")
+            self._debug_lines = bytearray(rest)
+            for line in lines:
+                print(f"Received: {line.decode('latin-1').split()}")
         try:
             events = self.session.receive_data(data, time.monotonic())
         except RemoteProtocolError as exc:
@@ -299,14 +303,14 @@ class BZRC:
     def _call(self, commands: Sequence[tuple[object, ...]]) -> list[Response]:
         """Send ``commands`` in one write and wait for all their answers."""
         if self._broken is not None:
-            raise self._broken
+            raise self._broken.with_traceback(None)
         requests = self.session.send_many(commands)
         self._flush()
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
         names = " ".join(r.command for r in requests)
         while any(r.id not in self._answers for r in requests):
             if self._broken is not None:
-                raise self._broken
+                raise self._broken.with_traceback(None)
             self._receive(deadline, names)
         return [self._answers.pop(r.id) for r in requests]
 
