@@ -133,3 +133,55 @@ def test_bot_keeps_the_latest_errors() -> None:
     errors = asyncio.run(run())
     assert len(errors) == MAX_ERRORS
     assert errors[0] == Error("e50") and errors[-1] == Error(f"e{MAX_ERRORS + 49}")
+
+
+MYTANK = b"mytank 0 red0 alive 10 0 -                            -375 -10 0.7 0.0 0.0 0\n"
+SHOT = b"shot 1.5 2.5 3.5 4.5\n"
+
+
+def test_default_max_items(codec: ModuleType) -> None:
+    assert codec.Decoder().max_items == bzrc.DEFAULT_MAX_ITEMS == 16_384
+    with pytest.raises(ValueError):
+        codec.Decoder(max_items=-1)
+
+
+@pytest.mark.parametrize("line", [TEAM, SHOT, MYTANK])
+def test_list_without_end_stops_at_max_items(codec: ModuleType, line: bytes) -> None:
+    """A server that never sends ``end`` makes the decoder hold at most
+    ``max_items`` items, however short the lines (``max_response`` alone let
+    4 MiB of ``shot`` lines become ~37 MB of tuples)."""
+    fits = HEAD + line * 10 + b"end\n"
+    assert len(codec.Decoder(max_items=10).feed(fits)[0].items) == 10
+    for size in (1, 7, len(line) * 20):
+        decoder = codec.Decoder(max_items=10)
+        data = HEAD + line * 20
+        with pytest.raises(DecodeError, match="list longer than max_items") as info:
+            for i in range(0, len(data), size):
+                decoder.feed(data[i : i + size])
+        assert info.value.offset == len(HEAD) + 10 * len(line)
+
+
+def test_corners_count_against_max_items(codec: ModuleType) -> None:
+    obstacle = b"obstacle " + b"0 0 " * 4 + b"\n"  # one item and four corners: 5
+    base = b"base red 1 1 2 2\n"  # 3
+    assert len(codec.Decoder(max_items=13).feed(HEAD + obstacle * 2 + base + b"end\n")) == 1
+    with pytest.raises(DecodeError, match="max_items") as info:
+        codec.Decoder(max_items=12).feed(HEAD + obstacle * 2 + base + b"end\n")
+    assert info.value.offset == len(HEAD) + 2 * len(obstacle)
+
+
+def test_a_failed_decoder_holds_nothing(codec: ModuleType) -> None:
+    """After a cap or a bad line, the list being read is dropped."""
+    import tracemalloc
+
+    data = HEAD + SHOT * (bzrc.DEFAULT_MAX_ITEMS + 1)  # the input is not counted
+    tracemalloc.start()
+    try:
+        decoder = codec.Decoder()
+        before = tracemalloc.get_traced_memory()[0]
+        with pytest.raises(DecodeError, match="max_items"):
+            decoder.feed(data)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert held < 200_000

@@ -186,3 +186,47 @@ def test_other_responses() -> None:
 def test_encode_response_rejects(response: object) -> None:
     with pytest.raises(EncodeError):
         bzrc.encode_response(response)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("args", "wire"),
+    [
+        (("shoot", np.int64(3)), b"shoot 3\n"),
+        (("occgrid", np.uint8(2)), b"occgrid 2\n"),
+        (("speed", np.int64(1), np.float32(0.5)), b"speed 1 0.5\n"),
+        (("speed", np.int32(1), np.float32(0.1)), b"speed 1 0.10000000149011612\n"),
+        (("angvel", np.int16(0), np.float64(-0.25)), b"angvel 0 -0.25\n"),
+        (("angvel", 0, np.int64(-1)), b"angvel 0 -1\n"),
+    ],
+)
+def test_encode_numpy_scalars(args: tuple[object, ...], wire: bytes) -> None:
+    """numpy scalars are numbers like any other; the float is written exactly."""
+    assert bzrc.encode(*args) == wire  # type: ignore[arg-type]
+    session = bzrc.ClientSession()
+    session.receive_data(b"bzrobots 1\n", 0.0)
+    session.send(*args)  # type: ignore[arg-type]
+    assert session.data_to_send() == b"agent 1\n" + wire
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("shoot", np.True_), ("shoot", np.float64(1.0)), ("speed", 0, np.bool_(False))],
+)
+def test_encode_refuses_numpy_bools_and_float_ids(args: tuple[object, ...]) -> None:
+    with pytest.raises(EncodeError):
+        bzrc.encode(*args)  # type: ignore[arg-type]
+
+
+def test_encode_response_numpy_scalars() -> None:
+    tank = MyTank(
+        np.int64(0), "red0", "alive", np.int64(10), np.float32(0.5), "-",
+        np.float64(-375.7), np.int32(-10), np.float32(0.25), 0.0, -0.0, np.int64(0),
+    )  # fmt: skip
+    expected = b"mytank 0 red0 alive 10 0.5 -" + b" " * 28 + b"-375 -10 0.25 0.0 -0.0 0"
+    assert bzrc.encode_item(tank).encode() == expected  # type: ignore[arg-type]
+    timer = Timer(Ack(np.float32(1.5), "timer", ()), np.float64(2.5), np.int64(300000))
+    assert bzrc.encode_response(timer) == b"ack 1.5 timer\ntimer 2.5 300000\n"
+    assert bzrc.format_number(np.float32(0.5), "cpp") == "0.500000"
+    assert bzrc.format_number(np.int64(7)) == "7"
+    with pytest.raises(TypeError):
+        bzrc.format_number(np.True_)

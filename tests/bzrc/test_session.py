@@ -161,11 +161,11 @@ def test_server_automatic_answers() -> None:
         b"ack 1.000000 teams extra\nfail Invalid parameter(s)\n"
         b"ack 1.000000 speed 0 x\nfail Invalid parameter(s)\nfail\n"
         b"ack 1.000000 speed 0 nan\nfail not a number\n"
-        b":speed <tankid> <value>: set the speed, -1..1\n"
+        b":speed <tankid> <value>\n\n        set the speed, -1..1\n"
         b'fail invalid command "nope"\n'
         b"fail invalid command\n"
         # bzrflag reads the first argument of help only
-        b":speed <tankid> <value>: set the speed, -1..1\n"
+        b":speed <tankid> <value>\n\n        set the speed, -1..1\n"
         b'fail invalid command "nope"\n'
         b"fail\n"
     )

@@ -32,9 +32,15 @@ TOKENS = (
     b"\n", b"ack ", b"fail ", b"error ", b"begin\n", b"end\n", b"mytank ", b"othertank ",
     b"team ", b"base ", b"flag ", b"shot ", b"obstacle ", b"constant ", b"at ", b"size ",
     b"timer ", b"hit ", b"nan", b"inf", b"-0", b"1e308", b"0.5", b"99999999999999999999",
-    b"bzrobots 1\n", b" ", b"\t", b"\r", b"0101", b"x",
+    b"bzrobots 1\n", b" ", b"\t", b"\r", b"0101", b"x", b":", b"\n        ", b"\n    fail\n",
 )  # fmt: skip
-LIMITS = ((1 << 20, 1 << 22), (1 << 20, 1 << 22), (64, 16), (1, 0), (300, 2500))
+LIMITS = (
+    (1 << 20, 1 << 22, 1 << 14),
+    (1 << 20, 1 << 22, 1 << 14),
+    (64, 16, 3),
+    (1, 0, 0),
+    (300, 2500, 40),
+)  # (max_line, max_grid_cells, max_items)
 
 
 def _streams() -> list[bytes]:
@@ -48,13 +54,13 @@ def _streams() -> list[bytes]:
     return out
 
 
-def _limits(data: bytes) -> tuple[int, int]:
+def _limits(data: bytes) -> tuple[int, int, int]:
     return LIMITS[len(data) % len(LIMITS)]
 
 
-def _feed_all(codec: Any, parts: list[bytes], limits: tuple[int, int]) -> list[Any]:
+def _feed_all(codec: Any, parts: list[bytes], limits: tuple[int, int, int]) -> list[Any]:
     """Each feed's outcome, then close's; stops at the first error."""
-    decoder = codec.Decoder(max_line=limits[0], max_grid_cells=limits[1])
+    decoder = codec.Decoder(max_line=limits[0], max_grid_cells=limits[1], max_items=limits[2])
     got = []
     for part in [*parts, None]:
         res = outcome(DECODE_ONLY, decoder.close if part is None else decoder.feed, *(
@@ -121,9 +127,10 @@ RESPONSES = _responses()
 
 
 class _World:
-    def __init__(self, codec: Any, limits: tuple[int, int]) -> None:
-        self.client = bz_session.ClientSession(max_line=limits[0], max_grid_cells=limits[1])
-        self.client._parser = codec.Decoder(max_line=limits[0], max_grid_cells=limits[1])
+    def __init__(self, codec: Any, limits: tuple[int, int, int]) -> None:
+        caps = {"max_line": limits[0], "max_grid_cells": limits[1], "max_items": limits[2]}
+        self.client = bz_session.ClientSession(**caps)
+        self.client._parser = codec.Decoder(**caps)
         self.server = bz_session.ServerSession(0.0, max_line=limits[0])
         self.requests: list[Any] = []
         self.to_client = b""

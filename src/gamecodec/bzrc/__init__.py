@@ -31,9 +31,11 @@ from gamecodec.bzrc._format import Dialect, c_f, format_number, py2_str
 from gamecodec.bzrc._impl import Decoder, decode, decode_many, parse_number
 from gamecodec.bzrc._models import (
     DEFAULT_MAX_GRID_CELLS,
+    DEFAULT_MAX_ITEMS,
     DEFAULT_MAX_LINE,
     DEFAULT_MAX_PENDING,
     DEFAULT_MAX_RESPONSE,
+    DEFAULT_TIMEOUT,
     Ack,
     Answer,
     Base,
@@ -76,9 +78,11 @@ __getattr__ = deprecated_names(
 __all__ = [
     "COMMANDS",
     "DEFAULT_MAX_GRID_CELLS",
+    "DEFAULT_MAX_ITEMS",
     "DEFAULT_MAX_LINE",
     "DEFAULT_MAX_PENDING",
     "DEFAULT_MAX_RESPONSE",
+    "DEFAULT_TIMEOUT",
     "MYTANK_GAP",
     "Ack",
     "Answer",

@@ -2,6 +2,7 @@
 
 from gamecodec.bzrc._models import (
     DEFAULT_MAX_GRID_CELLS,
+    DEFAULT_MAX_ITEMS,
     DEFAULT_MAX_LINE,
     DEFAULT_MAX_RESPONSE,
     Number,
@@ -26,12 +27,16 @@ class Decoder:
     @property
     def max_response(self) -> int:
         """The most bytes a list or help output may span."""
+    @property
+    def max_items(self) -> int:
+        """The most a list may hold (items, and obstacle or base corners)."""
     def __init__(
         self,
         *,
         max_line: int = DEFAULT_MAX_LINE,
         max_grid_cells: int = DEFAULT_MAX_GRID_CELLS,
         max_response: int = DEFAULT_MAX_RESPONSE,
+        max_items: int = DEFAULT_MAX_ITEMS,
     ) -> None: ...
     @property
     def offset(self) -> int:

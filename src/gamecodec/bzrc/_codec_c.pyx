@@ -31,6 +31,7 @@ from libc.string cimport memchr, memcmp
 
 from gamecodec.bzrc._models import (
     DEFAULT_MAX_GRID_CELLS,
+    DEFAULT_MAX_ITEMS,
     DEFAULT_MAX_LINE,
     DEFAULT_MAX_RESPONSE,
     DOUBLE_FAIL_COMMANDS,
@@ -200,7 +201,8 @@ cdef class Decoder:
 
     Caps: ``max_line`` a line's bytes (and so the partial line buffered),
     ``max_grid_cells`` an occgrid's W*H, ``max_response`` the bytes a list or
-    help output spans; past one the decoder raises DecodeError. Feeding costs
+    help output spans, ``max_items`` what a list holds; past one the decoder
+    raises DecodeError and drops the response it was reading. Feeding costs
     O(bytes) whatever the chunking (a partial line is never scanned twice).
 
     Threads: one decoder serves one stream, from one thread at a time; a call
@@ -214,6 +216,8 @@ cdef class Decoder:
     cdef readonly Py_ssize_t max_line
     cdef readonly Py_ssize_t max_grid_cells
     cdef readonly Py_ssize_t max_response
+    cdef readonly Py_ssize_t max_items
+    cdef Py_ssize_t _held  # what the list being read holds (see max_items)
     cdef bytearray _buf  # the partial line (only ever mutated in place)
     cdef Py_ssize_t _scanned  # its bytes known to hold no newline
     cdef Py_ssize_t _first  # where the list or help output being read started
@@ -225,6 +229,8 @@ cdef class Decoder:
     cdef object _ack
     cdef list _items
     cdef list _help
+    cdef bint _help_listing  # every help line so far starts with ":"
+    cdef Py_ssize_t _help_at  # where the last help line started
     cdef object _fail
     cdef object _gx
     cdef object _gy
@@ -252,14 +258,18 @@ cdef class Decoder:
             self._cache[i].n = 0
 
     def __init__(self, *, max_line=DEFAULT_MAX_LINE, max_grid_cells=DEFAULT_MAX_GRID_CELLS,
-                 max_response=DEFAULT_MAX_RESPONSE):
-        if max_line < 1 or max_grid_cells < 0 or max_response < 1:
-            raise ValueError("max_line and max_response must be >= 1 and max_grid_cells >= 0")
+                 max_response=DEFAULT_MAX_RESPONSE, max_items=DEFAULT_MAX_ITEMS):
+        if max_line < 1 or max_grid_cells < 0 or max_response < 1 or max_items < 0:
+            raise ValueError(
+                "max_line and max_response must be >= 1, max_grid_cells and max_items >= 0"
+            )
         self._enter()
         try:
             self.max_line = max_line
             self.max_grid_cells = max_grid_cells
             self.max_response = max_response
+            self.max_items = max_items
+            self._held = 0
             del self._buf[:]
             self._scanned = 0
             self._first = 0
@@ -268,6 +278,8 @@ cdef class Decoder:
             self._ack = None
             self._items = []
             self._help = []
+            self._help_listing = False
+            self._help_at = 0
             self._fail = None
             self._gx = 0
             self._gy = 0
@@ -380,7 +392,7 @@ cdef class Decoder:
                 pos = (nl - b) + 1
         except DecodeError as exc:
             exc.partial = out
-            self._failed = exc
+            self._fail_with(exc)
             raise
         finally:
             self._scanned = scanned
@@ -390,6 +402,17 @@ cdef class Decoder:
             elif pos < n:
                 tail += b[pos:n]
         return out
+
+    cdef void _fail_with(self, exc) noexcept:
+        """Break the decoder for good, dropping the response it was reading."""
+        self._failed = exc
+        self._items = []
+        self._help = []
+        self._cells = None
+        self._cellp = NULL
+        self._ack = None
+        self._fail = None
+        self._held = 0
 
     def flush(self):
         """Return what only the next line could complete: pending help output,
@@ -423,7 +446,7 @@ cdef class Decoder:
             if self._state != S_TOP or PyByteArray_GET_SIZE(self._buf):
                 exc = truncated("stream ended inside a response",
                                 self._base + PyByteArray_GET_SIZE(self._buf), out)
-                self._failed = exc
+                self._fail_with(exc)
                 raise exc
             return out
         finally:
@@ -480,24 +503,20 @@ cdef class Decoder:
         if state == S_LIST and self._base + le + 1 - self._first > self.max_response:
             self._check_span(ls, le, "list")
         if (state == S_LIST and _fast_tuples and le - ls > 7 and memcmp(b + ls, b"mytank", 6) == 0
-                and bz_space(b[ls + 6])):
+                and bz_space(b[ls + 6]) and self._held < self.max_items):
             # the hot list: one pass straight into the NamedTuple
             tank = gamecodec_alloc_subtuple(_MyTank, 12)
             if bz_mytank_fast(b, ls + 7, le, self._cache, fields):
                 bz_fill_steal(tank, fields, 12)
                 PyList_Append(self._items, tank)
+                self._held += 1
                 return 0
-        nt = self._tokenize(b, ls, le)
         if state == S_HELP:
-            if nt == 0 or not (self._is(b, 0, b"ack", 3) or self._is(b, 0, b"fail", 4)
-                               or self._is(b, 0, b"error", 5)):
-                self._check_span(ls, le, "help output")
-                self._help.append(b[ls:le].decode("latin-1"))
+            if self._help_line(b, ls, le, out):
                 return 0
-            out.append(Help(tuple(self._help)))
-            self._help = []
             state = self._state = S_TOP
-        elif state == S_EXTRA_FAIL:
+        nt = self._tokenize(b, ls, le)
+        if state == S_EXTRA_FAIL:
             if nt == 0:
                 return 0
             if nt == 1 and self._is(b, 0, b"fail", 4):
@@ -526,6 +545,7 @@ cdef class Decoder:
             elif self._is(b, 0, b"at", 2) and not self._items:
                 self._at(b, ls)
             else:
+                self._hold(b, ls)
                 PyList_Append(self._items, self._item(b, ls))
         elif state == S_GRID_SIZE:
             self._size(b, ls)
@@ -533,6 +553,53 @@ cdef class Decoder:
             if nt != 1 or not self._is(b, 0, b"end", 3):
                 raise _error("occgrid not terminated by end", self._base + ls)
             self._finish_grid(out)
+        return 0
+
+    # -- help -------------------------------------------------------------------
+
+    cdef int _start_help(self, const char *b, Py_ssize_t ls, Py_ssize_t le) except -1:
+        self._first = self._help_at = self._base + ls
+        self._help_listing = True
+        self._check_span(ls, le, "help output")
+        self._help = [b[ls:le].decode("latin-1")]
+        self._state = S_HELP
+        return 0
+
+    cdef bint _help_line(self, const char *b, Py_ssize_t ls, Py_ssize_t le,
+                         list out) except -1:
+        """Take the line into the help output, or end the help output (False:
+        the line is then read as the start of the next response); the rule is
+        the pure twin's ``_help_line``."""
+        if ls == le or bz_space(b[ls]):
+            if self._help_listing and len(self._help) > 1:
+                out.append(Help(tuple(self._help[:-1])))
+                self._help = self._help[-1:]
+                self._first = self._help_at
+            self._help_listing = False
+        elif b[ls] == b':':
+            if not self._help_listing:
+                out.append(Help(tuple(self._help)))
+                self._start_help(b, ls, le)
+                return True
+            self._help_at = self._base + ls
+        else:
+            out.append(Help(tuple(self._help)))
+            self._help = []
+            return False
+        self._check_span(ls, le, "help output")
+        self._help.append(b[ls:le].decode("latin-1"))
+        return True
+
+    cdef int _hold(self, const char *b, Py_ssize_t ls) except -1:
+        """Count a list item against ``max_items`` before it is built."""
+        cdef Py_ssize_t weight = 1
+        if self._is(b, 0, b"obstacle", 8):
+            weight += (self._nt - 1) // 2
+        elif self._is(b, 0, b"base", 4) and self._nt > 2:
+            weight += (self._nt - 2) // 2
+        self._held += weight
+        if self._held > self.max_items:
+            raise _error("list longer than max_items", self._base + ls)
         return 0
 
     cdef int _check_span(self, Py_ssize_t ls, Py_ssize_t le, str what) except -1:
@@ -553,10 +620,7 @@ cdef class Decoder:
         elif nt == 2 and self._is(b, 0, b"bzrobots", 8):
             out.append(Greeting("bzrobots", self._int(b, 1)))
         elif b[self._ts[0]] == b':':
-            self._first = self._base + ls
-            self._check_span(ls, le, "help output")
-            self._help = [b[ls:le].decode("latin-1")]
-            self._state = S_HELP
+            self._start_help(b, ls, le)
         else:
             raise _error("unexpected line", self._base + ls)
         return 0
@@ -590,6 +654,7 @@ cdef class Decoder:
                 self._state = S_TOP
         elif nt == 1 and self._is(b, 0, b"begin", 5):
             self._items = []
+            self._held = 0
             self._first = self._base + ls
             self._state = S_LIST
         elif self._is(b, 0, b"timer", 5):

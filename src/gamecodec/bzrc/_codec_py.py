@@ -16,6 +16,7 @@ from threading import Lock
 from gamecodec.bzrc._errors import decode_error, in_use, truncated
 from gamecodec.bzrc._models import (
     DEFAULT_MAX_GRID_CELLS,
+    DEFAULT_MAX_ITEMS,
     DEFAULT_MAX_LINE,
     DEFAULT_MAX_RESPONSE,
     DOUBLE_FAIL_COMMANDS,
@@ -51,7 +52,7 @@ MAX_INT_DIGITS = 18
 
 _INT = re.compile(rb"[+-]?[0-9]+\Z")
 _CELLS = bytes.maketrans(b"01", b"\x00\x01")
-_HELP_END = frozenset({b"ack", b"fail", b"error"})
+_INDENT = frozenset(b" \t\r\x0b\x0c")
 _NOT_ITEMS = frozenset({b"ack", b"ok", b"fail", b"begin", b"timer", b"bzrobots", b"at", b"size"})
 
 # parser states
@@ -218,17 +219,20 @@ class Decoder:
     """Bytes in any chunking -> typed responses, in order.
 
     ``feed(data)`` returns every response completed by ``data``. Help output
-    has no terminator: it is returned when the next ``ack``/``fail``/``error``
-    line arrives, or by :meth:`flush`. A decoding error is raised as
-    :class:`~gamecodec.DecodeError` with the absolute stream offset and the
-    responses completed earlier in the same call as ``partial``; the parser
-    then stays broken (every later call raises the same error; :attr:`offset`
-    stays at the start of the bad line, and it is not :attr:`idle`).
+    has no terminator: its lines after the first are empty or indented (or,
+    for a bare ``help``, start with ``:``) and a response line never is, so
+    it is returned when the next response starts, or by :meth:`flush`. A
+    decoding error is raised as :class:`~gamecodec.DecodeError` with the
+    absolute stream offset and the responses completed earlier in the same
+    call as ``partial``; the parser then stays broken (every later call
+    raises the same error; :attr:`offset` stays at the start of the bad
+    line, and it is not :attr:`idle`) and drops the response it was reading.
 
     Caps on what a peer can make the decoder hold: ``max_line`` a line's
     bytes (and so the partial line buffered), ``max_grid_cells`` an occgrid's
     W*H (allocated when its size line arrives), ``max_response`` the bytes a
-    list (``begin`` to ``end``) or a help output spans; past a cap the
+    list (``begin`` to ``end``) or a help output spans, ``max_items`` what a
+    list holds (:data:`~gamecodec.bzrc.DEFAULT_MAX_ITEMS`); past a cap the
     decoder raises :class:`~gamecodec.DecodeError`. Feeding costs O(bytes)
     whatever the chunking (a partial line is never scanned twice).
 
@@ -245,9 +249,12 @@ class Decoder:
         max_line: int = DEFAULT_MAX_LINE,
         max_grid_cells: int = DEFAULT_MAX_GRID_CELLS,
         max_response: int = DEFAULT_MAX_RESPONSE,
+        max_items: int = DEFAULT_MAX_ITEMS,
     ) -> None:
-        if max_line < 1 or max_grid_cells < 0 or max_response < 1:
-            raise ValueError("max_line and max_response must be >= 1 and max_grid_cells >= 0")
+        if max_line < 1 or max_grid_cells < 0 or max_response < 1 or max_items < 0:
+            raise ValueError(
+                "max_line and max_response must be >= 1, max_grid_cells and max_items >= 0"
+            )
         lock: Lock | None = getattr(self, "_lock", None)
         if lock is None:
             lock = self._lock = Lock()
@@ -257,6 +264,8 @@ class Decoder:
             self.max_line = max_line
             self.max_grid_cells = max_grid_cells
             self.max_response = max_response
+            self.max_items = max_items
+            self._held = 0  # what the list being read holds (see max_items)
             self._buf = bytearray()
             self._scanned = 0  # bytes at the start of _buf known to hold no newline
             self._base = 0
@@ -264,6 +273,8 @@ class Decoder:
             self._ack: Ack | None = None
             self._items: list[Item] = []
             self._help: list[str] = []
+            self._help_listing = False  # every help line so far starts with ":"
+            self._help_at = 0  # where the last help line started
             self._fail: Fail | None = None
             self._first = 0  # where the list or help output being read started
             self._gx = 0
@@ -323,7 +334,7 @@ class Decoder:
                 self._line(line, start, out)
         except DecodeError as exc:
             exc.partial = out
-            self._failed = exc
+            self._fail_with(exc)
             pos = line_at  # the bad line stays unconsumed: offset is where it starts
             raise
         finally:
@@ -332,6 +343,15 @@ class Decoder:
                 del buf[:pos]
                 self._base += pos
         return out
+
+    def _fail_with(self, exc: DecodeError) -> None:
+        """Break the decoder for good, dropping the response it was reading."""
+        self._failed = exc
+        self._items = []
+        self._help = []
+        self._cells = bytearray()
+        self._ack = self._fail = None
+        self._held = 0
 
     def flush(self) -> list[Response]:
         """Return what only the next line could complete: pending help output,
@@ -369,7 +389,7 @@ class Decoder:
             out = self._flush()
             if self._state != _TOP or self._buf:
                 exc = truncated("stream ended inside a response", self._base + len(self._buf), out)
-                self._failed = exc
+                self._fail_with(exc)
                 raise exc
             return out
         finally:
@@ -386,12 +406,8 @@ class Decoder:
             self._check_span(start, len(line), "list")
         tokens = line.split()
         if state == _HELP:
-            if not tokens or tokens[0] not in _HELP_END:
-                self._check_span(start, len(line), "help output")
-                self._help.append(line.decode("latin-1"))
+            if self._help_line(line, start, out):
                 return
-            out.append(Help(tuple(self._help)))
-            self._help = []
             state = self._state = _TOP
         elif state == _EXTRA_FAIL:
             if not tokens:
@@ -423,6 +439,7 @@ class Decoder:
             elif word == b"at" and not self._items:
                 self._at(tokens, line, start)
             else:
+                self._hold(tokens, start)
                 self._items.append(_item(tokens, line, start))
         elif state == _GRID_SIZE:
             self._size(tokens, line, start, out)
@@ -430,6 +447,57 @@ class Decoder:
             if word != b"end" or len(tokens) != 1:
                 raise decode_error("occgrid not terminated by end", start)
             self._finish_grid(out)
+
+    # -- help ----------------------------------------------------------------
+
+    def _start_help(self, line: bytes, start: int) -> None:
+        self._first = self._help_at = start
+        self._help_listing = True
+        self._check_span(start, len(line), "help output")
+        self._help = [line.decode("latin-1")]
+        self._state = _HELP
+
+    def _help_line(self, line: bytes, start: int, out: list[Response]) -> bool:
+        """Take ``line`` into the help output, or end the help output (False:
+        the line is then read as the start of the next response).
+
+        After the first, a help line is empty or indented (a docstring's
+        body), or starts with ``:`` while every line so far did (a bare
+        ``help``'s command list); a response line is neither. A ``:`` line
+        after a body starts the next help output, and a body line after two
+        or more ``:`` lines splits off the last one: it began a topic's help.
+        """
+        lead = line[:1]
+        if not lead or lead[0] in _INDENT:
+            if self._help_listing and len(self._help) > 1:
+                out.append(Help(tuple(self._help[:-1])))
+                self._help = self._help[-1:]
+                self._first = self._help_at
+            self._help_listing = False
+        elif lead == b":":
+            if not self._help_listing:
+                out.append(Help(tuple(self._help)))
+                self._start_help(line, start)
+                return True
+            self._help_at = start
+        else:
+            out.append(Help(tuple(self._help)))
+            self._help = []
+            return False
+        self._check_span(start, len(line), "help output")
+        self._help.append(line.decode("latin-1"))
+        return True
+
+    def _hold(self, tokens: list[bytes], start: int) -> None:
+        """Count a list item against ``max_items`` before it is built."""
+        weight = 1
+        if tokens[0] == b"obstacle":
+            weight += (len(tokens) - 1) // 2
+        elif tokens[0] == b"base":
+            weight += max(len(tokens) - 2, 0) // 2
+        self._held += weight
+        if self._held > self.max_items:
+            raise decode_error("list longer than max_items", start)
 
     def _check_span(self, start: int, length: int, what: str) -> None:
         """Refuse a list or help line that ends past ``max_response``."""
@@ -449,10 +517,7 @@ class Decoder:
         elif word == b"bzrobots" and len(tokens) == 2:
             out.append(Greeting("bzrobots", _int(tokens, 1, line, start)))
         elif word[:1] == b":":
-            self._first = start
-            self._check_span(start, len(line), "help output")
-            self._help = [line.decode("latin-1")]
-            self._state = _HELP
+            self._start_help(line, start)
         else:
             raise decode_error("unexpected line", start)
 
@@ -477,6 +542,7 @@ class Decoder:
                 self._state = _TOP
         elif word == b"begin" and len(tokens) == 1:
             self._items = []
+            self._held = 0
             self._first = start
             self._state = _LIST
         elif word == b"timer":

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from gamecodec.bzrc._errors import encode_error
-from gamecodec.bzrc._format import Dialect, c_f, py2_str
+from gamecodec.bzrc._format import Dialect, as_number, c_f, py2_str
 from gamecodec.bzrc._models import (
     Ack,
     Base,
@@ -96,15 +96,17 @@ def _token(value: object, what: str) -> str:
 
 
 def _int_arg(value: object, what: str) -> str:
-    if isinstance(value, bool) or not isinstance(value, int):
+    number = as_number(value)
+    if not isinstance(number, int):
         raise encode_error(f"{what} must be an int, not {type(value).__name__}")
-    return str(value)
+    return str(number)
 
 
 def _float_arg(value: object, what: str) -> str:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    number = as_number(value)
+    if number is None:
         raise encode_error(f"{what} must be a number, not {type(value).__name__}")
-    return repr(float(value)) if isinstance(value, float) else str(value)
+    return repr(number) if isinstance(number, float) else str(number)
 
 
 def encode(command: str, *args: object) -> bytes:
@@ -112,8 +114,10 @@ def encode(command: str, *args: object) -> bytes:
 
     ``taunt`` takes any number of words (or one string of words), ``help``
     an optional command name. Floats are written with ``repr`` (shortest
-    round trip), which the server's ``float()`` reads back exactly. A bad
-    command or argument raises :class:`~gamecodec.EncodeError`.
+    round trip), which the server's ``float()`` reads back exactly. numpy
+    scalars are numbers like any other (``np.int64`` tank ids, ``np.float32``
+    speeds); bools are refused. A bad command or argument raises
+    :class:`~gamecodec.EncodeError`.
     """
     kinds = COMMANDS.get(command)
     if kinds is None:
@@ -147,30 +151,33 @@ def encode_commands(commands: Iterable[tuple[Any, ...]]) -> bytes:
 
 def _f(value: Number, dialect: Dialect) -> str:
     """A float field: ints stay ``%d`` in bzrflag (``str()``), all ``%f`` in C++."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    number = as_number(value)
+    if number is None:
         raise encode_error(f"not a number: {value!r}")
     if dialect == "cpp":
-        return c_f(float(value))
-    return str(value) if isinstance(value, int) else py2_str(value)
+        return c_f(float(number))
+    return str(number) if isinstance(number, int) else py2_str(number)
 
 
 def _d(value: Number) -> str:
     """An int field (``%d``); integral floats are accepted."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    number = as_number(value)
+    if number is None:
         raise encode_error(f"not an integer: {value!r}")
-    if isinstance(value, float):
-        if not value.is_integer():
+    if isinstance(number, float):
+        if not number.is_integer():
             raise encode_error(f"not an integer: {value!r}")
-        return str(int(value))
-    return str(value)
+        return str(int(number))
+    return str(number)
 
 
 def _pos(value: Number, dialect: Dialect) -> str:
     """mytank x/y: bzrflag writes ``int(x)`` (truncated), C++ ``%f``."""
     if dialect == "cpp":
         return _f(value, dialect)
-    if isinstance(value, float) and math.isfinite(value):
-        return str(math.trunc(value))
+    number = as_number(value)
+    if isinstance(number, float) and math.isfinite(number):
+        return str(math.trunc(number))
     return _d(value)
 
 

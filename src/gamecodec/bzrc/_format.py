@@ -8,9 +8,10 @@ at least one decimal kept in fixed form. ``c_f`` is C's ``%f``.
 from __future__ import annotations
 
 import math
+from numbers import Integral, Real
 from typing import Literal
 
-__all__ = ["Dialect", "c_f", "format_number", "py2_str"]
+__all__ = ["Dialect", "as_number", "c_f", "format_number", "py2_str"]
 
 Dialect = Literal["bzrflag", "cpp"]
 
@@ -46,10 +47,27 @@ def c_f(value: float) -> str:
     return f"{value:f}"
 
 
-def format_number(value: float | int, dialect: Dialect = "bzrflag") -> str:
-    """An int as ``%d``; a float as the dialect writes floats."""
-    if isinstance(value, bool):
-        raise TypeError("a bool is not a wire number")
-    if isinstance(value, int):
-        return str(value)
-    return py2_str(value) if dialect == "bzrflag" else c_f(value)
+def as_number(value: object) -> int | float | None:
+    """``value`` as a Python ``int`` (any integral number: ``int``, numpy's
+    ``int64`` ...) or ``float`` (any other real number: numpy's ``float32``
+    ...); None for anything else, bools (Python's and numpy's) included."""
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return None
+    if type(value) is int or type(value) is float:
+        return value
+    if isinstance(value, Integral):  # int subclasses, numpy's integers
+        return int(value)
+    if isinstance(value, Real):  # float subclasses (np.float64), np.float32 ...
+        return float(value)
+    return None
+
+
+def format_number(value: object, dialect: Dialect = "bzrflag") -> str:
+    """An integral number as ``%d``; any other real number as the dialect
+    writes floats (numpy scalars included)."""
+    number = as_number(value)
+    if number is None:
+        raise TypeError(f"{value!r} is not a wire number")
+    if isinstance(number, int):
+        return str(number)
+    return py2_str(number) if dialect == "bzrflag" else c_f(number)

@@ -9,6 +9,7 @@ from gamecodec import _accel
 from gamecodec.bzrc._errors import decode_error, truncated
 from gamecodec.bzrc._models import (
     DEFAULT_MAX_GRID_CELLS,
+    DEFAULT_MAX_ITEMS,
     DEFAULT_MAX_LINE,
     DEFAULT_MAX_RESPONSE,
     DOUBLE_FAIL_COMMANDS,
@@ -37,6 +38,7 @@ def decode(
     max_line: int = DEFAULT_MAX_LINE,
     max_grid_cells: int = DEFAULT_MAX_GRID_CELLS,
     max_response: int = DEFAULT_MAX_RESPONSE,
+    max_items: int = DEFAULT_MAX_ITEMS,
 ) -> list[Response]:
     """Every response in ``data``, a complete stream (or a complete part of one).
 
@@ -46,7 +48,12 @@ def decode(
     :class:`~gamecodec.DecodeError` at their offset. Either error's
     ``partial`` holds the responses decoded before it.
     """
-    decoder = Decoder(max_line=max_line, max_grid_cells=max_grid_cells, max_response=max_response)
+    decoder = Decoder(
+        max_line=max_line,
+        max_grid_cells=max_grid_cells,
+        max_response=max_response,
+        max_items=max_items,
+    )
     out = decoder.feed(data)
     try:
         out += decoder.close()
@@ -62,6 +69,7 @@ def decode_many(
     max_line: int = DEFAULT_MAX_LINE,
     max_grid_cells: int = DEFAULT_MAX_GRID_CELLS,
     max_response: int = DEFAULT_MAX_RESPONSE,
+    max_items: int = DEFAULT_MAX_ITEMS,
 ) -> list[Response | DecodeError]:
     """Decode each item on its own: one item holds exactly one complete response.
 
@@ -75,7 +83,11 @@ def decode_many(
     for item in items:
         try:
             responses = decode(
-                item, max_line=max_line, max_grid_cells=max_grid_cells, max_response=max_response
+                item,
+                max_line=max_line,
+                max_grid_cells=max_grid_cells,
+                max_response=max_response,
+                max_items=max_items,
             )
         except DecodeError as exc:
             out.append(exc)
@@ -85,20 +97,22 @@ def decode_many(
         elif not responses:
             out.append(truncated("no response in the item", len(item), []))
         else:
-            out.append(_extra(bytes(item), responses[0], max_line, max_grid_cells, max_response))
+            caps = {
+                "max_line": max_line,
+                "max_grid_cells": max_grid_cells,
+                "max_response": max_response,
+                "max_items": max_items,
+            }
+            out.append(_extra(bytes(item), responses[0], caps))
     return out
 
 
-def _extra(
-    item: bytes, first: Response, max_line: int, max_grid_cells: int, max_response: int
-) -> DecodeError:
+def _extra(item: bytes, first: Response, caps: dict[str, int]) -> DecodeError:
     """The error for an item holding more than one response (an error path only)."""
     lo, hi = 0, len(item)  # the shortest prefix that completes a response
     while lo < hi:
         mid = (lo + hi) // 2
-        decoder = Decoder(
-            max_line=max_line, max_grid_cells=max_grid_cells, max_response=max_response
-        )
+        decoder = Decoder(**caps)
         if decoder.feed(item[:mid]):
             hi = mid
         else:

@@ -23,9 +23,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MAX_GRID_CELLS",
+    "DEFAULT_MAX_ITEMS",
     "DEFAULT_MAX_LINE",
     "DEFAULT_MAX_PENDING",
     "DEFAULT_MAX_RESPONSE",
+    "DEFAULT_TIMEOUT",
     "DOUBLE_FAIL_COMMANDS",
     "Ack",
     "Answer",
@@ -71,11 +73,24 @@ their items are kept until the response ends, so this caps what a peer that
 never ends one makes the decoder hold (4 MiB; a large map's ``obstacles``
 is tens of KiB)."""
 
+DEFAULT_MAX_ITEMS = 16_384
+"""The most a list (``begin`` to ``end``) may hold: each item counts one, and
+an obstacle's or base's corners one each more. A list's items are kept until
+its ``end``, and a decoded item takes far more memory than its bytes (a
+4 MiB list of ``shot`` lines is ~37 MB of tuples), so this caps what a server
+that never ends a list makes the decoder hold. bzrflag's largest map
+(``hexmaze``) gives ~1,600, the default game at most 800 shots."""
+
 DEFAULT_MAX_PENDING = 1024
 """The most commands a server-side session holds without having sent their
 answers: those the application has not answered yet, and the answers queued
 behind them (answers leave in command order). Past it the client is
 pipelining more than the server answers, and the session closes."""
+
+DEFAULT_TIMEOUT = 10.0
+"""Seconds a client call waits for its answer (and :func:`~gamecodec.bzrc.aio.connect`
+for the connection and the greeting) unless told otherwise. bzrflag answers
+each command in the pass of its 10 ms game loop that reads it."""
 
 DOUBLE_FAIL_COMMANDS = frozenset({"speed", "angvel", "accelx", "accely"})
 """Commands whose argument errors bzrflag answers with ack + ``fail Invalid

@@ -10,6 +10,15 @@ double: ``handler(request)`` returns each command's answer).
 Both take ``tap=`` (a :data:`gamecodec.sessions.Tap`: every chunk read or
 written, as a :class:`~gamecodec.sessions.Traffic`) and ``connect_timeout=``
 (seconds for the connection and the handshake).
+
+Failures a client call raises: :class:`TimeoutError` when its answer does not
+come within the bot's ``timeout`` (:data:`~gamecodec.bzrc.DEFAULT_TIMEOUT`
+unless given; the connection is then closed, since BZRC answers carry no id),
+:class:`ConnectionError` when the connection is lost or closed, at any point
+(before the greeting, between replies or inside one; an ``OSError`` behind it
+is its ``__cause__``), :class:`~gamecodec.RemoteProtocolError` when the server
+breaks the protocol, and :class:`~gamecodec.bzrc.CommandFailed` when a query
+is answered with ``fail``.
 """
 
 from __future__ import annotations
@@ -25,8 +34,10 @@ from gamecodec._aio import call_tap
 from gamecodec.bzrc._format import Dialect
 from gamecodec.bzrc._models import (
     DEFAULT_MAX_GRID_CELLS,
+    DEFAULT_MAX_ITEMS,
     DEFAULT_MAX_LINE,
     DEFAULT_MAX_RESPONSE,
+    DEFAULT_TIMEOUT,
     Base,
     CommandFailed,
     Constant,
@@ -89,7 +100,10 @@ class Bot:
     values and raise :class:`~gamecodec.bzrc.CommandFailed` on ``fail``;
     actions return True (``ok``) or False (``fail``). ``errors`` collects
     unsolicited ``error`` lines: the latest :data:`MAX_ERRORS` (older ones are
-    dropped, so a server sending them without end holds no more)."""
+    dropped, so a server sending them without end holds no more).
+
+    ``timeout`` (settable) bounds every call's wait for its answer, in seconds
+    (``None``: no limit); see the module for what calls raise."""
 
     def __init__(
         self,
@@ -98,8 +112,10 @@ class Bot:
         writer: asyncio.StreamWriter,
         *,
         tap: Tap | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
     ) -> None:
         self.session = session
+        self.timeout = timeout
         self.errors: list[Error] = []
         self._reader = reader
         self._writer = writer
@@ -128,13 +144,20 @@ class Bot:
                 finally:
                     self._dispatch(self.session.events())
                 self._flush()
-        except (OSError, RemoteProtocolError) as exc:
+        except ConnectionError as exc:
+            self._error = exc
+        except OSError as exc:
+            self._error = ConnectionError(f"BZRC connection lost: {exc}")
+            self._error.__cause__ = exc
+        except RemoteProtocolError as exc:
             self._error = exc
         finally:
             self._finish()
 
     def _finish(self) -> None:
-        error = self._error or ConnectionError("BZRC connection closed")
+        if self._error is None:
+            self._error = ConnectionError("BZRC connection closed")
+        error = self._error
         if not self._ready.done():
             self._ready.set_exception(error)
         for fut in self._waiting.values():
@@ -167,8 +190,27 @@ class Bot:
     def _check_open(self) -> None:
         if self._error is not None:
             raise self._error
-        if self.session.closed:
+        if self.session.closed or self._writer.is_closing():
             raise ConnectionError("BZRC connection closed")
+
+    async def _wait(self, command: str, waiting: Awaitable[Any]) -> Any:
+        """``waiting``'s result, within :attr:`timeout`; past it the connection
+        is closed (a late answer would land on the next command) and
+        :class:`TimeoutError` raised."""
+        if self.timeout is None:
+            return await waiting
+        try:
+            return await asyncio.wait_for(waiting, self.timeout)
+        except TimeoutError:
+            error = ConnectionError(f"BZRC connection closed: {command} timed out")
+            if self._error is None:
+                self._error = error
+            for fut in self._waiting.values():
+                if not fut.done():
+                    fut.set_exception(error)
+            self._waiting.clear()
+            self._writer.close()
+            raise TimeoutError(f"no answer to {command} within {self.timeout} s") from None
 
     def _expect(self, request: Request) -> asyncio.Future[Response]:
         """A future for the answer to ``request``."""
@@ -189,15 +231,18 @@ class Bot:
         """Send one command and return its raw response."""
         fut = self._submit(command, *args)
         await self._drain()
-        return await fut
+        response: Response = await self._wait(command, fut)
+        return response
 
     async def commands(self, commands: Iterable[tuple[object, ...]]) -> list[Response]:
         """Pipeline several commands in one write: ``[("mytanks",), ("shots",)]``.
         All or none: a bad argument anywhere raises before any is sent."""
         self._check_open()
-        futures = [self._expect(r) for r in self.session.send_many(commands)]
+        requests = self.session.send_many(commands)
+        futures = [self._expect(r) for r in requests]
         await self._drain()
-        return list(await asyncio.gather(*futures))
+        names = " ".join(r.command for r in requests)
+        return list(await self._wait(names, asyncio.gather(*futures)))
 
     # -- actions ---------------------------------------------------------
 
@@ -304,15 +349,18 @@ class Bot:
         raise _failed("occgrid", response)
 
     async def help(self, topic: str | None = None, *, quiet: float = 0.2) -> Help:
-        """Help output has no terminator: it is taken as complete after
-        ``quiet`` seconds without more of it."""
+        """Help output has no terminator: it is taken as complete when the
+        next response starts, or after ``quiet`` seconds without more of it."""
         fut = self._submit("help", *(() if topic is None else (topic,)))
         await self._drain()
-        while True:
-            with contextlib.suppress(asyncio.TimeoutError):
-                response = await asyncio.wait_for(asyncio.shield(fut), quiet)
-                break
-            self._dispatch(self.session.end_help())
+
+        async def answer() -> Response:
+            while True:
+                with contextlib.suppress(asyncio.TimeoutError):
+                    return await asyncio.wait_for(asyncio.shield(fut), quiet)
+                self._dispatch(self.session.end_help())
+
+        response: Response = await self._wait("help", answer())
         if isinstance(response, Help):
             return response
         raise _failed("help", response)
@@ -374,27 +422,35 @@ async def connect(
     port: int,
     *,
     tap: Tap | None = None,
-    connect_timeout: float | None = None,
+    timeout: float | None = DEFAULT_TIMEOUT,
+    connect_timeout: float | None = DEFAULT_TIMEOUT,
     max_line: int = DEFAULT_MAX_LINE,
     max_grid_cells: int = DEFAULT_MAX_GRID_CELLS,
     max_response: int = DEFAULT_MAX_RESPONSE,
+    max_items: int = DEFAULT_MAX_ITEMS,
 ) -> Bot:
     """Connect, wait for ``bzrobots 1``, send ``agent 1``; return the :class:`Bot`.
 
-    ``connect_timeout`` bounds the connection and the greeting (``None``: no
-    limit; :class:`TimeoutError` when it passes). ``tap`` sees every chunk read
-    and written. ``max_line``, ``max_grid_cells`` and ``max_response`` bound
-    the decoder.
+    ``timeout`` bounds each call's wait for its answer (:attr:`Bot.timeout`),
+    ``connect_timeout`` the connection and the greeting; both default to
+    :data:`~gamecodec.bzrc.DEFAULT_TIMEOUT` seconds (``None``: no limit;
+    :class:`TimeoutError` when one passes). A connection lost before the
+    greeting raises :class:`ConnectionError`. ``tap`` sees every chunk read
+    and written. ``max_line``, ``max_grid_cells``, ``max_response`` and
+    ``max_items`` bound the decoder.
     """
     session = ClientSession(
-        max_line=max_line, max_grid_cells=max_grid_cells, max_response=max_response
+        max_line=max_line,
+        max_grid_cells=max_grid_cells,
+        max_response=max_response,
+        max_items=max_items,
     )
     bot: Bot | None = None
 
     async def start() -> Bot:
         nonlocal bot
         reader, writer = await asyncio.open_connection(host, port)
-        bot = Bot(session, reader, writer, tap=tap)
+        bot = Bot(session, reader, writer, tap=tap, timeout=timeout)
         await bot._start()
         return bot
 

@@ -20,6 +20,7 @@ from gamecodec.bzrc._format import Dialect, format_number
 from gamecodec.bzrc._impl import Decoder
 from gamecodec.bzrc._models import (
     DEFAULT_MAX_GRID_CELLS,
+    DEFAULT_MAX_ITEMS,
     DEFAULT_MAX_LINE,
     DEFAULT_MAX_PENDING,
     DEFAULT_MAX_RESPONSE,
@@ -31,6 +32,7 @@ from gamecodec.bzrc._models import (
     Error,
     Fail,
     Greeting,
+    Help,
     Listing,
     Number,
     OccGrid,
@@ -40,7 +42,7 @@ from gamecodec.bzrc._models import (
     Timer,
     Unsolicited,
 )
-from gamecodec.errors import DecodeError, RemoteProtocolError
+from gamecodec.errors import DecodeError, RemoteProtocolError, TruncatedError
 
 __all__ = [
     "HELP",
@@ -74,8 +76,8 @@ class ClientSession:
     the session; the events the same bytes delivered before the problem are
     then kept for :meth:`events`. The client keeps no timers.
 
-    What it holds is bounded: the decoder's ``max_line``, ``max_grid_cells``
-    and ``max_response`` (see :class:`~gamecodec.bzrc.Decoder`); pending
+    What it holds is bounded: the decoder's ``max_line``, ``max_grid_cells``,
+    ``max_response`` and ``max_items`` (see :class:`~gamecodec.bzrc.Decoder`); pending
     commands and the bytes queued before the greeting by what the application
     sends; kept events by those of the one call that raised.
     """
@@ -86,9 +88,13 @@ class ClientSession:
         max_line: int = DEFAULT_MAX_LINE,
         max_grid_cells: int = DEFAULT_MAX_GRID_CELLS,
         max_response: int = DEFAULT_MAX_RESPONSE,
+        max_items: int = DEFAULT_MAX_ITEMS,
     ) -> None:
         self._parser = Decoder(
-            max_line=max_line, max_grid_cells=max_grid_cells, max_response=max_response
+            max_line=max_line,
+            max_grid_cells=max_grid_cells,
+            max_response=max_response,
+            max_items=max_items,
         )
         self._out = bytearray()
         self._held = bytearray()
@@ -135,6 +141,9 @@ class ClientSession:
 
         Returns the events those bytes delivered: :class:`Connected`,
         :class:`Answer`, :class:`Unsolicited`, and :class:`Closed` at the end.
+        The end of the stream is the connection lost wherever it comes, also
+        inside a reply: :class:`Closed` then names the command whose reply
+        was cut short among ``pending`` (help output counts as complete).
         Calling it without ``now`` is deprecated.
         """
         if now is None:
@@ -145,6 +154,8 @@ class ClientSession:
         try:
             try:
                 responses = self._parser.feed(data) if data else self._parser.close()
+            except TruncatedError as exc:  # the stream ended inside a reply: a loss
+                responses = list(exc.partial or [])
             except DecodeError as exc:
                 self.closed = True
                 self._dispatch(exc.partial or [], events)
@@ -214,6 +225,9 @@ class ClientSession:
                 self.closed = True
                 raise remote_error(f"{response!r} answers no command")
             request = self._pending.popleft()
+            if isinstance(response, Help) and request.command != "help":
+                self.closed = True
+                raise remote_error(f"help output answers {request.command!r}")
             ack = getattr(response, "ack", None)
             if ack is not None and ack.command != request.command:
                 self.closed = True
@@ -241,8 +255,10 @@ HELP: dict[str, str] = {
     "teams": "teams: list the teams and their tank counts",
     "timer": "timer: elapsed game time and the time limit",
 }
-"""One line per documented command (written for gamecodec, in the shape of
-bzrflag's ``:<docstring>`` lines): what :class:`ServerSession` answers ``help`` with."""
+"""One line per documented command (written for gamecodec): what
+:class:`ServerSession` answers a bare ``help`` with, one ``:<line>`` each.
+``help <command>`` gets bzrflag's shape: ``:<usage>``, an empty line, and
+the text indented by eight spaces."""
 
 _NO_ARGS = frozenset(
     {
@@ -507,5 +523,8 @@ class ServerSession:
             return "".join(f":{HELP[name]}\n" for name in sorted(HELP)).encode("latin-1")
         # bzrflag's bzrc_help reads args[1] (the first argument) and ignores the rest
         if args[0] in HELP:
-            return f":{HELP[args[0]]}\n".encode("latin-1")
+            # bzrflag's shape: the usage line, then the text indented, so a
+            # client can tell pipelined help outputs apart
+            usage, text = HELP[args[0]].split(": ", 1)
+            return f":{usage}\n\n        {text}\n".encode("latin-1")
         return f'fail invalid command "{args[0]}"\n'.encode("latin-1")

@@ -1,0 +1,106 @@
+"""The real bzrflag server's help output parses, on both twins and in the
+client session, whatever the chunking (data: ``help_texts.py``)."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+import pytest
+
+from gamecodec import bzrc
+from gamecodec.bzrc import Ack, Answer, Fail, Help, Listing, Ok, Team
+from tests.bzrc.help_texts import LISTING, TOPICS, UNDOCUMENTED, UNKNOWN
+
+
+def wire(lines: tuple[str, ...]) -> bytes:
+    return "".join(line + "\n" for line in lines).encode("latin-1")
+
+
+AFTER = b"ack 0.5 teams\nbegin\nteam red 10\nend\n"
+AFTER_RESPONSE = Listing(Ack(0.5, "teams", ()), [Team("red", 10)])
+
+
+def chunked(data: bytes, size: int) -> list[bytes]:
+    return [data[i : i + size] for i in range(0, len(data), size)]
+
+
+def feed_chunks(codec: ModuleType, data: bytes, size: int) -> list[object]:
+    decoder = codec.Decoder()
+    out: list[object] = []
+    for chunk in chunked(data, size):
+        out += decoder.feed(chunk)
+    return out + decoder.flush()
+
+
+@pytest.mark.parametrize("topic", sorted(TOPICS))
+def test_every_topic_then_a_response(codec: ModuleType, topic: str) -> None:
+    data = wire(TOPICS[topic]) + AFTER
+    for size in (1, 2, 3, 7, 64, len(data)):
+        assert feed_chunks(codec, data, size) == [Help(TOPICS[topic]), AFTER_RESPONSE]
+
+
+def test_every_topic_back_to_back(codec: ModuleType) -> None:
+    """Pipelined ``help`` commands: each topic's ``:`` line starts a new help."""
+    data = b"".join(wire(TOPICS[t]) for t in sorted(TOPICS)) + b"ack 1 quit\nok\n"
+    expected = [Help(TOPICS[t]) for t in sorted(TOPICS)] + [Ok(Ack(1, "quit", ()))]
+    for size in (1, 5, 13, len(data)):
+        assert feed_chunks(codec, data, size) == expected
+
+
+def test_listing_then_topic(codec: ModuleType) -> None:
+    """A bare help's ``:`` lines stay one response; the topic that follows is
+    told apart by its indented or empty second line."""
+    data = wire(LISTING) + wire(TOPICS["shoot"]) + wire(LISTING) + AFTER
+    expected = [Help(LISTING), Help(TOPICS["shoot"]), Help(LISTING), AFTER_RESPONSE]
+    for size in (1, 9, len(data)):
+        assert feed_chunks(codec, data, size) == expected
+
+
+def test_shoot_and_speed_keep_ok_and_fail_lines(codec: ModuleType) -> None:
+    assert "            ok [comment]" in TOPICS["shoot"]
+    assert TOPICS["speed"][-1] == "        fail"
+    decoder = codec.Decoder()
+    assert decoder.feed(wire(TOPICS["speed"])) == []
+    assert decoder.flush() == [Help(TOPICS["speed"])]
+    assert decoder.idle
+
+
+def test_help_failures(codec: ModuleType) -> None:
+    data = wire(TOPICS["timer"]) + (UNKNOWN + "\n" + UNDOCUMENTED + "\n").encode()
+    assert codec.Decoder().feed(data) == [
+        Help(TOPICS["timer"]),
+        Fail(None, 'invalid command "nope"', False),
+        Fail(None, "'NoneType' object has no attribute 'strip'", False),
+    ]
+
+
+@pytest.mark.parametrize("size", [1, 4, 11, 1 << 16])
+def test_client_session_with_real_help(size: int) -> None:
+    client = bzrc.ClientSession()
+    client.receive_data(b"bzrobots 1\n", 0.0)
+    asked = [client.send("help", t) for t in ("shoot", "speed", "mytanks")]
+    bare = client.send("help")
+    teams = client.send("teams")
+    nope = client.send("help", "nope")
+    timer = client.send("help", "timer")
+    data = (
+        b"".join(wire(TOPICS[t]) for t in ("shoot", "speed", "mytanks"))
+        + wire(LISTING)
+        + AFTER
+        + (UNKNOWN + "\n").encode()
+        + wire(TOPICS["timer"])
+    )
+    events: list[object] = []
+    for chunk in chunked(data, size):
+        events += client.receive_data(chunk, 0.0)
+    events += client.end_help()
+    assert events == [
+        Answer(asked[0], Help(TOPICS["shoot"])),
+        Answer(asked[1], Help(TOPICS["speed"])),
+        Answer(asked[2], Help(TOPICS["mytanks"])),
+        Answer(bare, Help(LISTING)),
+        Answer(teams, AFTER_RESPONSE),
+        Answer(nope, Fail(None, 'invalid command "nope"', False)),
+        Answer(timer, Help(TOPICS["timer"])),
+    ]
+    assert not client.pending and not client.closed
