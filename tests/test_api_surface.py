@@ -25,6 +25,7 @@ PUBLIC_MODULES = [
     "gamecodec.avara.payloads",
     "gamecodec.avara.session",
     "gamecodec.bzrc.session",
+    "gamecodec.bzrc.compat",
     "gamecodec.lludp.circuit",
     "gamecodec.lludp.template",
     "gamecodec.ywindow.authority",
