@@ -266,8 +266,8 @@ def color(text: str, *args: str) -> str:
 
 
 class HandlerMeta(type):
-    """Collects a class's ``_handle_<type>`` methods (and its bases') into ``handlers``;
-    each instance gets them bound in ``self.handlers``."""
+    """Collects a class's ``_handle_<type>`` methods (and its bases') into the
+    class's ``handlers``; :class:`JSONtoTextParser` binds them per instance."""
 
     def __new__(mcs, name: str, bases: tuple[type, ...], attrs: dict[str, Any]) -> HandlerMeta:
         handlers: dict[str, Callable[..., Any]] = {}
@@ -278,17 +278,7 @@ class HandlerMeta(type):
             {key[len(prefix) :]: value for key, value in attrs.items() if key.startswith(prefix)}
         )
         attrs["handlers"] = handlers
-        cls = super().__new__(mcs, name, bases, attrs)
-        original_init: Callable[..., None] = cls.__init__  # type: ignore[misc]
-
-        def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-            original_init(self, *args, **kwargs)
-            self.handlers = {
-                key: method.__get__(self, type(self)) for key, method in handlers.items()
-            }
-
-        cls.__init__ = __init__  # type: ignore[misc]
-        return cls
+        return super().__new__(mcs, name, bases, attrs)
 
 
 class _Names(Protocol):
@@ -308,7 +298,7 @@ class JSONtoTextParser(metaclass=HandlerMeta):
     (a CommonClient-like context: ``player_names``, ``item_names.lookup_in_slot``,
     ``location_names.lookup_in_slot``, ``slot_concerns_self``)."""
 
-    handlers: ClassVar[dict[str, Callable[..., str]]]
+    handlers: dict[str, Callable[..., str]]
     color_codes: ClassVar[dict[str, str]] = {
         "black": "000000",
         "red": "EE0000",
@@ -326,6 +316,8 @@ class JSONtoTextParser(metaclass=HandlerMeta):
 
     def __init__(self, ctx: Any) -> None:
         self.ctx = ctx
+        functions = type(self).handlers
+        self.handlers = {key: method.__get__(self, type(self)) for key, method in functions.items()}
 
     def __call__(self, input_object: Sequence[JSONMessagePart]) -> str:
         return "".join(self.handle_node(section) for section in input_object)
