@@ -107,8 +107,10 @@ class Peer:
         return got
 
     async def texts(self, quiet: float = 0.3) -> list[tuple[str | None, str]]:
-        """(type, text) of each PrintJSON that arrives until quiet."""
+        """Take the PrintJSONs (as (type, text)) of :attr:`seen` and of what arrives
+        until ``quiet``; other commands stay in :attr:`seen`."""
         got = await self.drain(quiet)
+        self.seen = [c for c in got if c["cmd"] != "PrintJSON"]
         return [
             (c.get("type"), "".join(p.get("text", "") for p in c["data"]))
             for c in got
