@@ -53,7 +53,7 @@ class Peer:
 
     @classmethod
     async def open(cls, room: Room) -> Peer:
-        peer = cls(await ws_connect(room.url, proxy=None))
+        peer = cls(await ws_connect(room.url, proxy=None, max_size=None))
         await peer.expect("RoomInfo")
         return peer
 

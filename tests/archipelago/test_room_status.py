@@ -47,7 +47,8 @@ def test_join_tutorial_tags_changed_and_part_notices() -> None:
             "cmd": "PrintJSON",
             "data": [
                 {
-                    "text": "JSPlayer (Team #1) has left the game. Client(0.6.8), ['DeathLink', 'AP']."
+                    "text": "JSPlayer (Team #1) has left the game. "
+                    "Client(0.6.8), ['DeathLink', 'AP']."
                 }
             ],
             "type": "Part",
@@ -211,7 +212,8 @@ def test_start_inventory_and_name_groups() -> None:
             assert (hint["item"]["item"], hint["item"]["location"]) == (3, 11)
 
             other = await Peer.login(room, "Alice", "Clique", items_handling=3)
-            assert [c for c in await other.drain() if c["cmd"] == "ReceivedItems"][0]["items"] == [
+            first = await other.expect("ReceivedItems")
+            assert first["items"] == [
                 {"item": 1, "location": 10, "player": 1, "flags": 0, "class": "NetworkItem"}
             ]
             await other.send({"cmd": "ConnectUpdate", "items_handling": 7})

@@ -132,6 +132,27 @@ class _Processor:
         self.output(help_text())
         return True
 
+    @_raw
+    def _cmd_admin(self, command: str = "") -> bool:
+        """Allow remote administration of the multiworld server
+        Usage: "!admin login <password>" in order to log in to the remote interface.
+        Once logged in, you can then use "!admin <command>" to issue commands.
+        If you need further help once logged in.  use "!admin /help" """
+        shown = f"!admin {command}"
+        for secret in ("!admin login", "!admin /option server_password"):
+            if shown.lower().startswith(secret):
+                shown = f"{secret} {'*' * self.room.random.randint(4, 16)}"
+                break
+        self.room.broadcast_text(
+            f"{self.room.name(self.slot)}: {shown}",
+            type="Chat",
+            team=TEAM,
+            slot=self.slot,
+            message=shown,
+        )
+        self.output("Sorry, Remote administration is disabled")
+        return False
+
     def _cmd_players(self) -> bool:
         """Get information about connected and missing players."""
         text = _players_text(self.room)
