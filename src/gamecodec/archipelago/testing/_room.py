@@ -83,6 +83,8 @@ class Room:
         numbers = range(1, len(self.slots) + 1)
         self.checked: dict[int, set[int]] = {n: set() for n in numbers}
         self.received: dict[int, list[C.Item]] = {n: [] for n in numbers}
+        """Each slot's received items in order (from its own world too)."""
+        self._from_others: dict[int, list[C.Item]] = {n: [] for n in numbers}
         self.start_items: dict[int, list[C.Item]] = {
             n: [C.Item(item, -2, 0) for item in s.start_inventory]
             for n, s in enumerate(self.slots, 1)
@@ -229,22 +231,31 @@ class Room:
         earned = self.location_check_points * len(self.checked[slot])
         return earned - self.hint_cost_of(slot) * self.hints_used[slot]
 
-    def _inventory(self, client: Client) -> list[C.Item]:
-        """What ``client`` receives, by its items_handling (start inventory first)."""
+    def _inventory_parts(self, client: Client) -> tuple[list[C.Item], list[C.Item]]:
+        """(start inventory, received items) ``client`` gets by its items_handling."""
         if not client.items_handling & 0b001:
-            return []
+            return [], []
         slot = client.slot
         start = self.start_items[slot] if client.items_handling & 0b100 else []
         own = bool(client.items_handling & 0b010)
-        return start + [i for i in self.received[slot] if own or i.player != slot]
+        return start, self.received[slot] if own else self._from_others[slot]
 
-    def _send_new_items(self) -> None:
+    def _inventory(self, client: Client) -> list[C.Item]:
+        """What ``client`` receives, by its items_handling (start inventory first)."""
+        start, items = self._inventory_parts(client)
+        return start + items
+
+    def _send_new_items(self, slots: set[int]) -> None:
+        """Send the clients of ``slots`` what they have not been sent yet."""
         for client in self._authed():
-            items = self._inventory(client)
-            if len(items) > client.sent_items:
-                new = items[client.sent_items :]
-                self._broadcast([client], [C.ReceivedItems(client.sent_items, new)])
-                client.sent_items = len(items)
+            if client.slot not in slots:
+                continue
+            start, items = self._inventory_parts(client)
+            total, sent = len(start) + len(items), client.sent_items
+            if total > sent:
+                new = start[sent:] + items[max(0, sent - len(start)) :]
+                self._broadcast([client], [C.ReceivedItems(sent, new)])
+                client.sent_items = total
 
     # ------------------------------------------------------------------ read keys
 
@@ -413,13 +424,15 @@ class Room:
         for receiver, item_id, location, flags in ordered:
             item = C.Item(item_id, location, slot, flags)
             self.received[receiver].append(item)
+            if receiver != slot:
+                self._from_others[receiver].append(item)
             if len(notices) >= _CHUNK:
                 self._broadcast(listeners, notices)
                 notices = []
             notices.append(_item_send(item, receiver))
         self._broadcast(listeners, notices)
         self.checked[slot] |= new
-        self._send_new_items()
+        self._send_new_items({receiver for receiver, *_ in ordered})
         update = C.RoomUpdate(hint_points=self.points(slot), checked_locations=sorted(new))
         self._broadcast(self._clients_of(slot), [update])
         for changed in _hints.recheck(self, slot):
