@@ -146,10 +146,7 @@ def past_depth(
 ) -> int:
     """The byte offset (in the UTF-8 text) of the bracket where the reference's
     nesting count first exceeds ``max_depth``, or -1 if it never does."""
-    if isinstance(data, str):
-        raw = data.encode("utf-8", "surrogatepass")
-    else:
-        raw = bytes(data)
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     if raw.count(b"[") + raw.count(b"{") < max_depth:  # the count cannot get there
         return -1
     return _errors.past_depth(raw, max_depth)
