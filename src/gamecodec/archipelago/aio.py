@@ -365,7 +365,12 @@ class Client:
 
     async def _request(self, request_id: int) -> Any:
         future = self._waiter(request_id)
-        await self._flush()
+        try:
+            await self._flush()
+        except BaseException:
+            self._waiters.pop(request_id, None)
+            future.cancel()
+            raise
         return await future
 
     def _arm_timer(self) -> None:
