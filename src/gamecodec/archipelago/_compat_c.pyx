@@ -26,7 +26,7 @@ from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_SET_ITEM
 from libc.math cimport isfinite, isnan
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memcpy
+from libc.string cimport memchr, memcpy
 
 import msgspec
 
@@ -268,22 +268,29 @@ def decode(data, *, max_depth=DEFAULT_MAX_DEPTH):
 cdef Py_ssize_t _scan_depth(const unsigned char *p, Py_ssize_t n, long max_depth) noexcept nogil:
     """The reference's bracket count over UTF-8 ``p[:n]``: 1, plus one per
     ``[``/``{`` outside strings, minus one per ``]``/``}``; the offset of the
-    bracket where it first exceeds ``max_depth``, or -1."""
-    cdef Py_ssize_t i = 0
+    bracket where it first exceeds ``max_depth``, or -1. A string is skipped
+    with memchr to its next quote not escaped (one after an even run of
+    backslashes); an unterminated string runs to the end."""
+    cdef Py_ssize_t i = 0, start, back
     cdef long depth = 1
     cdef unsigned char c
+    cdef const unsigned char *quote
     while i < n:
         c = p[i]
-        if c == 34:  # a string (an unterminated one runs to the end)
-            i += 1
-            while i < n:
-                c = p[i]
-                if c == 92:
-                    i += 2
-                elif c == 34:
+        if c == 34:
+            start = i + 1
+            i = start
+            while True:
+                quote = <const unsigned char *>memchr(p + i, 34, n - i)
+                if quote == NULL:
+                    return -1
+                i = quote - p
+                back = i
+                while back > start and p[back - 1] == 92:
+                    back -= 1
+                if (i - back) % 2 == 0:
                     break
-                else:
-                    i += 1
+                i += 1
         elif c == 91 or c == 123:
             depth += 1
             if depth > max_depth:

@@ -27,6 +27,7 @@ import json
 import re
 import sys
 from collections.abc import Callable
+from itertools import accumulate
 from typing import Any
 
 from gamecodec.archipelago import _errors
@@ -149,7 +150,20 @@ def past_depth(
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     if raw.count(b"[") + raw.count(b"{") < max_depth:  # the count cannot get there
         return -1
-    return _errors.past_depth(raw, max_depth)
+    # the brackets outside strings, and the highest count they reach (C loops only)
+    brackets = _STRINGS.sub(b"", raw).translate(None, _NOT_BRACKETS)
+    if 1 + max(accumulate(map(_STEP.__getitem__, brackets)), default=0) <= max_depth:
+        return -1
+    return _errors.past_depth(raw, max_depth)  # where: one pass that stops there
+
+
+_STRINGS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = [0] * 256
+for _byte in b"[{":
+    _STEP[_byte] = 1
+for _byte in b"]}":
+    _STEP[_byte] = -1
 
 
 def _text(data: str | bytes | bytearray | memoryview) -> str:
