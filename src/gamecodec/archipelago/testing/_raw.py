@@ -57,7 +57,7 @@ async def _one(room: Room, client: Client, args: dict[str, Any]) -> bool:
     except DecodeError:
         pass
     else:
-        return await room.dispatch(client, command)
+        return await room._dispatch(client, command)
     cmd = args["cmd"]
     if cmd not in _BEFORE_LOGIN and not client.auth:
         return True  # ignored before login, as the reference does

@@ -319,11 +319,11 @@ class Room:
         except DecodeError:
             return await _raw.handle_raw_frame(self, client, message)
         for command in commands:
-            if not await self.dispatch(client, command):
+            if not await self._dispatch(client, command):
                 return False
         return True
 
-    async def dispatch(self, client: Client, command: Any) -> bool:
+    async def _dispatch(self, client: Client, command: Any) -> bool:
         """Handle one decoded command; False drops the client (as the reference does
         when its handler raises). An unexpected error is logged, never raised."""
         try:
