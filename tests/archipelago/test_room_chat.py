@@ -46,7 +46,7 @@ def test_chat_is_echoed_then_commands_answer_as_command_results() -> None:
         assert (await js.texts())[-1] == (
             "CommandResult",
             "Could not find command Nope. Known commands: help, admin, players, status, release, "
-            "collect, remaining, missing, checked, hint, hint_location",
+            "collect, remaining, missing, checked, alias, hint, hint_location",
         )
         await js.send({"cmd": "LocationChecks", "locations": [1002]})
         await js.send({"cmd": "StatusUpdate", "status": 10})
@@ -86,5 +86,32 @@ def test_clients_tagged_notext_get_no_text() -> None:
         await js.send({"cmd": "Say", "text": "hello"})
         await js.expect("PrintJSON", type="Chat")
         assert [c for c in await quiet.drain() if c["cmd"] == "PrintJSON"] == []
+
+    run(play)
+
+
+def test_alias_renames_in_texts_and_players() -> None:
+    async def play(room: Room) -> None:
+        js = await Peer.login(room, "JSPlayer", "Clique")
+        buddy = await Peer.login(room, "PyBuddy", "Quest")
+        await js.send({"cmd": "Say", "text": "!alias Sir Button-Pusher The Great"})
+        assert (await js.texts())[-1] == (
+            "CommandResult",
+            "Hello, Sir Button-Pushe",
+        )  # 16 characters kept
+        players = (await buddy.expect("RoomUpdate"))["players"]
+        assert players[0] == {
+            "team": 0,
+            "slot": 1,
+            "alias": "Sir Button-Pushe (JSPlayer)",
+            "name": "JSPlayer",
+            "class": "NetworkPlayer",
+        }
+        await buddy.drain()
+        await js.send({"cmd": "Say", "text": "hi"})
+        assert await buddy.texts() == [("Chat", "Sir Button-Pushe (JSPlayer): hi")]
+        await js.send({"cmd": "Say", "text": "!alias"})
+        assert (await js.texts())[-1] == ("CommandResult", "Removed Alias")
+        assert (await buddy.expect("RoomUpdate"))["players"][0]["alias"] == "JSPlayer"
 
     run(play)

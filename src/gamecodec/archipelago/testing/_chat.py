@@ -23,7 +23,7 @@ def say(room: Room, client: Client, text: str) -> None:
     """Broadcast ``text`` as Chat, then run it if it is a ``!`` command."""
     if not text.startswith("!admin"):
         room.broadcast_text(
-            f"{room.name(client.slot)}: {text}",
+            f"{room.aliased_name(client.slot)}: {text}",
             type="Chat",
             team=TEAM,
             slot=client.slot,
@@ -144,7 +144,7 @@ class _Processor:
                 shown = f"{secret} {'*' * self.room.random.randint(4, 16)}"
                 break
         self.room.broadcast_text(
-            f"{self.room.name(self.slot)}: {shown}",
+            f"{self.room.aliased_name(self.slot)}: {shown}",
             type="Chat",
             team=TEAM,
             slot=self.slot,
@@ -257,6 +257,22 @@ class _Processor:
         texts.append(summary)
         room.notify_client(self.client, texts, type="CommandResult")
         return True
+
+    @_raw
+    def _cmd_alias(self, alias_name: str = "") -> bool:
+        """Set your alias to the passed name."""
+        if alias_name:
+            alias = alias_name[:16].strip()
+            self.room.aliases[self.slot] = alias
+            self.output(f"Hello, {alias}")
+            self.room.update_aliases()
+            return True
+        if self.slot in self.room.aliases:
+            del self.room.aliases[self.slot]
+            self.output("Removed Alias")
+            self.room.update_aliases()
+            return True
+        return False
 
     @_raw
     def _cmd_hint(self, item_name: str = "") -> bool:
@@ -390,7 +406,8 @@ def _status_text(room: Room, tag: str) -> str:
             else "."
         )
         plural = "" if len(clients) == 1 else "s"
-        text += f"\n{slot.name} has {len(clients)} connection{plural}{tag_text}{state} {completion}"
+        name = room.aliased_name(number)
+        text += f"\n{name} has {len(clients)} connection{plural}{tag_text}{state} {completion}"
     return text
 
 

@@ -98,7 +98,7 @@ async def _connect(room: Room, client: Client, command: C.Connect) -> None:
         room.update_status(client, ClientStatus.CLIENT_CONNECTED)
     verb = next((v for tag, v in NON_PLAYING_TAGS.items() if tag in client.tags), "playing")
     room.broadcast_text(
-        f"{slot.name} (Team #{TEAM + 1}) {verb} {slot.game} has joined. "
+        f"{room.aliased_name(number)} (Team #{TEAM + 1}) {verb} {slot.game} has joined. "
         f"Client({'.'.join(map(str, version))}), {client.tags}.",
         type="Join",
         team=TEAM,
@@ -127,7 +127,7 @@ async def _connect_update(room: Room, client: Client, command: C.ConnectUpdate) 
         client.tags = list(command.tags)
         if set(old) != set(client.tags):
             room.broadcast_text(
-                f"{room.name(client.slot)} (Team #{TEAM + 1}) has changed tags from {old} "
+                f"{room.aliased_name(client.slot)} (Team #{TEAM + 1}) has changed tags from {old} "
                 f"to {client.tags}.",
                 type="TagsChanged",
                 team=TEAM,

@@ -92,6 +92,8 @@ class Room:
         self.status: dict[int, int] = {n: 0 for n in numbers}
         self.hints: dict[int, set[Hint]] = {n: set() for n in numbers}
         self.hints_used: dict[int, int] = {n: 0 for n in numbers}
+        self.aliases: dict[int, str] = {}
+        """Aliases set with ``!alias``, by slot."""
         self.storage: dict[str, Any] = {}
         self.notify: dict[str, set[Client]] = {}
         self.clients: set[Client] = set()
@@ -207,8 +209,19 @@ class Room:
         """The name of slot ``slot`` (numbered from 1)."""
         return self.slots[slot - 1].name
 
+    def aliased_name(self, slot: int) -> str:
+        """``"alias (name)"`` if the slot set an alias (``!alias``), else its name."""
+        alias = self.aliases.get(slot)
+        return f"{alias} ({self.name(slot)})" if alias else self.name(slot)
+
     def _players(self) -> list[C.Player]:
-        return [C.Player(TEAM, n, s.name, s.name) for n, s in enumerate(self.slots, 1)]
+        return [
+            C.Player(TEAM, n, self.aliased_name(n), s.name) for n, s in enumerate(self.slots, 1)
+        ]
+
+    def update_aliases(self) -> None:
+        """Send every logged-in client the players with their aliases (RoomUpdate)."""
+        self._broadcast(self._authed(), [C.RoomUpdate(players=self._players())])
 
     def item_name(self, slot: int, item: int) -> str:
         """An item's name in slot ``slot``'s game, as the reference names unknown ones."""
@@ -345,7 +358,7 @@ class Room:
             )
             version = ".".join(map(str, client.version))
             self.broadcast_text(
-                f"{self.name(client.slot)} (Team #{TEAM + 1}) has {verb} the game. "
+                f"{self.aliased_name(client.slot)} (Team #{TEAM + 1}) has {verb} the game. "
                 f"Client({version}), {client.tags}.",
                 type="Part",
                 team=TEAM,
@@ -372,7 +385,7 @@ class Room:
     def _on_goal(self, client: Client) -> None:
         slot = client.slot
         self.broadcast_text(
-            f"{self.name(slot)} (Team #{TEAM + 1}) has completed their goal.",
+            f"{self.aliased_name(slot)} (Team #{TEAM + 1}) has completed their goal.",
             type="Goal",
             team=TEAM,
             slot=slot,
