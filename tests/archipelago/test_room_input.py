@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from gamecodec.archipelago.testing import Room
+from gamecodec.archipelago.testing import OPERATIONS, Room
 from tests.archipelago.room_peer import Peer, run
 
 
@@ -161,3 +161,80 @@ def test_a_value_the_codec_cannot_write_is_refused(monkeypatch: pytest.MonkeyPat
         assert (await js.expect("Retrieved"))["keys"] == {"big": None}
 
     run(play)
+
+
+TEMPLATES: list[dict[str, Any]] = [
+    {
+        "cmd": "Connect",
+        "password": None,
+        "name": "JSPlayer",
+        "game": "Clique",
+        "uuid": "",
+        "tags": [],
+        "items_handling": 7,
+        "version": {"major": 0, "minor": 6, "build": 8, "class": "Version"},
+    },
+    {"cmd": "ConnectUpdate", "items_handling": 7, "tags": ["AP"]},
+    {"cmd": "Sync"},
+    {"cmd": "LocationChecks", "locations": [1001]},
+    {"cmd": "LocationScouts", "locations": [1002], "create_as_hint": 1},
+    {"cmd": "CreateHints", "locations": [1003], "player": 1, "status": 0},
+    {"cmd": "UpdateHint", "player": 1, "location": 1003, "status": 10},
+    {"cmd": "StatusUpdate", "status": 20},
+    {"cmd": "Say", "text": "!hint Cake"},
+    {"cmd": "GetDataPackage", "games": ["Clique"]},
+    {"cmd": "Bounce", "games": ["Quest"], "slots": [2], "tags": ["DeathLink"], "data": {}},
+    {"cmd": "Get", "keys": ["a"]},
+    {
+        "cmd": "Set",
+        "key": "a",
+        "default": 1,
+        "want_reply": True,
+        "operations": [{"operation": "add", "value": 1}],
+    },
+    {"cmd": "SetNotify", "keys": ["a"]},
+]
+ODD_VALUES: list[Any] = [None, True, -1, 10**30, 1.5, "x", "", [], ["x"], [[1]], {}, {"a": 1}]
+
+
+def _mutations() -> list[dict[str, Any]]:
+    out = []
+    for template in TEMPLATES:
+        for key in template:
+            if key == "cmd":
+                continue
+            out.extend({**template, key: value} for value in ODD_VALUES)
+            out.append({k: v for k, v in template.items() if k != key})
+    for operation in OPERATIONS:
+        for default in (1, 2.5, "s", [1, 2], {"a": 1}):
+            for value in ODD_VALUES:
+                step = {"operation": operation, "value": value}
+                out.append({"cmd": "Set", "key": "k", "default": default, "operations": [step]})
+    return out
+
+
+def test_no_argument_crashes_a_handler(caplog: pytest.LogCaptureFixture) -> None:
+    """Every command with each argument missing or of every JSON type: answered,
+    ignored or dropped as the reference does, never an exception in the room."""
+    mutations = _mutations()
+
+    async def play(room: Room) -> None:
+        peer = await Peer.login(room, "JSPlayer", "Clique")
+        for mutation in mutations:
+            await peer.send(mutation)
+            await peer.send({"cmd": "Get", "keys": ["__ping"]})
+            try:
+                await peer.expect("Retrieved", timeout=5, keys={"__ping": None})
+            except AssertionError:
+                assert peer.closed, mutation
+            if peer.closed:
+                peer = await Peer.login(room, "JSPlayer", "Clique")
+            peer.seen.clear()
+        buddy = await Peer.login(room, "PyBuddy", "Quest")
+        await buddy.send({"cmd": "Say", "text": "still here"})
+        await buddy.expect("PrintJSON", type="Chat")
+
+    with caplog.at_level(logging.WARNING):
+        run(play)
+    assert len(mutations) > 1000
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []

@@ -23,7 +23,7 @@ def _auto_status(flags: int) -> HintStatus:
 
 def get(room: Room, finder: int, location: int) -> Hint | None:
     """The hint kept for ``finder``'s ``location``, if any."""
-    for hint in room.hints[finder]:
+    for hint in room.hints.get(finder, ()):
         if hint.location == location and hint.finding_player == finder:
             return hint
     return None
