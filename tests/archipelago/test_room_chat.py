@@ -3,6 +3,8 @@ unknown commands) answered as PrintJSON like the reference, over a real websocke
 
 from __future__ import annotations
 
+import asyncio
+
 from gamecodec.archipelago.testing import Room
 from tests.archipelago.room_peer import Peer, run
 
@@ -46,7 +48,7 @@ def test_chat_is_echoed_then_commands_answer_as_command_results() -> None:
         assert (await js.texts())[-1] == (
             "CommandResult",
             "Could not find command Nope. Known commands: help, admin, players, status, release, "
-            "collect, remaining, missing, checked, alias, hint, hint_location",
+            "collect, countdown, remaining, missing, checked, alias, hint, hint_location",
         )
         await js.send({"cmd": "LocationChecks", "locations": [1002]})
         await js.send({"cmd": "StatusUpdate", "status": 10})
@@ -115,3 +117,36 @@ def test_alias_renames_in_texts_and_players() -> None:
         assert (await buddy.expect("RoomUpdate"))["players"][0]["alias"] == "JSPlayer"
 
     run(play)
+
+
+def test_countdown_as_the_reference() -> None:
+    async def play(room: Room) -> None:
+        js = await Peer.login(room, "JSPlayer", "Clique")
+        await js.drain()
+        await js.send({"cmd": "Say", "text": "!countdown 2"})
+        await asyncio.sleep(2.3)
+        got = [c for c in await js.drain() if c.get("type") == "Countdown"]
+        assert [(c["data"][0]["text"], c["countdown"]) for c in got] == [
+            ("[Server]: Starting countdown of 2s", 2),
+            ("[Server]: 2", 2),
+            ("[Server]: 1", 1),
+            ("[Server]: GO", 0),
+        ]
+        await js.send({"cmd": "Say", "text": "!countdown 3601"})
+        result = (await js.texts())[-1]
+        assert result[0] == "CommandResult" and "3601 is invalid. Maximum is 1 hour." in result[1]
+
+    run(play)
+
+
+def test_countdown_disabled() -> None:
+    async def play(room: Room) -> None:
+        js = await Peer.login(room, "JSPlayer", "Clique")
+        await js.send({"cmd": "Say", "text": "!countdown"})
+        assert (await js.texts())[-1] == (
+            "CommandResult",
+            "Sorry, client countdowns have been disabled on this server. "
+            "You can ask the server admin for a /countdown",
+        )
+
+    run(play, countdown_mode="disabled")

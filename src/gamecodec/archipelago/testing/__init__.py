@@ -9,7 +9,7 @@ answers as Archipelago's MultiServer does: RoomInfo, GetDataPackage, Connect
 (password, slot, game, version and items_handling checks; Join, Tutorial
 notices), LocationChecks (items delivered, ItemSend notices), LocationScouts
 (``create_as_hint``), CreateHints, UpdateHint, Say (Chat and the ``!help``,
-``!admin``, ``!players``, ``!status``, ``!alias``, ``!hint``, ``!hint_location``,
+``!admin``, ``!players``, ``!status``, ``!alias``, ``!countdown``, ``!hint``, ``!hint_location``,
 ``!release``, ``!collect``, ``!remaining``, ``!missing``, ``!checked`` commands),
 Get/Set/SetNotify data storage with the 18 operations and the ``_read_`` keys
 (``hints``, ``client_status``, ``slot_data``, ``item_name_groups``,

@@ -204,6 +204,25 @@ class _Processor:
         self.output(goal)
         return False
 
+    def _cmd_countdown(self, seconds: str = "10") -> bool:
+        """Start a countdown in seconds"""
+        mode = self.room.countdown_mode
+        if mode == "disabled" or (mode == "auto" and len(self.room.slots) >= 30):
+            self.output(
+                "Sorry, client countdowns have been disabled on this server. "
+                "You can ask the server admin for a /countdown"
+            )
+            return False
+        try:
+            timer = int(seconds, 10)
+        except ValueError:
+            timer = 10
+        else:
+            if timer > 60 * 60:
+                raise ValueError(f"{timer} is invalid. Maximum is 1 hour.")
+        self.room.countdown(timer)
+        return True
+
     def _cmd_remaining(self) -> bool:
         """List remaining items in your game, but not their location or recipient"""
         mode = self.room.remaining_mode

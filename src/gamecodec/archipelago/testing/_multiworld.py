@@ -19,6 +19,7 @@ OPTIONS = (
     "release_mode",
     "collect_mode",
     "remaining_mode",
+    "countdown_mode",
 )
 """Room options a multiworld file may set (top-level keys)."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import logging
@@ -41,7 +42,8 @@ class Room:
 
     ``release_mode`` and ``collect_mode`` take the reference's texts
     (``"disabled"``, ``"enabled"``, ``"goal"``, ``"auto"``, ``"auto-enabled"``),
-    ``remaining_mode`` ``"disabled"``, ``"enabled"`` or ``"goal"``; ``hint_cost`` is
+    ``remaining_mode`` ``"disabled"``, ``"enabled"`` or ``"goal"``, ``countdown_mode``
+    ``"enabled"``, ``"disabled"`` or ``"auto"`` (under 30 slots); ``hint_cost`` is
     a percentage of a slot's locations, as in the reference. ``frame_log`` bounds
     :attr:`frames` (``max_frames``, ``max_chars``; ``(0, 0)`` keeps none).
     """
@@ -58,6 +60,7 @@ class Room:
         release_mode: str = "auto",
         collect_mode: str = "auto",
         remaining_mode: str = "goal",
+        countdown_mode: str = "auto",
         version: tuple[int, int, int] = (0, 6, 8),
         required_client_version: tuple[int, int, int] = (0, 5, 0),
         host: str = "127.0.0.1",
@@ -76,6 +79,7 @@ class Room:
         self.release_mode = release_mode
         self.collect_mode = collect_mode
         self.remaining_mode = remaining_mode
+        self.countdown_mode = countdown_mode
         self.version = version
         self.required_client_version = required_client_version
         self.host = host
@@ -104,6 +108,8 @@ class Room:
         self.random = random.Random(seed_name)
         self._readers = self._read_keys()
         self._server: Server | None = None
+        self._countdown = 0
+        self._tasks: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -129,6 +135,8 @@ class Room:
 
     async def stop(self) -> None:
         """Stop serving and close every client's connection."""
+        for task in list(self._tasks):
+            task.cancel()
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
@@ -420,6 +428,27 @@ class Room:
             if mine:
                 self.register_checks(source, mine)
                 self._send_checked(source)
+
+    def countdown(self, seconds: int) -> None:
+        """Start (or reset) a countdown of ``seconds``: a ``Countdown`` notice each second."""
+        self.broadcast_text(
+            f"[Server]: Starting countdown of {seconds}s", type="Countdown", countdown=seconds
+        )
+        running = self._countdown > 0
+        self._countdown = seconds
+        if not running:
+            task = asyncio.get_running_loop().create_task(self._count_down())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _count_down(self) -> None:
+        while self._countdown > 0:
+            n = self._countdown
+            self.broadcast_text(f"[Server]: {n}", type="Countdown", countdown=n)
+            self._countdown -= 1
+            await asyncio.sleep(1)
+        self.broadcast_text("[Server]: GO", type="Countdown", countdown=0)
+        self._countdown = 0
 
     def _send_checked(self, slot: int) -> None:
         locations = [loc for loc in self.slots[slot - 1].locations if loc in self.checked[slot]]
