@@ -212,3 +212,36 @@ def test_encode_with_default_agrees(py_codec: ModuleType, c_codec: ModuleType, v
     assert _outcome(c_codec.encode_bytes, value, default=default) == _outcome(
         py_codec.encode_bytes, value, default=default
     )
+
+
+# ------------------------------------------------------------------ nesting limit, NaN
+
+
+@SETTINGS
+@given(st.lists(json_alphabet, max_size=60).map("".join), st.integers(min_value=1, max_value=20))
+def test_the_nesting_scan_agrees(
+    py_codec: ModuleType, c_codec: ModuleType, text: str, depth: int
+) -> None:
+    """Both twins find the same bracket where the reference's count passes the
+    limit (the typed decoder refuses there), on text and on its bytes."""
+    expected = py_codec.past_depth(text, depth)
+    assert c_codec.past_depth(text, depth) == expected
+    raw = text.encode("utf-8", "surrogatepass")
+    assert c_codec.past_depth(raw, depth) == py_codec.past_depth(raw, depth) == expected
+
+
+special_floats = st.sampled_from(["NaN", "Infinity", "-Infinity", "1e400", "-1e999", "1.5"])
+
+
+@SETTINGS
+@given(st.lists(special_floats, min_size=1, max_size=4), st.integers(min_value=1, max_value=16))
+def test_nan_and_infinity_agree_at_every_depth(
+    py_codec: ModuleType, c_codec: ModuleType, numbers: list[str], depth: int
+) -> None:
+    """NaN, Infinity and numbers past float range, nested to the limit and past it."""
+    text = "[" * depth + ",".join(numbers) + "]" * depth
+    for data in (text, text.encode()):
+        assert _outcome(c_codec.decode, data) == _outcome(py_codec.decode, data)
+    value = py_codec.decode(text) if depth < 16 else None
+    if value is not None:
+        assert _outcome(c_codec.encode, value) == _outcome(py_codec.encode, value)

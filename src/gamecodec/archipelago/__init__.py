@@ -9,7 +9,9 @@ Two APIs over one wire format:
 * :mod:`gamecodec.archipelago.compat`: a byte-exact drop-in for Archipelago's
   own ``NetUtils.encode`` / ``NetUtils.decode`` (NamedTuples, plain dicts).
 * :class:`ClientSession` (Sans-IO client), :mod:`.aio` (``aio.connect``, on
-  websockets) and :mod:`.testing` (``testing.Room``, a room server for tests).
+  websockets) and :mod:`.testing` (``testing.Room``, a room server for tests);
+  :class:`Names` (ids to names, PrintJSON as text) and
+  :class:`DataPackageCache` (DataPackages on disk, where CommonClient keeps them).
 
 >>> from gamecodec import archipelago as ap
 >>> frame = ap.decode('[{"cmd":"ReceivedItems","index":0,"items":'
@@ -24,7 +26,11 @@ from __future__ import annotations
 
 from gamecodec._deprecated import deprecated_names
 from gamecodec.archipelago import compat, frames, session
-from gamecodec.archipelago._errors import LoginRefusedError
+from gamecodec.archipelago._errors import (
+    LoginRefusedError,
+    NotConnectedError,
+    RequestRefusedError,
+)
 from gamecodec.archipelago._models import (
     DEFAULT_MAX_DEPTH,
     ClientStatus,
@@ -81,7 +87,9 @@ from gamecodec.archipelago.commands import (
     UpdateHint,
     VersionInfo,
 )
+from gamecodec.archipelago.datapackage import DataPackageCache
 from gamecodec.archipelago.frames import Frame, decode, decode_many, encode, encode_bytes
+from gamecodec.archipelago.names import Names
 from gamecodec.archipelago.session import ClientSession
 
 __all__ = [
@@ -102,6 +110,7 @@ __all__ = [
     "ConnectionRefused",
     "CreateHints",
     "DataPackage",
+    "DataPackageCache",
     "DataPackageData",
     "DataStorageOperation",
     "Frame",
@@ -119,13 +128,16 @@ __all__ = [
     "LocationScouts",
     "LoginRefusedError",
     "MessagePart",
+    "Names",
     "NetworkItem",
     "NetworkPlayer",
     "NetworkSlot",
+    "NotConnectedError",
     "Permission",
     "Player",
     "PrintJSON",
     "ReceivedItems",
+    "RequestRefusedError",
     "Retrieved",
     "RoomInfo",
     "RoomUpdate",

@@ -26,7 +26,7 @@ from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_SET_ITEM
 from libc.math cimport isfinite, isnan
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memcpy
+from libc.string cimport memchr, memcpy
 
 import msgspec
 
@@ -38,7 +38,7 @@ from gamecodec.archipelago._models import (
     NetworkSlot,
 )
 
-__all__ = ["decode", "encode", "encode_bytes"]
+__all__ = ["decode", "encode", "encode_bytes", "past_depth"]
 
 cdef extern from "Python.h":
     const char *PyUnicode_AsUTF8AndSize(object o, Py_ssize_t *size) except NULL
@@ -263,6 +263,64 @@ def decode(data, *, max_depth=DEFAULT_MAX_DEPTH):
         if _lost_tags(data, &seen):  # the reference's parse-time order decides
             return _pure_decode(data, max_depth=max_depth)
     return value
+
+
+cdef Py_ssize_t _scan_depth(const unsigned char *p, Py_ssize_t n, long max_depth) noexcept nogil:
+    """The reference's bracket count over UTF-8 ``p[:n]``: 1, plus one per
+    ``[``/``{`` outside strings, minus one per ``]``/``}``; the offset of the
+    bracket where it first exceeds ``max_depth``, or -1. A string is skipped
+    with memchr to its next quote not escaped (one after an even run of
+    backslashes); an unterminated string runs to the end."""
+    cdef Py_ssize_t i = 0, start, back
+    cdef long depth = 1
+    cdef unsigned char c
+    cdef const unsigned char *quote
+    while i < n:
+        c = p[i]
+        if c == 34:
+            start = i + 1
+            i = start
+            while True:
+                quote = <const unsigned char *>memchr(p + i, 34, n - i)
+                if quote == NULL:
+                    return -1
+                i = quote - p
+                back = i
+                while back > start and p[back - 1] == 92:
+                    back -= 1
+                if (i - back) % 2 == 0:
+                    break
+                i += 1
+        elif c == 91 or c == 123:
+            depth += 1
+            if depth > max_depth:
+                return i
+        elif c == 93 or c == 125:
+            depth -= 1
+        i += 1
+    return -1
+
+
+def past_depth(data, max_depth=DEFAULT_MAX_DEPTH):
+    """The byte offset (in the UTF-8 text) of the bracket where the reference's
+    nesting count first exceeds ``max_depth``, or -1 if it never does."""
+    cdef const unsigned char *p
+    cdef Py_ssize_t n
+    cdef long limit = max_depth
+    if type(data) is str:
+        if not PyUnicode_IS_COMPACT_ASCII(data):
+            data = (<str>data).encode("utf-8", "surrogatepass")
+    elif type(data) is not bytes:
+        data = bytes(data)
+    if type(data) is bytes:
+        p = <const unsigned char *>PyBytes_AS_STRING(data)
+        n = PyBytes_GET_SIZE(data)
+    else:
+        p = <const unsigned char *>PyUnicode_DATA(data)
+        n = PyUnicode_GET_LENGTH(data)
+    with nogil:
+        n = _scan_depth(p, n, limit)
+    return n
 
 
 # ---------------------------------------------------------------- encode

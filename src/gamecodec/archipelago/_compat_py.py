@@ -27,12 +27,15 @@ import json
 import re
 import sys
 from collections.abc import Callable
+from itertools import accumulate
 from typing import Any
 
+from gamecodec.archipelago import _errors
 from gamecodec.archipelago._errors import decode_error, invalid_utf8, utf8_offset
 from gamecodec.archipelago._models import ALLOWLIST, DEFAULT_MAX_DEPTH, version_of
+from gamecodec.archipelago._stack import on_fresh_stack, retrying
 
-__all__ = ["decode", "encode", "encode_bytes", "object_hook", "tag", "version_of"]
+__all__ = ["decode", "encode", "encode_bytes", "object_hook", "past_depth", "tag", "version_of"]
 
 _SEQUENCES = (tuple, list, set, frozenset)
 
@@ -139,6 +142,30 @@ def _check_depth(text: str, max_depth: int) -> None:
             depth -= 1
 
 
+def past_depth(
+    data: str | bytes | bytearray | memoryview, max_depth: int = DEFAULT_MAX_DEPTH
+) -> int:
+    """The byte offset (in the UTF-8 text) of the bracket where the reference's
+    nesting count first exceeds ``max_depth``, or -1 if it never does."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+    if raw.count(b"[") + raw.count(b"{") < max_depth:  # the count cannot get there
+        return -1
+    # the brackets outside strings, and the highest count they reach (C loops only)
+    brackets = _STRINGS.sub(b"", raw).translate(None, _NOT_BRACKETS)
+    if 1 + max(accumulate(map(_STEP.__getitem__, brackets)), default=0) <= max_depth:
+        return -1
+    return _errors.past_depth(raw, max_depth)  # where: one pass that stops there
+
+
+_STRINGS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = [0] * 256
+for _byte in b"[{":
+    _STEP[_byte] = 1
+for _byte in b"]}":
+    _STEP[_byte] = -1
+
+
 def _text(data: str | bytes | bytearray | memoryview) -> str:
     if isinstance(data, str):
         return data
@@ -164,6 +191,9 @@ def decode(
     except _BuildError as exc:
         raise decode_error(str(exc), 0) from None
     except RecursionError:
+        # the text passed the depth check: the caller's own stack was too deep
+        if not retrying():
+            return on_fresh_stack(decode, data, max_depth=max_depth)
         raise decode_error("JSON document too complex", 0) from None
     except ValueError:  # int() past sys.get_int_max_str_digits() (the reference fails too)
         start, digits = _long_int(text)

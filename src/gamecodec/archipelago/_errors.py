@@ -22,6 +22,8 @@ from gamecodec.errors import (
 __all__ = [
     "PROTOCOL",
     "LoginRefusedError",
+    "NotConnectedError",
+    "RequestRefusedError",
     "decode_error",
     "deepest",
     "encode_error",
@@ -49,6 +51,27 @@ class LoginRefusedError(SessionError):
 
     def __reduce__(self) -> tuple[type[LoginRefusedError], tuple[list[str]]]:
         return (type(self), (self.errors,))
+
+
+class NotConnectedError(SessionError, ConnectionError):
+    """A call made while the client is not logged in (it is reconnecting, or
+    closed), or a request whose connection was lost before its reply."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, protocol=PROTOCOL)
+
+
+class RequestRefusedError(RemoteProtocolError):
+    """The server refused a request (an InvalidPacket naming it: ``kind`` is the
+    command, ``text`` the server's words), e.g. a Set of a read-only key."""
+
+    def __init__(self, kind: str, text: str) -> None:
+        self.kind = kind
+        self.text = text
+        super().__init__(f"the server refused {kind}: {text}", protocol=PROTOCOL)
+
+    def __reduce__(self) -> tuple[type[RequestRefusedError], tuple[str, str]]:
+        return (type(self), (self.kind, self.text))
 
 
 def decode_error(message: str, offset: int, partial: object = None) -> DecodeError:

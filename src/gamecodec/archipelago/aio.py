@@ -10,23 +10,43 @@
 proxies ignored), logs in and returns once the server accepted the login
 (:class:`LoginRefusedError` otherwise; ``TimeoutError`` when connecting and
 logging in took more than ``connect_timeout`` seconds). Requests that have a
-reply (scouts, Get, Set) are awaited, each for at most ``request_timeout``
-seconds; everything else arrives through :meth:`Client.next_event` or
-``async for event in client``. ``tap=`` is given every text frame received
-and sent, as a :class:`~gamecodec.sessions.Traffic` record (``peer`` is the
-URI). If the connection drops after a login, the client reconnects with
-exponential backoff, logs in again with the same session parameters and
-re-sends its checked locations; :meth:`Client.close` shuts it down cleanly
-(close code 1000, pending requests fail with ``ConnectionError``).
+reply (scouts, Get, Set, hints) are awaited, each for at most
+``request_timeout`` seconds; one the server refuses raises
+:class:`RequestRefusedError` at once. Everything else arrives through
+:meth:`Client.next_event` or ``async for event in client``; the events not
+yet taken are bounded by ``max_events`` (the oldest is dropped, counted in
+:attr:`Client.events_dropped`, with a warning). ``tap=`` is given every text
+frame received and sent, as a :class:`~gamecodec.sessions.Traffic` record
+(``peer`` is the URI).
+
+Keepalive: like the reference client, no websocket pings by default, so a
+busy server that answers no ping for a while does not get every client
+closing at once. ``keepalive=N`` pings every N seconds; with
+``keepalive_timeout=T`` too, the connection counts as lost once nothing at
+all (no frame, no pong) arrived for T seconds, so a server that keeps sending
+data is never timed out.
+
+If the connection drops after a login, :attr:`Client.state` becomes
+``RECONNECTING``; the client reconnects with exponential backoff and jitter,
+logs in again with the same session parameters (tags changed since
+included) and re-sends its checked locations. Calls made meanwhile raise
+:class:`NotConnectedError` (a ``ConnectionError``), or, with
+``queue_while_reconnecting=True``, wait for the new login;
+:meth:`Client.wait_logged_in` waits for it. :meth:`Client.close` shuts the
+client down cleanly (close code 1000; pending requests fail with
+:class:`NotConnectedError`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
+import random
 import time
 import warnings
-from collections.abc import AsyncIterator, Iterable
+from collections import deque
+from collections.abc import AsyncIterator, Iterable, Mapping, MutableMapping
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection
@@ -35,9 +55,16 @@ from websockets.exceptions import ConnectionClosed
 
 from gamecodec._aio import call_tap
 from gamecodec.archipelago import commands as C
-from gamecodec.archipelago._errors import LoginRefusedError, remote
+from gamecodec.archipelago._errors import (
+    LoginRefusedError,
+    NotConnectedError,
+    RequestRefusedError,
+)
+from gamecodec.archipelago._models import Hint
+from gamecodec.archipelago.names import Names
 from gamecodec.archipelago.session import (
     ClientSession,
+    HintsChanged,
     LocationsScouted,
     LoggedIn,
     LoginRefused,
@@ -46,13 +73,34 @@ from gamecodec.archipelago.session import (
     State,
     StorageChanged,
     StorageRead,
+    _hints,
 )
 from gamecodec.sessions import Event, Tap, Traffic
 
-__all__ = ["Client", "LoginRefusedError", "connect"]
+__all__ = [
+    "MAX_EVENTS",
+    "Client",
+    "ClientState",
+    "LoginRefusedError",
+    "NotConnectedError",
+    "RequestRefusedError",
+    "connect",
+]
 
 MAX_FRAME = 16 * 1024 * 1024
 """Inbound frame limit, as CommonClient (a DataPackage of every world is ~4 MB)."""
+MAX_EVENTS = 1024
+"""Events kept for the application by default (``max_events``); beyond it the
+oldest is dropped and counted in :attr:`Client.events_dropped`."""
+
+
+class ClientState(enum.Enum):
+    """Where a :class:`Client` is."""
+
+    CONNECTING = "connecting"  # the first connect and login
+    LOGGED_IN = "logged_in"
+    RECONNECTING = "reconnecting"  # the connection dropped; a new login is on its way
+    CLOSED = "closed"  # closed, refused, or given up: calls raise NotConnectedError
 
 
 _NOT_GIVEN: Any = object()
@@ -71,6 +119,13 @@ def _connect_timeout(connect_timeout: float | None, login_timeout: Any) -> float
     return result
 
 
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    """Mark a failed future's exception as seen: a request whose caller went
+    away (cancelled, timed out) must not log "exception was never retrieved"."""
+    if not future.cancelled():
+        future.exception()
+
+
 class Client:
     """A logged-in connection (see :func:`connect`, which makes one)."""
 
@@ -82,11 +137,20 @@ class Client:
         reconnect: bool = True,
         initial_backoff: float = 0.5,
         max_backoff: float = 30.0,
+        backoff_jitter: float = 0.5,
         connect_timeout: float | None = 30.0,
+        keepalive: float | None = None,
+        keepalive_timeout: float | None = None,
+        max_events: int = MAX_EVENTS,
+        queue_while_reconnecting: bool = False,
         tap: Tap | None = None,
         clock: Any = None,
         login_timeout: Any = _NOT_GIVEN,
     ) -> None:
+        if max_events < 1:
+            raise ValueError("max_events must be at least 1")
+        if not 0.0 <= backoff_jitter <= 1.0:
+            raise ValueError("backoff_jitter must be between 0 and 1")
         self.uri = uri
         self.connect_timeout = _connect_timeout(connect_timeout, login_timeout)
         self.tap = tap
@@ -95,24 +159,38 @@ class Client:
         self.reconnect = reconnect
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
+        self.backoff_jitter = backoff_jitter
+        self.keepalive = keepalive
+        self.keepalive_timeout = keepalive_timeout
+        self.max_events = max_events
+        self.queue_while_reconnecting = queue_while_reconnecting
         self._loop = asyncio.get_running_loop()
         self._clock = clock or self._loop.time
+        self._random = random.Random()
         self.session = ClientSession(**self._options)
+        self.state = ClientState.CONNECTING
         self.checked: set[int] = set()
         self.reconnects = 0
+        self.events_dropped = 0
+        """Events dropped because the application did not take them (``max_events``)."""
         self._socket: ClientConnection | None = None
-        self._events: asyncio.Queue[Event | None] = asyncio.Queue()
+        self._events: deque[Event] = deque()
+        self._events_ready = asyncio.Event()
+        self._events_closed = False
         self._waiters: dict[int, asyncio.Future[Any]] = {}
         self._login: asyncio.Future[LoggedIn] | None = None
+        self._logged_in = asyncio.Event()  # set while LOGGED_IN, and once CLOSED
         self._closing = False
         self._task: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
+        self._last_heard = 0.0
 
     # ------------------------------------------------------------------ lifecycle
 
     async def start(self) -> LoggedIn:
         """Connect and log in; raises :class:`LoginRefusedError` or ``OSError``."""
         self._login = self._loop.create_future()
+        self._login.add_done_callback(_retrieve)
         self._task = asyncio.create_task(self._run())
         try:
             return await asyncio.shield(self._login)
@@ -132,8 +210,15 @@ class Client:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
-        self._fail_waiters(ConnectionError("client closed"))
-        self._events.put_nowait(None)
+        self._end(NotConnectedError("client closed"))
+
+    def _end(self, exc: Exception) -> None:
+        """No more logins: fail what waits, end the event stream."""
+        self.state = ClientState.CLOSED
+        self._fail_waiters(exc)
+        self._events_closed = True
+        self._events_ready.set()
+        self._logged_in.set()
 
     async def __aenter__(self) -> Client:
         """``async with`` closes the client on the way out."""
@@ -142,6 +227,15 @@ class Client:
     async def __aexit__(self, *exc: object) -> None:
         """Close the client (:meth:`close`)."""
         await self.close()
+
+    async def wait_logged_in(self, timeout: float | None = None) -> C.Connected:
+        """Wait until the client is logged in (again, after a reconnect); the
+        login's Connected. Raises :class:`NotConnectedError` once it is closed."""
+        async with asyncio.timeout(timeout):
+            await self._logged_in.wait()
+        if self.state is not ClientState.LOGGED_IN or self.session.connected is None:
+            raise NotConnectedError(f"the client is {self.state.value}")
+        return self.session.connected
 
     @property
     def login_timeout(self) -> float | None:
@@ -164,6 +258,30 @@ class Client:
         return self.session.connected
 
     @property
+    def players(self) -> list[C.Player]:
+        """The room's players (Connected, then RoomUpdate: aliases follow ``!alias``)."""
+        return self.session.players
+
+    @property
+    def hint_points(self) -> int:
+        """Our hint points (Connected, then RoomUpdate)."""
+        return self.session.hint_points
+
+    @property
+    def names(self) -> Names:
+        """Item, location and player names for ids (the DataPackage and the login)."""
+        return self.session.names
+
+    def render(self, message: C.PrintJSON) -> str:
+        """A PrintJSON message as text, ids replaced by names."""
+        return self.session.names.render(message)
+
+    @property
+    def tags(self) -> list[str]:
+        """Our tags (kept across reconnects)."""
+        return list(self.session.tags)
+
+    @property
     def compression(self) -> str | None:
         """The negotiated websocket extension header value (permessage-deflate)."""
         if self._socket is None or self._socket.response is None:
@@ -172,13 +290,29 @@ class Client:
 
     # ------------------------------------------------------------------ events
 
+    def _queue(self, event: Event) -> None:
+        if len(self._events) >= self.max_events:
+            self._events.popleft()
+            self.events_dropped += 1
+            if self.events_dropped & (self.events_dropped - 1) == 0:  # 1, 2, 4, 8, ...
+                warnings.warn(
+                    f"Archipelago client {self.session.name!r}: {self.events_dropped} events "
+                    f"dropped (more than max_events={self.max_events} not taken)",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+        self._events.append(event)
+        self._events_ready.set()
+
     async def next_event(self, timeout: float | None = None) -> Event:
         """The next event the session produced (not replies to awaited requests)."""
-        event = await asyncio.wait_for(self._events.get(), timeout)
-        if event is None:
-            self._events.put_nowait(None)
-            raise ConnectionError("client closed")
-        return event
+        async with asyncio.timeout(timeout):
+            while not self._events:
+                if self._events_closed:
+                    raise NotConnectedError("client closed")
+                self._events_ready.clear()
+                await self._events_ready.wait()
+        return self._events.popleft()
 
     async def wait_for(self, kind: type[Event], timeout: float | None = 10.0) -> Any:
         """Skip events until one of type ``kind`` arrives."""
@@ -201,20 +335,43 @@ class Client:
 
     # ------------------------------------------------------------------ requests
 
+    async def _ready(self) -> None:
+        """Return when a call may go out; raise :class:`NotConnectedError` if it cannot."""
+        if self.state is ClientState.LOGGED_IN and self._socket is not None:
+            return
+        if self.state is ClientState.RECONNECTING and self.queue_while_reconnecting:
+            await self.wait_logged_in()
+            return
+        raise NotConnectedError(f"not logged in: the client is {self.state.value}")
+
     async def _flush(self) -> None:
         socket = self._socket
         for frame in self.session.frames_to_send():
             if socket is None:
-                raise ConnectionError("not connected")
-            await socket.send(frame)
+                raise NotConnectedError("the connection was lost")
+            try:
+                await socket.send(frame)
+            except ConnectionClosed as exc:
+                raise NotConnectedError(f"the connection was lost: {exc}") from exc
             if self.tap is not None:
                 call_tap(self.tap, Traffic("out", frame, self._loop.time(), self.uri))
 
     def _waiter(self, request_id: int) -> asyncio.Future[Any]:
         future: asyncio.Future[Any] = self._loop.create_future()
+        future.add_done_callback(_retrieve)
         self._waiters[request_id] = future
         self._arm_timer()
         return future
+
+    async def _request(self, request_id: int) -> Any:
+        future = self._waiter(request_id)
+        try:
+            await self._flush()
+        except BaseException:
+            self._waiters.pop(request_id, None)
+            future.cancel()
+            raise
+        return await future
 
     def _arm_timer(self) -> None:
         """Run the session's timers at its next deadline even if no frame
@@ -234,63 +391,130 @@ class Client:
         self._arm_timer()
 
     async def check_locations(self, locations: Iterable[int]) -> None:
-        """Report checked locations (sent again after a reconnect if the server lost them)."""
+        """Report checked locations (remembered, and sent again after a
+        reconnect if the server lost them)."""
         ids = list(locations)
         self.checked.update(ids)
+        await self._ready()
         self.session.check_locations(ids)
         await self._flush()
 
     async def scout(self, locations: Iterable[int], create_as_hint: int = 0) -> list[C.Item]:
         """What is at ``locations`` (LocationScouts -> LocationInfo)."""
+        await self._ready()
         request_id = self.session.scout_locations(locations, self._clock(), create_as_hint)
-        future = self._waiter(request_id)
-        await self._flush()
-        result: list[C.Item] = await future
+        result: list[C.Item] = await self._request(request_id)
         return result
 
     async def get(self, keys: Iterable[str]) -> dict[str, Any]:
         """Read data storage keys (Get -> Retrieved)."""
+        await self._ready()
         request_id = self.session.get(keys, self._clock())
-        future = self._waiter(request_id)
-        await self._flush()
-        result: dict[str, Any] = await future
+        result: dict[str, Any] = await self._request(request_id)
         return result
 
     async def set(
         self, key: str, operations: Iterable[tuple[str, Any]], *, default: Any = C.UNSET
     ) -> StorageChanged:
         """Change a data storage key and wait for the SetReply (without ``default``
-        the server starts a new key from 0)."""
+        the server starts a new key from 0). A key the server refuses (the
+        read-only ``_read_`` keys) raises :class:`RequestRefusedError`."""
+        await self._ready()
         request_id = self.session.set(key, operations, self._clock(), default=default)
         assert request_id is not None
-        future = self._waiter(request_id)
-        await self._flush()
-        result: StorageChanged = await future
+        result: StorageChanged = await self._request(request_id)
         return result
 
     async def set_notify(self, keys: Iterable[str]) -> None:
         """Be told of changes to ``keys`` (each a :class:`StorageChanged` event)."""
+        await self._ready()
         self.session.set_notify(keys)
         await self._flush()
 
     async def say(self, text: str) -> None:
         """Send a chat message (or a ``!command``) to the room."""
+        await self._ready()
         self.session.say(text)
         await self._flush()
 
     async def status_update(self, status: int) -> None:
         """Report our state, a :class:`~gamecodec.archipelago.ClientStatus`."""
+        await self._ready()
         self.session.status_update(status)
+        await self._flush()
+
+    async def sync(self) -> None:
+        """Ask for every item again (Sync): an :class:`ItemsReceived` from index 0."""
+        await self._ready()
+        self.session.sync()
         await self._flush()
 
     async def death_link(self, cause: str = "", *, now: float | None = None) -> None:
         """Bounce a DeathLink (``now``: the death's Unix time; default the loop clock)."""
+        await self._ready()
         self.session.death_link(time.time() if now is None else now, cause)
         await self._flush()
 
     async def bounce(self, data: dict[str, Any], **targets: Any) -> None:
         """Send ``data`` to the clients matching ``games=``, ``slots=`` or ``tags=``."""
+        await self._ready()
         self.session.bounce(data, **targets)
+        await self._flush()
+
+    async def send(self, *commands: C.Command | Mapping[str, Any]) -> None:
+        """Send any commands (typed, or plain dicts) in one frame; replies arrive as events."""
+        await self._ready()
+        self.session.send(*commands)
+        await self._flush()
+
+    def _keep_options(self) -> None:
+        """What a later login must repeat (tags changed at run time)."""
+        self._options["tags"] = list(self.session.tags)
+        self._options["death_link_enabled"] = self.session.death_link_enabled
+
+    async def update_tags(self, tags: Iterable[str]) -> None:
+        """Replace our tags (ConnectUpdate); kept for every later login.
+        ``DeathLink`` among them turns DeathLink on, its absence off."""
+        await self._ready()
+        self.session.update_tags(tags)
+        self._keep_options()
+        await self._flush()
+
+    async def set_death_link(self, enabled: bool) -> None:
+        """Add or remove the ``DeathLink`` tag (:meth:`update_tags`)."""
+        await self._ready()
+        self.session.set_death_link(enabled)
+        self._keep_options()
+        await self._flush()
+
+    # ------------------------------------------------------------------ hints
+
+    async def hints(self) -> list[Hint]:
+        """Our hints (the ``_read_hints_{team}_{slot}`` key)."""
+        await self._ready()
+        key = self.session.hints_key
+        request_id = self.session.get([key], self._clock())
+        result: dict[str, Any] = await self._request(request_id)
+        return _hints(result.get(key))
+
+    async def watch_hints(self) -> None:
+        """Be told of every change to our hints (each a :class:`HintsChanged` event)."""
+        await self._ready()
+        self.session.watch_hints()
+        await self._flush()
+
+    async def create_hints(
+        self, locations: Iterable[int], *, player: int | None = None, status: int = 0
+    ) -> None:
+        """Hint ``player``'s (default: our) ``locations`` (CreateHints)."""
+        await self._ready()
+        self.session.create_hints(locations, player=player, status=status)
+        await self._flush()
+
+    async def update_hint(self, player: int, location: int, status: int) -> None:
+        """Set the priority of a hint (UpdateHint)."""
+        await self._ready()
+        self.session.update_hint(player, location, status)
         await self._flush()
 
     # ------------------------------------------------------------------ the loop
@@ -301,8 +525,20 @@ class Client:
                 future.set_exception(exc)
         self._waiters.clear()
 
+    def _settle(self, request_id: int, value: Any = None, exc: Exception | None = None) -> bool:
+        future = self._waiters.pop(request_id, None)
+        if future is None or future.done():
+            return False
+        if exc is not None:
+            future.set_exception(exc)
+        else:
+            future.set_result(value)
+        return True
+
     def _dispatch(self, event: Event) -> None:
         if isinstance(event, LoggedIn):
+            self.state = ClientState.LOGGED_IN
+            self._logged_in.set()
             if self._login is not None and not self._login.done():
                 self._login.set_result(event)
             missing = self.checked - set(event.connected.checked_locations)
@@ -310,32 +546,50 @@ class Client:
                 self.session.check_locations(sorted(missing))
         elif isinstance(event, LoginRefused) and self._login is not None and not self._login.done():
             self._login.set_exception(LoginRefusedError(event.errors))
-        request_id = None
-        value: Any = None
         if isinstance(event, LocationsScouted):
-            request_id, value = event.request_id, event.locations
-        elif isinstance(event, StorageRead):
-            request_id, value = event.request_id, event.keys
+            if self._settle(event.request_id, event.locations):
+                return
+        elif isinstance(event, StorageRead) and event.request_id is not None:
+            if self._settle(event.request_id, event.keys):
+                return
         elif isinstance(event, StorageChanged) and event.request_id is not None:
-            request_id, value = event.request_id, event
+            if self._settle(event.request_id, event):
+                return
+        elif isinstance(event, HintsChanged) and event.request_id is not None:
+            return  # the answer to hints(), returned there
         elif isinstance(event, RequestTimedOut):
-            future = self._waiters.pop(event.request_id, None)
-            if future is not None and not future.done():
-                future.set_exception(TimeoutError(f"{event.kind} {event.request_id} timed out"))
+            self._settle(
+                event.request_id, exc=TimeoutError(f"{event.kind} {event.request_id} timed out")
+            )
             return
         elif isinstance(event, RequestRefused):
-            future = self._waiters.pop(event.request_id, None)
-            if future is not None and not future.done():
-                future.set_exception(
-                    remote(f"the server refused {event.kind}: {event.invalid.text}")
-                )
+            error = RequestRefusedError(event.kind, event.invalid.text)
+            if self._settle(event.request_id, exc=error):
                 return
-        if request_id is not None and request_id in self._waiters:
-            future = self._waiters.pop(request_id)
-            if not future.done():
-                future.set_result(value)
-            return
-        self._events.put_nowait(event)
+        self._queue(event)
+
+    def _heard(self) -> None:
+        self._last_heard = self._clock()
+
+    def _on_pong(self, pong: asyncio.Future[float]) -> None:
+        if not pong.cancelled() and pong.exception() is None:
+            self._heard()
+
+    async def _keepalive(self, socket: ClientConnection) -> None:
+        """Ping every ``keepalive`` seconds; with ``keepalive_timeout``, close the
+        connection once nothing (frame or pong) arrived for that long."""
+        assert self.keepalive is not None
+        while True:
+            await asyncio.sleep(self.keepalive)
+            try:
+                pong = asyncio.ensure_future(await socket.ping())
+            except ConnectionClosed:
+                return
+            pong.add_done_callback(self._on_pong)
+            silent = self._clock() - self._last_heard
+            if self.keepalive_timeout is not None and silent > self.keepalive_timeout:
+                socket.transport.abort()  # no close handshake with a silent peer
+                return
 
     async def _session_loop(self, socket: ClientConnection, started: float) -> None:
         """Run the session until a refusal (``started``: when connecting began)."""
@@ -357,6 +611,7 @@ class Client:
                 for event in self.session.handle_timeout(self._clock()):
                     self._dispatch(event)
                 continue
+            self._heard()
             if self.tap is not None:
                 call_tap(self.tap, Traffic("in", message, self._loop.time(), self.uri))
             for event in self.session.receive_frame(message, self._clock()):
@@ -364,6 +619,25 @@ class Client:
             await self._flush()
             if self.session.state is State.REFUSED:
                 return
+
+    def backoff(self, attempt: int) -> float:
+        """The wait before reconnect ``attempt`` (0, 1, ...): exponential, capped
+        at ``max_backoff``, less a random part of up to ``backoff_jitter`` of it,
+        so that clients dropped together do not all come back at once."""
+        delay = float(min(self.max_backoff, self.initial_backoff * 2**attempt))
+        return delay * (1.0 - self.backoff_jitter * self._random.random())
+
+    async def _connected(self, socket: ClientConnection, started: float) -> None:
+        self._socket = socket
+        self._heard()
+        pinger = None
+        if self.keepalive is not None:
+            pinger = asyncio.create_task(self._keepalive(socket))
+        try:
+            await self._session_loop(socket, started)
+        finally:
+            if pinger is not None:
+                pinger.cancel()
 
     async def _run(self) -> None:
         attempt = 0
@@ -376,14 +650,15 @@ class Client:
                     max_size=MAX_FRAME,
                     compression="deflate",
                     open_timeout=self.connect_timeout,
+                    ping_interval=None,  # our own keepalive, off by default
+                    ping_timeout=None,
                 ) as socket:
-                    self._socket = socket
                     attempt = 0
-                    await self._session_loop(socket, started)
+                    await self._connected(socket, started)
                     # refused: a first login's refusal went to connect(); a re-login's
                     # ends the event stream too
-                    self._fail_waiters(ConnectionError("login refused"))
-                    self._events.put_nowait(None)
+                    self._socket = None
+                    self._end(NotConnectedError("login refused"))
                     return
             except (ConnectionClosed, OSError, TimeoutError) as exc:
                 self._socket = None
@@ -393,23 +668,24 @@ class Client:
                 if not logged_in:
                     if self._login is not None and not self._login.done():
                         self._login.set_exception(exc)
+                    self.state = ClientState.CLOSED
                     return
                 if not self.reconnect:
-                    self._fail_waiters(ConnectionError(f"connection lost: {exc}"))
-                    self._events.put_nowait(None)
+                    self._end(NotConnectedError(f"connection lost: {exc}"))
                     return
             except Exception as exc:  # a protocol error from the session: give up
                 self._socket = None
                 if self._login is not None and not self._login.done():
                     self._login.set_exception(exc)
-                self._fail_waiters(ConnectionError(f"client failed: {exc}"))
-                self._events.put_nowait(None)
+                self._end(NotConnectedError(f"client failed: {exc}"))
                 return
             finally:
                 self._socket = None
             # lost after a login: start over with a fresh session, after a backoff
-            self._fail_waiters(ConnectionError("connection lost; reconnecting"))
-            delay = min(self.max_backoff, self.initial_backoff * 2**attempt)
+            self.state = ClientState.RECONNECTING
+            self._logged_in.clear()
+            self._fail_waiters(NotConnectedError("connection lost; reconnecting"))
+            delay = self.backoff(attempt)
             attempt += 1
             self.reconnects += 1
             await asyncio.sleep(delay)
@@ -429,11 +705,16 @@ async def connect(
     slot_data: bool = True,
     death_link: bool = False,
     request_timeout: float | None = 30.0,
-    data_packages: dict[str, C.GameData] | None = None,
+    data_packages: MutableMapping[str, C.GameData] | None = None,
     reconnect: bool = True,
     initial_backoff: float = 0.5,
     max_backoff: float = 30.0,
+    backoff_jitter: float = 0.5,
     connect_timeout: float | None = 30.0,
+    keepalive: float | None = None,
+    keepalive_timeout: float | None = None,
+    max_events: int = MAX_EVENTS,
+    queue_while_reconnecting: bool = False,
     tap: Tap | None = None,
     login_timeout: Any = _NOT_GIVEN,
 ) -> Client:
@@ -443,10 +724,15 @@ async def connect(
     one raises ``TimeoutError``; a re-login after a dropped connection that
     times out is retried). ``request_timeout`` bounds the wait for the reply
     to :meth:`Client.scout`, :meth:`Client.get` and :meth:`Client.set`
-    (``TimeoutError``). ``tap`` is called with a
-    :class:`~gamecodec.sessions.Traffic` for every text frame received and
-    sent. ``login_timeout`` is the deprecated name of ``connect_timeout``.
-    The other options go into the :class:`ClientSession`."""
+    (``TimeoutError``). ``keepalive`` (seconds between pings; default none, as
+    the reference client) and ``keepalive_timeout`` (silence after which the
+    connection counts as lost) are described in the module's text, as are
+    ``backoff_jitter``, ``max_events`` and ``queue_while_reconnecting``.
+    ``data_packages`` is the DataPackage cache (a dict, or a
+    :class:`~gamecodec.archipelago.datapackage.DataPackageCache` on disk).
+    ``tap`` is called with a :class:`~gamecodec.sessions.Traffic` for every
+    text frame received and sent. ``login_timeout`` is the deprecated name of
+    ``connect_timeout``. The other options go into the :class:`ClientSession`."""
     options: dict[str, Any] = {
         "name": name,
         "game": game,
@@ -466,7 +752,12 @@ async def connect(
         reconnect=reconnect,
         initial_backoff=initial_backoff,
         max_backoff=max_backoff,
+        backoff_jitter=backoff_jitter,
         connect_timeout=_connect_timeout(connect_timeout, login_timeout),
+        keepalive=keepalive,
+        keepalive_timeout=keepalive_timeout,
+        max_events=max_events,
+        queue_while_reconnecting=queue_while_reconnecting,
         tap=tap,
     )
     await client.start()

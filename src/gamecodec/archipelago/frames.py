@@ -21,16 +21,26 @@ ours.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterable
 from typing import Any, Literal
 
 import msgspec
 import msgspec.inspect as mi
 
+from gamecodec import _accel
 from gamecodec._deprecated import deprecated_names
 from gamecodec.archipelago import compat
-from gamecodec.archipelago._errors import decode_error, encode_error, frame_error, invalid_utf8
-from gamecodec.archipelago._models import version_of
+from gamecodec.archipelago._errors import (
+    PROTOCOL,
+    decode_error,
+    encode_error,
+    frame_error,
+    invalid_utf8,
+)
+from gamecodec.archipelago._models import DEFAULT_MAX_DEPTH, version_of
+from gamecodec.archipelago._stack import on_fresh_stack, retrying
 from gamecodec.archipelago.commands import COMMANDS, AnyCommand, Command, Connect
 from gamecodec.errors import DecodeError
 
@@ -55,8 +65,11 @@ class _ConnectVersionCheck(msgspec.Struct):
     version: _StrictVersion
 
 
+_past_depth = _accel.load("gamecodec.archipelago", "_compat", PROTOCOL).past_depth
+"""The reference's nesting scan, from the active compat twin."""
+
 _decode_all = msgspec.json.Decoder(list[AnyCommand]).decode
-_split = msgspec.json.Decoder(list[msgspec.Raw]).decode
+_split_fast = msgspec.json.Decoder(list[msgspec.Raw]).decode
 _plain = msgspec.json.Decoder().decode
 _connect_check = msgspec.json.Decoder(_ConnectVersionCheck).decode
 _encode = msgspec.json.Encoder().encode
@@ -68,7 +81,7 @@ def _utf8(data: str | bytes) -> bytes:
     return data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
 
 
-def _offset_of(data: str | bytes, raws: list[msgspec.Raw], index: int) -> int:
+def _offset_of(data: str | bytes, raws: list[bytes], index: int) -> int:
     """Where command ``index`` starts in the frame (error path only)."""
     raw = _utf8(data)
     position = 0
@@ -135,19 +148,70 @@ def _from_plain(obj: Any) -> Command | dict[str, Any]:
     return command
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_lenient = json.JSONDecoder().decode
+"""The reference's parser (no object hook: the typed conversion reads the tags):
+it reads ``NaN``, ``Infinity``, ``-Infinity`` and ``1e400`` (as ``inf``)."""
+
+
+def _plain_values(data: str | bytes) -> Any:
+    """The frame's untyped JSON value. JSON msgspec refuses is read as the
+    reference reads it (``NaN``, ``Infinity``, numbers past float range, escaped
+    lone surrogates); what the reference refuses too is msgspec's error."""
+    try:
+        return _plain(data)
+    except RecursionError as exc:
+        if _past_depth(data, DEFAULT_MAX_DEPTH) >= 0:
+            raise frame_error(data, exc) from None
+        raise  # the caller's deep stack: decode retries on a fresh one
+    except (msgspec.DecodeError, UnicodeError) as exc:
+        if isinstance(exc, UnicodeError) or (
+            isinstance(data, str) and _SURROGATE.search(data) is not None
+        ):
+            raise frame_error(data, exc) from None
+        try:
+            text = data if isinstance(data, str) else data.decode("utf-8")
+            return _lenient(text)
+        except (ValueError, UnicodeError):
+            raise frame_error(data, exc) from None
+
+
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _skip_space(text: str, at: int) -> int:
+    return len(text) if (found := _SPACE.match(text, at)) is None else found.end()
+
+
+def _split(data: str | bytes) -> list[bytes]:
+    """The UTF-8 text of each element of a JSON array, as it stands in the frame
+    (JSON only the reference reads, such as ``NaN``, split by its parser)."""
+    try:
+        return [bytes(raw) for raw in _split_fast(data)]
+    except msgspec.DecodeError:
+        text = data if isinstance(data, str) else data.decode("utf-8")
+    scan = json.JSONDecoder().raw_decode
+    pieces = []
+    at = _skip_space(text, 1)
+    while at < len(text) and text[at] != "]":
+        _, end = scan(text, at)
+        pieces.append(text[at:end].encode("utf-8", "surrogatepass"))
+        at = _skip_space(text, end)
+        if at < len(text) and text[at] == ",":
+            at = _skip_space(text, at + 1)
+    return pieces
+
+
 def _decode_each(data: str | bytes) -> list[Command | dict[str, Any]]:
     """Command by command (one untyped parse): extra keys, unknown commands, errors."""
-    try:
-        values = _plain(data)
-    except (msgspec.DecodeError, UnicodeError, RecursionError) as exc:
-        raise frame_error(data, exc) from None
+    values = _plain_values(data)
     if type(values) is not list:
         raise decode_error("a frame must be a JSON array of commands", 0)
     out: list[Command | dict[str, Any]] = []
     for index, value in enumerate(values):
         try:
             out.append(_from_plain(value))
-        except (ValueError, RecursionError) as exc:
+        except ValueError as exc:
             raise decode_error(str(exc), _offset_of(data, _split(data), index), out) from None
     return out
 
@@ -203,11 +267,24 @@ def decode(data: str | bytes | bytearray | memoryview) -> Frame:
     """
     if type(data) is not str:
         data = _checked(data)
+    too_deep = _past_depth(data, DEFAULT_MAX_DEPTH)
+    if too_deep >= 0:
+        raise decode_error(
+            f"JSON document too deeply nested (more than {DEFAULT_MAX_DEPTH - 1} levels)",
+            too_deep,
+        )
+    try:
+        return _decode_frame(data)
+    except RecursionError:
+        return _retried(data)
+
+
+def _decode_frame(data: str | bytes) -> Frame:
     try:
         frame = Frame(_decode_all(data))
-    except msgspec.ValidationError:
+    except msgspec.DecodeError:  # a ValidationError, or JSON only the reference reads
         frame = Frame(_decode_each(data))
-    except (msgspec.DecodeError, UnicodeError, RecursionError) as exc:
+    except UnicodeError as exc:
         raise frame_error(data, exc) from None
     else:
         for command in frame:
@@ -216,6 +293,14 @@ def decode(data: str | bytes | bytearray | memoryview) -> Frame:
                 break
     frame.raw = data
     return frame
+
+
+def _retried(data: str | bytes) -> Frame:
+    """:func:`decode` again on a fresh stack: the frame is within the nesting
+    limit, so the parser's RecursionError came from the caller's deep stack."""
+    if retrying():
+        raise decode_error("JSON document too deeply nested for this stack", 0)
+    return on_fresh_stack(decode, data)
 
 
 def decode_many(
@@ -401,18 +486,18 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _unchanged(command: Any, raw: msgspec.Raw) -> bool:
+def _unchanged(command: Any, raw: bytes) -> bool:
     """Whether ``command`` is what ``raw`` (its original JSON) decodes to."""
     if type(command) is dict:  # an unknown command: its plain JSON value
         try:
-            return _same(_plain(raw), command)
-        except (msgspec.DecodeError, RecursionError):
+            return _same(_plain_values(raw), command)
+        except ValueError:
             return False
     if not isinstance(command, Command):
         return False
     try:
-        again = _from_plain(_plain(raw))
-    except (ValueError, msgspec.DecodeError, RecursionError):
+        again = _from_plain(_plain_values(raw))
+    except ValueError:
         return False
     return bool(again == command) and isinstance(again, Command) and again.extra == command.extra
 

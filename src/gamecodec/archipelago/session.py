@@ -21,7 +21,17 @@ Feed it the text of each websocket frame with :meth:`ClientSession.receive_frame
   server echoes in Retrieved/SetReply; LocationScouts replies come in order;
 * DeathLink: :meth:`ClientSession.death_link` bounces a death to the
   ``DeathLink`` tag, :class:`DeathLinkReceived` reports other players' deaths;
-* request timeouts through :meth:`next_deadline` / :meth:`handle_timeout`.
+* request timeouts through :meth:`next_deadline` / :meth:`handle_timeout`;
+  a request the server refuses (an InvalidPacket naming its command: a Set of
+  a read-only ``_read_`` key, a refused scout) ends at once with a
+  :class:`RequestRefused`;
+* names: :attr:`ClientSession.names` looks ids up in the DataPackage and
+  renders PrintJSON messages with names; ``players``, ``slot_info`` and
+  ``hint_points`` follow Connected and RoomUpdate;
+* hints: :meth:`ClientSession.create_hints`, :meth:`ClientSession.update_hint`,
+  and the ``_read_hints_{team}_{slot}`` key read or watched with
+  :meth:`ClientSession.get_hints` / :meth:`ClientSession.watch_hints`, each
+  answer a :class:`HintsChanged`.
 
 Memory: requests waiting for a reply are the application's own (each expires
 after ``request_timeout``; with ``None`` they wait for good); timed-out
@@ -37,16 +47,19 @@ from __future__ import annotations
 
 import enum
 import itertools
+import math
 import secrets
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gamecodec.archipelago import commands as C
 from gamecodec.archipelago import compat
 from gamecodec.archipelago._errors import local, remote
+from gamecodec.archipelago._models import Hint, HintStatus
 from gamecodec.archipelago.frames import decode, encode
+from gamecodec.archipelago.names import Names
 from gamecodec.errors import DecodeError
 from gamecodec.sessions import Event
 
@@ -60,6 +73,7 @@ __all__ = [
     "DataPackageReady",
     "DeathLinkReceived",
     "Event",
+    "HintsChanged",
     "ItemsReceived",
     "LocationsScouted",
     "LoggedIn",
@@ -80,6 +94,9 @@ later scouts' (beyond it the oldest are forgotten: a server that answers none)."
 MAX_SENT_DEATHS = 256
 """Our own deaths remembered so that their echo is not reported as another
 player's (an echo that never comes, DeathLink off on the server, is forgotten)."""
+MAX_REFUSABLE_SETS = 1024
+"""Sets of read-only keys awaiting the server's refusal (the reference refuses
+each; beyond it the oldest are forgotten: a server that lets them through)."""
 
 
 class State(enum.Enum):
@@ -189,6 +206,15 @@ class MessageReceived(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class HintsChanged(Event):
+    """Our hints (the ``_read_hints_{team}_{slot}`` key), read by
+    :meth:`ClientSession.get_hints` (``request_id``) or changed (``None``)."""
+
+    request_id: int | None
+    hints: list[Hint]
+
+
+@dataclass(frozen=True, slots=True)
 class RequestTimedOut(Event):
     """Request ``request_id`` (``kind``: its command) got no reply in time."""
 
@@ -199,7 +225,8 @@ class RequestTimedOut(Event):
 @dataclass(frozen=True, slots=True)
 class RequestRefused(Event):
     """The server answered request ``request_id`` with an InvalidPacket (a
-    LocationScouts whose ids it refused: it sends no LocationInfo then)."""
+    LocationScouts whose ids it refused, a Set of a read-only key: it sends no
+    reply then)."""
 
     request_id: int
     kind: str
@@ -219,12 +246,37 @@ class _Pending:
     sent_at: float
 
 
-def _finite_number(value: Any) -> bool:
-    """An int or float (not a bool) that is a finite float: float() of a
-    400-digit int raised OverflowError out of receive_frame."""
+def _death_time(value: Any) -> float | None:
+    """A DeathLink's time as a float: any float (NaN and infinities, which the
+    reference relays, included) or an int within float range (float() of a
+    400-digit int raised OverflowError out of receive_frame); else None."""
     if type(value) is int:
-        return -(2**1023) < value < 2**1023
-    return type(value) is float and value - value == 0.0
+        return float(value) if -(2**1023) < value < 2**1023 else None
+    return value if type(value) is float else None
+
+
+def _hint(value: Any) -> Hint | None:
+    """A hint of a ``_read_hints_`` value (a ``"class": "Hint"`` dict), or None."""
+    if type(value) is not dict:
+        return None
+    try:
+        return Hint(
+            int(value["receiving_player"]),
+            int(value["finding_player"]),
+            int(value["location"]),
+            int(value["item"]),
+            bool(value["found"]),
+            str(value.get("entrance", "")),
+            int(value.get("item_flags", 0)),
+            HintStatus(value.get("status", 0)),
+        )
+    except (KeyError, TypeError, ValueError, OverflowError):
+        return None
+
+
+def _hints(value: Any) -> list[Hint]:
+    items = value if isinstance(value, list) else []
+    return [h for h in map(_hint, items) if h is not None]
 
 
 def _reference_only(data: str | bytes) -> list[dict[str, Any]] | None:
@@ -248,10 +300,12 @@ class ClientSession:
 
     ``name``, ``game``, ``password``, ``uuid``, ``version``, ``items_handling``,
     ``tags`` and ``slot_data`` go into the Connect; ``death_link_enabled`` adds
-    the ``DeathLink`` tag; ``request_timeout`` is how long a scout, Get or Set
-    waits for its reply (``None``: forever). ``data_packages`` is the
-    DataPackage cache, ``{checksum: GameData}``; share one dict between
-    sessions to download each game's package once.
+    the ``DeathLink`` tag (and the tag turns it on); ``request_timeout`` is how
+    long a scout, Get or Set waits for its reply (``None``: forever).
+    ``data_packages`` is the DataPackage cache, ``{checksum: GameData}``; share
+    one dict between sessions to download each game's package once, or pass a
+    :class:`~gamecodec.archipelago.datapackage.DataPackageCache` to keep them on
+    disk where CommonClient does.
     """
 
     name: str
@@ -264,7 +318,7 @@ class ClientSession:
     slot_data: bool = True
     death_link_enabled: bool = False
     request_timeout: float | None = 30.0
-    data_packages: dict[str, C.GameData] = field(default_factory=dict)
+    data_packages: MutableMapping[str, C.GameData] = field(default_factory=dict)
 
     state: State = field(default=State.AWAIT_ROOM_INFO, init=False)
     room: C.RoomInfo | None = field(default=None, init=False)
@@ -272,10 +326,18 @@ class ClientSession:
     items: list[C.Item] = field(default_factory=list, init=False)
     checked_locations: set[int] = field(default_factory=set, init=False)
     games: dict[str, C.GameData] = field(default_factory=dict, init=False)
+    players: list[C.Player] = field(default_factory=list, init=False)
+    slot_info: dict[int, C.Slot] = field(default_factory=dict, init=False)
+    hint_points: int = field(default=0, init=False)
+    hints: list[Hint] = field(default_factory=list, init=False)
+    names: Names = field(default_factory=Names, init=False)
 
     def __post_init__(self) -> None:
+        self.tags = list(self.tags)
         if self.death_link_enabled and DEATH_LINK not in self.tags:
             self.tags = [*self.tags, DEATH_LINK]
+        self.death_link_enabled = DEATH_LINK in self.tags
+        self.names.games = self.games
         self._outbox: list[str] = []
         # request ids start at random: the server echoes a Set's extra keys to every
         # SetNotify watcher, so another client's ids must not look like ours
@@ -286,6 +348,7 @@ class ClientSession:
         self._sent_deaths: dict[tuple[float, str], None] = {}  # oldest first
         self._wanted: list[str] = []  # games asked for with GetDataPackage
         self._resync_queued = False  # a Sync for out-of-step items waits in the outbox
+        self._refusable_sets: deque[int | None] = deque()  # Sets of _read_ keys, oldest first
 
     # ------------------------------------------------------------------ output
 
@@ -373,6 +436,10 @@ class ClientSession:
         if want_reply:
             request_id = self._request("Set", now)
             command.set_extra({"request_id": request_id})
+        if key.startswith("_read_"):  # read-only: the reference refuses it (InvalidPacket)
+            self._refusable_sets.append(request_id)
+            while len(self._refusable_sets) > MAX_REFUSABLE_SETS:
+                self._refusable_sets.popleft()
         self._send(command)
         return request_id
 
@@ -410,10 +477,58 @@ class ClientSession:
         self.bounce({"time": now, "cause": cause, "source": source}, tags=[DEATH_LINK])
 
     def update_tags(self, tags: Iterable[str]) -> None:
-        """Replace our tags (ConnectUpdate)."""
+        """Replace our tags (ConnectUpdate). With ``DeathLink`` among them other
+        players' deaths are reported (:class:`DeathLinkReceived`), without it not."""
         self._require_login()
-        self.tags = list(tags)
-        self._send(C.ConnectUpdate(tags=self.tags))
+        self.tags = list(dict.fromkeys(tags))
+        self.death_link_enabled = DEATH_LINK in self.tags
+        self._send(C.ConnectUpdate(tags=list(self.tags)))
+
+    def set_death_link(self, enabled: bool) -> None:
+        """Add or remove the ``DeathLink`` tag (:meth:`update_tags`)."""
+        others = [tag for tag in self.tags if tag != DEATH_LINK]
+        self.update_tags([*others, DEATH_LINK] if enabled else others)
+
+    def send(self, *commands: C.Command | Mapping[str, Any]) -> None:
+        """Send any commands (typed, or plain dicts written as the reference
+        writes them) in one frame; their replies arrive as events."""
+        self._require_login()
+        self._outbox.append(encode([c if isinstance(c, C.Command) else dict(c) for c in commands]))
+
+    # ------------------------------------------------------------------ hints
+
+    @property
+    def hints_key(self) -> str:
+        """The data storage key of our hints, ``_read_hints_{team}_{slot}``."""
+        self._require_login()
+        return f"_read_hints_{self.names.team}_{self.names.slot}"
+
+    def get_hints(self, now: float) -> int:
+        """Read our hints; the reply is a :class:`HintsChanged` (and a :class:`StorageRead`)."""
+        return self.get([self.hints_key], now)
+
+    def watch_hints(self) -> None:
+        """Be told of every change to our hints (:class:`HintsChanged` with ``request_id=None``)."""
+        self.set_notify([self.hints_key])
+
+    def create_hints(
+        self, locations: Iterable[int], *, player: int | None = None, status: int = 0
+    ) -> None:
+        """Hint ``player``'s (default: our) ``locations`` (CreateHints; costs no hint points)."""
+        self._require_login()
+        self._send(
+            C.CreateHints(
+                list(locations),
+                C.UNSET if player is None else player,
+                int(status) if status else C.UNSET,
+            )
+        )
+
+    def update_hint(self, player: int, location: int, status: int) -> None:
+        """Set the priority of the hint for ``player``'s ``location`` (UpdateHint;
+        a :class:`~gamecodec.archipelago.HintStatus` other than ``HINT_FOUND``)."""
+        self._require_login()
+        self._send(C.UpdateHint(player, location, int(status)))
 
     # ------------------------------------------------------------------ timers
 
@@ -515,6 +630,7 @@ class ClientSession:
             self.state = State.CONNECTED
             self.connected = command
             self.checked_locations = set(command.checked_locations)
+            self._on_connected(command)
             return [LoggedIn(command)]
         if isinstance(command, C.ConnectionRefused):
             self.state = State.REFUSED
@@ -531,34 +647,78 @@ class ClientSession:
             self._pending.pop(request_id, None)
             return [LocationsScouted(request_id, command.locations)]
         if isinstance(command, C.Retrieved):
-            return [StorageRead(self._reply_id(command, "Get"), command.keys)]
+            return self._on_retrieved(command)
         if isinstance(command, C.SetReply):
             original = None if command.original_value is C.UNSET else command.original_value
-            return [
+            events: list[Event] = [
                 StorageChanged(
                     self._reply_id(command, "Set"), command.key, command.value, original, command
                 )
             ]
+            if self.state is State.CONNECTED and command.key == self.hints_key:
+                self.hints = _hints(command.value)
+                events.append(HintsChanged(None, list(self.hints)))
+            return events
         if isinstance(command, C.Bounced):
             return self._on_bounced(command)
-        if (
-            isinstance(command, C.InvalidPacket)
-            and command.original_cmd == "LocationScouts"
-            and self._scouts
-        ):
-            # the server refused a scout and sends no LocationInfo for it: the
-            # oldest one (replies come in order), or the next reply goes astray
+        if isinstance(command, C.InvalidPacket):
+            return self._on_invalid(command)
+        if isinstance(command, C.PrintJSON):
+            return [MessageReceived(command)]
+        if isinstance(command, C.RoomUpdate):
+            self._on_room_update(command)
+        return [CommandReceived(command)]
+
+    def _on_connected(self, command: C.Connected) -> None:
+        self.players = list(command.players)
+        self.slot_info = {}
+        for key, slot in command.slot_info.items():
+            if key.lstrip("-").isdigit():
+                self.slot_info[int(key)] = slot
+        self.hint_points = command.hint_points
+        self.names.team, self.names.slot = command.team, command.slot
+        self.names.players = self.players
+        self.names.slot_info = self.slot_info
+
+    def _on_room_update(self, command: C.RoomUpdate) -> None:
+        if isinstance(command.checked_locations, list):
+            self.checked_locations.update(command.checked_locations)
+        if isinstance(command.players, list):
+            self.players = list(command.players)
+            self.names.players = self.players
+        if isinstance(command.hint_points, int):
+            self.hint_points = command.hint_points
+
+    def _on_retrieved(self, command: C.Retrieved) -> list[Event]:
+        request_id = self._reply_id(command, "Get")
+        events: list[Event] = [StorageRead(request_id, command.keys)]
+        if self.state is State.CONNECTED and self.hints_key in command.keys:
+            self.hints = _hints(command.keys[self.hints_key])
+            events.append(HintsChanged(request_id, list(self.hints)))
+        return events
+
+    def _on_invalid(self, command: C.InvalidPacket) -> list[Event]:
+        """Match a refusal to the request it refuses: the server answers a
+        refused scout, Get or Set with this and nothing else, so the oldest such
+        request still waiting (a Set of a read-only key first: the reference
+        refuses those) ends here rather than at its timeout."""
+        kind = command.original_cmd if isinstance(command.original_cmd, str) else command.text
+        if kind == "LocationScouts" and self._scouts:
+            # the oldest scout (replies come in order), or the next reply goes astray
             request_id = self._scouts.popleft()
             if request_id in self._late_scouts:
                 self._late_scouts.discard(request_id)
                 return [CommandReceived(command)]
             self._pending.pop(request_id, None)
-            return [RequestRefused(request_id, "LocationScouts", command)]
-        if isinstance(command, C.PrintJSON):
-            return [MessageReceived(command)]
-        if isinstance(command, C.RoomUpdate) and isinstance(command.checked_locations, list):
-            self.checked_locations.update(command.checked_locations)
-        return [CommandReceived(command)]
+            return [RequestRefused(request_id, kind, command)]
+        refused: int | None = None
+        if kind == "Set" and self._refusable_sets:
+            refused = self._refusable_sets.popleft()
+        elif kind in ("Set", "Get"):
+            refused = next((r for r, p in self._pending.items() if p.kind == kind), None)
+        if refused is None or self._pending.pop(refused, None) is None:
+            return [CommandReceived(command)]
+        return [RequestRefused(refused, kind, command)]
 
     def _reply_id(self, command: C.Command, kind: str) -> int | None:
         """Our pending ``kind`` request this reply answers (None: a notice)."""
@@ -575,7 +735,8 @@ class ClientSession:
         events: list[Event] = [RoomInfoReceived(room)]
         wanted = []
         for game, checksum in room.datapackage_checksums.items():
-            cached = self.data_packages.get(checksum)
+            lookup = getattr(self.data_packages, "lookup", None)
+            cached = lookup(game, checksum) if lookup else self.data_packages.get(checksum)
             if cached is None:
                 wanted.append(game)
             else:
@@ -593,10 +754,15 @@ class ClientSession:
         if self.state is not State.AWAIT_DATA_PACKAGE:
             # not an answer of ours: reported, and kept out of the shared cache
             return [CommandReceived(package)]
+        store = getattr(self.data_packages, "store", None)
         for game, data in package.data.games.items():
             self.games[game] = data
             if isinstance(data.checksum, str):
-                self.data_packages[data.checksum] = data
+                if store is not None:
+                    store(game, data)
+                else:
+                    self.data_packages[data.checksum] = data
+        self.names.forget_games()
         missing = tuple(g for g in self._wanted if g not in package.data.games)
         self._wanted = []
         self._connect()
@@ -636,13 +802,13 @@ class ClientSession:
         tags = command.tags if isinstance(command.tags, list) else []
         data = command.data if isinstance(command.data, dict) else {}
         if DEATH_LINK in tags and self.death_link_enabled:
-            time: Any = data.get("time")
+            time = _death_time(data.get("time"))
             source = str(data.get("source", ""))
-            if _finite_number(time):  # any player's Bounce reaches us: a bad one is a Bounce
-                if (time, source) in self._sent_deaths:
+            if time is not None:  # any player's Bounce reaches us: a bad one is a Bounce
+                if not math.isnan(time) and (time, source) in self._sent_deaths:
                     del self._sent_deaths[(time, source)]
                     return []
-                return [DeathLinkReceived(float(time), str(data.get("cause", "")), source)]
+                return [DeathLinkReceived(time, str(data.get("cause", "")), source)]
         return [BounceReceived(command)]
 
 

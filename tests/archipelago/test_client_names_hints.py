@@ -1,0 +1,217 @@
+"""What a bot author expects from CommonClient and archipelago.js: names for
+ids, PrintJSON as text, hints, sync, tags, send, players and aliases, hint
+points, and the on-disk DataPackage cache."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gamecodec.archipelago import aio
+from gamecodec.archipelago import commands as C
+from gamecodec.archipelago import session as S
+from gamecodec.archipelago._models import Hint, HintStatus
+from gamecodec.archipelago.datapackage import DataPackageCache, default_directory, safe_name
+from gamecodec.archipelago.frames import decode, encode
+from gamecodec.archipelago.testing import Room
+from tests.archipelago.rooms import CLIQUE, QUEST, make_room
+
+
+def run(test: Callable[[Room], Awaitable[None]], **options: Any) -> None:
+    async def main() -> None:
+        async with asyncio.timeout(20), make_room(**options) as room:
+            await test(room)
+
+    asyncio.run(main())
+
+
+def test_names_players_and_printjson_as_text() -> None:
+    async def play(room: Room) -> None:
+        js = await aio.connect(room.url, name="JSPlayer", game="Clique")
+        buddy = await aio.connect(room.url, name="PyBuddy", game="Quest")
+        assert [(p.slot, p.name) for p in js.players] == [(1, "JSPlayer"), (2, "PyBuddy")]
+        assert js.names.item_name(501, 2) == "Sword"
+        assert js.names.item_name(3) == "Cake"  # our own game by default
+        assert js.names.location_name(1002) == "The Item on the Desk"
+        assert js.names.location_name(2001, 2) == "Chest"
+        assert js.names.item_name(99) == "Unknown item (ID: 99)"
+        assert js.names.item_id("Sword", "Quest") == 501
+        assert js.names.location_id("The Lamp") == 1003
+        assert js.names.player_name(2) == "PyBuddy"
+        await js.check_locations([1002])
+        while (message := await buddy.wait_for(S.MessageReceived)).message.type != "ItemSend":
+            pass
+        assert message.text == "1 sent 501 to 2 (1002)"  # the plain parts, as before
+        assert (
+            buddy.render(message.message) == "JSPlayer sent Sword to PyBuddy (The Item on the Desk)"
+        )
+        await js.close()
+        await buddy.close()
+
+    run(play)
+
+
+def test_aliases_and_hint_points_follow_room_update() -> None:
+    session = _logged_in()
+    assert session.hint_points == 3 and session.names.player_name(2) == "PyBuddy"
+    update = C.RoomUpdate(
+        hint_points=7,
+        players=[
+            C.Player(0, 1, "JSPlayer", "JSPlayer"),
+            C.Player(0, 2, "Bud (PyBuddy)", "PyBuddy"),
+        ],
+    )
+    session.receive_frame(encode([update]), 0.0)
+    assert session.hint_points == 7
+    assert session.names.player_name(2) == "Bud (PyBuddy)"
+    assert [p.alias for p in session.players] == ["JSPlayer", "Bud (PyBuddy)"]
+
+
+def _logged_in() -> S.ClientSession:
+    session = S.ClientSession("JSPlayer", "Clique")
+    room_info = C.RoomInfo(
+        False,
+        ["Clique", "Quest"],
+        ["AP"],
+        C.VersionInfo(0, 6, 8),
+        datapackage_checksums={"Clique": CLIQUE.checksum, "Quest": QUEST.checksum},
+    )
+    session.receive_frame(encode([room_info]), 0.0)
+    package = C.DataPackage(C.DataPackageData({"Clique": CLIQUE.data(), "Quest": QUEST.data()}))
+    session.receive_frame(encode([package]), 0.0)
+    connected = C.Connected(
+        0,
+        1,
+        [C.Player(0, 1, "JSPlayer", "JSPlayer"), C.Player(0, 2, "PyBuddy", "PyBuddy")],
+        [1001],
+        [],
+        slot_info={"1": C.Slot("JSPlayer", "Clique", 1), "2": C.Slot("PyBuddy", "Quest", 1)},
+        hint_points=3,
+    )
+    session.receive_frame(encode([connected]), 0.0)
+    session.frames_to_send()
+    return session
+
+
+HINT = {
+    "receiving_player": 1,
+    "finding_player": 2,
+    "location": 2002,
+    "item": 2,
+    "found": False,
+    "entrance": "",
+    "item_flags": 1,
+    "status": 30,
+    "class": "Hint",
+}
+
+
+def test_hint_commands_and_hint_events() -> None:
+    session = _logged_in()
+    assert session.hints_key == "_read_hints_0_1"
+    session.create_hints([2002], player=2)
+    session.create_hints([1001], status=HintStatus.HINT_PRIORITY)
+    session.update_hint(2, 2002, HintStatus.HINT_AVOID)
+    session.watch_hints()
+    request_id = session.get_hints(0.0)
+    sent = [decode(f)[0] for f in session.frames_to_send()]
+    assert sent[:3] == [
+        C.CreateHints([2002], 2),
+        C.CreateHints([1001], status=30),
+        C.UpdateHint(2, 2002, 20),
+    ]
+    assert sent[3] == C.SetNotify(["_read_hints_0_1"])
+    assert isinstance(sent[4], C.Get) and sent[4].keys == ["_read_hints_0_1"]
+    retrieved = C.Retrieved({"_read_hints_0_1": [HINT]})
+    retrieved.set_extra({"request_id": request_id})
+    read, changed = session.receive_frame(encode([retrieved]), 0.0)
+    assert isinstance(read, S.StorageRead) and isinstance(changed, S.HintsChanged)
+    expected = Hint(1, 2, 2002, 2, False, "", 1, HintStatus.HINT_PRIORITY)
+    assert changed.request_id == request_id and changed.hints == [expected]
+    notice = C.SetReply("_read_hints_0_1", value=[HINT, {**HINT, "found": True, "status": 40}])
+    _, changed = session.receive_frame(encode([notice]), 0.0)
+    assert isinstance(changed, S.HintsChanged) and changed.request_id is None
+    assert [h.status for h in session.hints] == [30, 40]
+
+
+def test_hints_sync_send_and_tags_over_the_wire() -> None:
+    async def play(room: Room) -> None:
+        js = await aio.connect(room.url, name="JSPlayer", game="Clique")
+        assert await js.hints() == []  # the room's hints key (empty)
+        await js.watch_hints()
+        await js.create_hints([1001])
+        await js.update_hint(1, 1001, HintStatus.HINT_PRIORITY)
+        await js.check_locations([1001])
+        await js.wait_for(S.ItemsReceived)
+        await js.sync()
+        again = await js.wait_for(S.ItemsReceived)
+        assert again.index == 0 and [i.item for i in again.items] == [3]
+        await js.send({"cmd": "Say", "text": "plain dict"}, C.Say("typed"))
+        texts = set()
+        while len(texts) < 2:
+            message = await js.wait_for(S.MessageReceived)
+            texts.add(message.text)
+        assert texts == {"JSPlayer: plain dict", "JSPlayer: typed"}
+        await js.update_tags(["AP", "Tracker"])
+        assert js.tags == ["AP", "Tracker"]
+        await js.say("done")  # its echo: the room has read everything before it
+        while "done" not in (await js.wait_for(S.MessageReceived)).text:
+            pass
+        sent = [f for d, f in room.frames if d == "c2s"]
+        assert '[{"cmd":"ConnectUpdate","tags":["AP","Tracker"]}]' in sent
+        assert '[{"cmd":"CreateHints","locations":[1001]}]' in sent
+        assert '[{"cmd":"UpdateHint","player":1,"location":1001,"status":30}]' in sent
+        await js.close()
+
+    run(play)
+
+
+# ------------------------------------------------------------------ the DataPackage cache
+
+
+def test_the_disk_cache_is_where_and_how_common_client_keeps_it(tmp_path: Path) -> None:
+    async def play(room: Room) -> None:
+        cache = DataPackageCache(tmp_path)
+        client = await aio.connect(room.url, name="JSPlayer", game="Clique", data_packages=cache)
+        await client.close()
+        path = tmp_path / "datapackage" / "Clique" / f"{CLIQUE.checksum}.json"
+        raw = path.read_bytes()
+        assert raw.startswith(b"\xef\xbb\xbf")  # utf-8-sig, as the reference writes
+        assert json.loads(raw.decode("utf-8-sig")) == {
+            "item_name_to_id": CLIQUE.items,
+            "location_name_to_id": CLIQUE.locations,
+            "checksum": CLIQUE.checksum,
+        }
+        downloads = sum(1 for d, f in room.frames if d == "c2s" and "GetDataPackage" in f)
+        # a new cache object (a new process) reads the files: no download
+        fresh = DataPackageCache(tmp_path)
+        again = await aio.connect(room.url, name="PyBuddy", game="Quest", data_packages=fresh)
+        assert again.names.item_name(501) == "Sword"
+        assert sum(1 for d, f in room.frames if d == "c2s" and "GetDataPackage" in f) == downloads
+        await again.close()
+        # a damaged file is a miss, downloaded again
+        path.write_text("{not json", encoding="utf-8")
+        third = await aio.connect(
+            room.url, name="JSPlayer", game="Clique", data_packages=DataPackageCache(tmp_path)
+        )
+        assert third.names.item_name(3) == "Cake"
+        assert sum(1 for d, f in room.frames if d == "c2s" and "GetDataPackage" in f) > downloads
+        await third.close()
+
+    run(play)
+
+
+def test_cache_paths_and_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr("sys.platform", "linux")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert default_directory() == tmp_path / "Archipelago"
+    assert safe_name('A<Link>: "to/the\\\\past"?*|') == "ALink tothepast"
+    cache = DataPackageCache(tmp_path)
+    cache.store("G", C.GameData({}, {}, "../../evil"))  # not a file name: memory only
+    assert not list(tmp_path.rglob("*.json"))
+    assert cache.lookup("G", "../../evil") is not None and len(cache) == 1
