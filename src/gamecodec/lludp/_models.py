@@ -352,9 +352,11 @@ class Message(NamedTuple):
     its instances (``_replace`` makes a changed copy). ``excess`` holds bytes
     found after the last block, ``absent`` the Variable blocks whose count
     byte was missing, ``truncated`` whether a field ran off the end
-    (zero-filled); with them an unmodified message re-encodes to the bytes it
-    came from. An unknown message keeps its raw
-    ``body`` and no blocks.
+    (zero-filled), ``bool_bytes`` the BOOL fields whose byte was neither 0
+    nor 1 (read as ``True``, as the LL viewer does), each as ``(block, index,
+    field, byte)``; with them an unmodified message re-encodes to the bytes it
+    came from (a field listed in ``bool_bytes`` and still ``True`` is written
+    as its byte). An unknown message keeps its raw ``body`` and no blocks.
     """
 
     name: str
@@ -369,6 +371,7 @@ class Message(NamedTuple):
     absent: tuple[str, ...] = ()
     truncated: bool = False
     body: bytes | None = None
+    bool_bytes: tuple[tuple[str, int, str, int], ...] = ()
 
     def __getitem__(self, key: Any) -> Any:
         if isinstance(key, str):
@@ -426,6 +429,8 @@ class Message(NamedTuple):
             parts.append(f"absent={self.absent!r}")
         if self.truncated:
             parts.append("truncated=True")
+        if self.bool_bytes:
+            parts.append(f"bool_bytes={self.bool_bytes!r}")
         return f"Message({', '.join(parts)})"
 
 
