@@ -530,3 +530,29 @@ def test_long_packet_body(codec: ModuleType, template: Template) -> None:
     packet = codec.encode(msg, template)
     assert b"\x00\xff\x00\x2d" in packet  # the 300 zeros: runs cut at 255
     assert codec.decode(packet, template, False, 8192) == msg
+
+
+@pytest.mark.parametrize(
+    ("data", "fits"),
+    [
+        (bytes(8181) + b"\x01", True),  # the packet ends with a literal at byte 8,192
+        (bytes(8182), False),  # a zero run ending at byte 8,192: the viewer refuses it
+        (bytes(8181), True),  # ... but not one ending a byte earlier
+        (bytes(8182) + b"\x01", False),  # 8,193 bytes
+    ],
+)
+def test_decode_caps_the_packet_as_the_viewer_buffer_holds_it(
+    codec: ModuleType, template: Template, data: bytes, fits: bool
+) -> None:
+    """The viewer expands a packet, its 6 header bytes included, into its
+    8,192-byte buffer (``zeroCodeExpand``): ``max_size`` caps that whole."""
+    msg = build("LayerData", flags=0x80, LayerID={"Type": 1}, LayerData={"Data": data})
+    wire = codec.encode(msg, template, "flag")
+    assert 6 + len(codec.zero_decode(wire[6:], 1 << 20)) == 6 + 4 + len(data)
+    if fits:
+        assert codec.decode(wire, template, True, 8192).LayerData[0].Data == data
+    else:
+        with pytest.raises(DecodeError, match="8192-byte limit") as info:
+            codec.decode(wire, template, True, 8192)
+        assert 6 <= info.value.offset < len(wire)
+        assert codec.decode(wire, template, True, 8193 + 1).LayerData[0].Data == data

@@ -56,6 +56,7 @@ from gamecodec.lludp.circuit import (
     CircuitEvent,
     MessageDropped,
     PeerLost,
+    StrictDecodeFailed,
 )
 from gamecodec.lludp.template import (
     Template,
@@ -92,6 +93,7 @@ __all__ = [
     "MessageDropped",
     "MessageSpec",
     "PeerLost",
+    "StrictDecodeFailed",
     "Template",
     "TemplateError",
     "build",

@@ -60,6 +60,7 @@ from gamecodec.lludp._models import (
     Message,
     MessageDropped,
     PeerLost,
+    StrictDecodeFailed,
 )
 from gamecodec.lludp.template import Template, default_template
 
@@ -256,6 +257,7 @@ class Circuit:
         self.duplicates = 0
         self.dropped = 0
         self.bad_datagrams_dropped = 0
+        self.strict_failures_dropped = 0
 
     def restart_clock(self, now: float) -> None:
         """Count the ping schedule and the circuit timeout from ``now``: for a
@@ -413,7 +415,8 @@ class Circuit:
         return self._rto_at(_seconds(now))
 
     def events(self) -> list[CircuitEvent]:
-        """Events since the last call: PeerLost, MessageDropped, BadDatagram."""
+        """Events since the last call: PeerLost, MessageDropped, BadDatagram,
+        StrictDecodeFailed."""
         out = self._events
         self._events = []
         return out
@@ -689,7 +692,10 @@ class Circuit:
         dropped); StartPingCheck is answered and CompletePingCheck measures the
         round trip. Those three are consumed unless ``deliver_control``. A
         datagram the codec cannot decode is reported as a :class:`BadDatagram`
-        event and changes nothing.
+        event and changes nothing. With ``strict``, a datagram that only the
+        tolerant decode takes is handled as the LL viewer handles it (acked,
+        its acks applied) and reported as a :class:`StrictDecodeFailed`
+        event instead of being delivered.
         """
         t = _seconds(now)
         if self._lost is not None:
@@ -703,20 +709,33 @@ class Circuit:
                 self.duplicates += 1
                 self._queue_ack(seq, t)
                 return []
+        refused = None  # the strict decode's error, when only the tolerant one takes it
         try:
             msg: Message = self._decode(raw, self._template, self.strict, self._max_size)
         except DecodeError as exc:
-            self._bad_datagram(exc, raw, t)
-            return []
+            if not self.strict:
+                self._bad_datagram(exc, raw, t)
+                return []
+            # what the viewer's (tolerant) reader takes, it acks: strictness
+            # must not leave the peer resending a packet for ever
+            refused = exc
+            try:
+                msg = self._decode(raw, self._template, False, self._max_size)
+            except DecodeError:
+                self._bad_datagram(exc, raw, t)
+                return []
         control = msg.name in _CONTROL and msg.body is None
         if control and msg.truncated:
             # the codec zero-filled a cut-short PacketAck or ping (LL's
             # tolerance): acting on made-up ids would retire the wrong
             # packets, so it is refused like garbage, with the strict error
-            try:
-                self._decode(raw, self._template, True, self._max_size)
-            except DecodeError as exc:
-                self._bad_datagram(exc, raw, t)
+            if refused is None:
+                try:
+                    self._decode(raw, self._template, True, self._max_size)
+                except DecodeError as exc:
+                    refused = exc
+            if refused is not None:
+                self._bad_datagram(refused, raw, t)
             return []
         self.packets_in += 1
         if msg.acks:
@@ -735,6 +754,9 @@ class Circuit:
             self._control(msg, t)
             if not self.deliver_control:
                 return []
+        if refused is not None:
+            self._strict_failed(msg, refused, raw, t)
+            return []
         return [msg]
 
     def _bad_datagram(self, exc: DecodeError, raw: bytes, now: float) -> None:
@@ -743,6 +765,13 @@ class Circuit:
             self._events.append(BadDatagram(exc, raw, now))
         else:
             self.bad_datagrams_dropped += 1
+
+    def _strict_failed(self, msg: Message, exc: DecodeError, raw: bytes, now: float) -> None:
+        """A StrictDecodeFailed event, or only its count past ``max_bad_datagrams`` waiting."""
+        if len(self._events) < self._max_bad_datagrams:
+            self._events.append(StrictDecodeFailed(msg.name, exc, raw, msg, now))
+        else:
+            self.strict_failures_dropped += 1
 
     def _queue_ack(self, seq: int, now: float) -> None:
         """``collectRAck``: owe the peer an ack; the first one starts the clock.

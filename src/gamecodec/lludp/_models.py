@@ -63,6 +63,7 @@ __all__ = [
     "MessageDropped",
     "MessageSpec",
     "PeerLost",
+    "StrictDecodeFailed",
     "block_class",
     "message_code",
     "split_code",
@@ -127,8 +128,10 @@ MAX_PENDING_ACKS = 4096
 """The most acks a circuit owes the peer at once: an ack past it is not queued
 (the peer resends that packet, and its duplicate is acked then)."""
 MAX_BAD_DATAGRAMS = 1024
-"""The most :class:`BadDatagram` events a circuit keeps until :meth:`events`
-takes them: later ones are counted in ``bad_datagrams_dropped`` only."""
+"""The most :class:`BadDatagram` and :class:`StrictDecodeFailed` events a
+circuit keeps until :meth:`events` takes them (with its other events): later
+ones are counted in ``bad_datagrams_dropped`` or ``strict_failures_dropped``
+only."""
 MAX_DATAGRAM = 65507
 """The largest UDP payload over IPv4: no packet a circuit sends is longer."""
 
@@ -551,6 +554,28 @@ class BadDatagram(Event):
     """When it arrived (the circuit's clock)."""
 
 
-CircuitEvent = PeerLost | MessageDropped | BadDatagram
+@dataclass(frozen=True, slots=True)
+class StrictDecodeFailed(Event):
+    """A packet the strict decode refused and the tolerant one (the LL viewer's
+    reader) took, on a circuit with ``strict=True``.
+
+    The circuit treated it as the viewer does: acked it if reliable, applied
+    its appended acks and, for PacketAck and the pings, acted on it. The
+    application gets this event instead of the message.
+    """
+
+    name: str
+    """The message's name (``Unknown:0x...`` for a number the template lacks)."""
+    error: DecodeError
+    """Why the strict decode refused it, with the byte offset."""
+    data: bytes
+    """The datagram as received."""
+    message: Message
+    """The tolerant decode, for an application that wants it anyway."""
+    at: float
+    """When it arrived (the circuit's clock)."""
+
+
+CircuitEvent = PeerLost | MessageDropped | BadDatagram | StrictDecodeFailed
 """What :meth:`Circuit.events` returns (delivered messages are returned by
 :meth:`Circuit.receive_datagram` itself)."""
