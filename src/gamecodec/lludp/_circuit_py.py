@@ -62,7 +62,7 @@ from gamecodec.lludp._models import (
     PeerLost,
     StrictDecodeFailed,
 )
-from gamecodec.lludp.template import Template, default_template
+from gamecodec.lludp.template import Template, resolve_template
 
 __all__ = ["Circuit"]
 
@@ -146,8 +146,9 @@ class Circuit:
     :class:`~gamecodec.sessions.PeerLost` events. Every method takes ``now``
     in seconds (any monotonic clock). The keyword arguments default to the
     LL viewer's values (the constants of :mod:`gamecodec.lludp.circuit`);
-    ``template`` and ``codec`` default to the built-in template and the
-    active codec, ``strict`` and ``max_size`` are the decoder's, and
+    ``template`` (a :class:`~gamecodec.lludp.Template` or a built-in one's
+    name, ``"secondlife"`` or ``"opensim"``) and ``codec`` default to the
+    Second Life template and the active codec, ``strict`` and ``max_size`` are the decoder's, and
     ``deliver_control=True`` also returns PacketAck and ping messages.
     """
 
@@ -155,7 +156,7 @@ class Circuit:
         self,
         *,
         now: float = 0.0,
-        template: Template | None = None,
+        template: Template | str | None = None,
         codec: ModuleType | None = None,
         strict: bool = False,
         max_size: int = 8192,
@@ -199,7 +200,7 @@ class Circuit:
             raise ValueError("duplicate_window must be >= 1")
         if max_pending_acks < 1 or max_bad_datagrams < 0:
             raise ValueError("max_pending_acks must be >= 1 and max_bad_datagrams >= 0")
-        self.template = default_template() if template is None else template
+        self.template = resolve_template(template)
         self._decode = codec.decode
         self._encode_packet = codec.encode_packet
         self._zero_decode = codec.zero_decode
@@ -361,8 +362,8 @@ class Circuit:
         return self._template
 
     @template.setter
-    def template(self, value: Template) -> None:
-        self._template = value
+    def template(self, value: Template | str) -> None:
+        self._template = resolve_template(value)
 
     @property
     def mtu(self) -> int:
