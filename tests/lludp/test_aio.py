@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from gamecodec._aio import SessionProtocol
 from gamecodec import lludp
+from gamecodec._aio import SessionProtocol
 from gamecodec.lludp import aio, decode
 from gamecodec.sessions import Traffic
 from tests.aio_helpers import all_acked

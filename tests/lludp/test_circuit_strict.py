@@ -58,7 +58,7 @@ def test_tolerated_packet_is_acked_not_delivered(
     assert viewer.unacked == 0  # its appended ack retired packet 1
     assert viewer.acks_pending == [seq] and viewer.packets_in == 1
     (ack,) = viewer.datagrams_to_send(1.0)  # a PacketAck after the collect time
-    assert codec.decode(ack, viewer.template, True, 8192).Packets[0].ID == seq
+    assert seq == codec.decode(ack, viewer.template, True, 8192).Packets[0].ID
     # its resend is a duplicate: acked again, no second event
     resent = bytes((data[0] | RESENT,)) + data[1:]
     assert viewer.receive_datagram(resent, 2.0) == [] and viewer.events() == []

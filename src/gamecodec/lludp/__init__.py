@@ -127,7 +127,11 @@ def _template(template: Template | str | None) -> Template:
 
 
 def decode(
-    data: bytes, *, template: Template | str | None = None, strict: bool = False, max_size: int = 8192
+    data: bytes,
+    *,
+    template: Template | str | None = None,
+    strict: bool = False,
+    max_size: int = 8192,
 ) -> Message:
     """Decode a whole packet, every field materialised.
 

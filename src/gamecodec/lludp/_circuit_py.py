@@ -527,13 +527,13 @@ class Circuit:
     def _check_expansion(self, message: Message, wire: bytes, end: int) -> None:
         """A zero-coded packet must expand within ``max_size`` too: the receiver's
         check (the LL viewer's buffer, this circuit's decoder) is on the expanded
-        body. Each zero byte adds at most 256 bytes, so most packets need no
-        expansion to know."""
+        packet, its 6 header bytes included. Each zero byte adds at most 256
+        bytes, so most packets need no expansion to know."""
         body_end = end - 4 * wire[end - 1] - 1 if wire[0] & _ACK else end
-        if body_end - 6 + 256 * wire.count(0, 6, body_end) <= self._max_size:
-            return
+        if body_end + 256 * wire.count(0, 6, body_end) < self._max_size:
+            return  # (below the cap: a zero run may not end at it)
         try:
-            self._zero_decode(wire[6:body_end], self._max_size)
+            self._zero_decode(wire[6:body_end], max(self._max_size - 6, 0))
         except DecodeError:
             raise EncodeError(
                 f"{message.name}: its zero-coded body expands past max_size "

@@ -452,10 +452,8 @@ def opensim_template() -> Template:
             )
             for name, kind, count, fields in ADDED.get(spec.name, ())
         )
-        if dropped or added:
-            kept = tuple(b for b in spec.blocks if b.name not in dropped)
-            spec = spec._replace(blocks=kept + added)
-        specs.append(spec)
+        kept = tuple(b for b in spec.blocks if b.name not in dropped)
+        specs.append(spec._replace(blocks=kept + added) if dropped or added else spec)
     return Template(specs, version=base.version, name="opensim")
 
 
