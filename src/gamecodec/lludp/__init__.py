@@ -197,7 +197,11 @@ def forward(
 
 
 def zero_decode(data: bytes, *, max_size: int = 8192) -> bytes:
-    """Expand LL zero-coding (``00 n`` = n zeros, ``00 00`` adds 256, trailing ``00`` = one)."""
+    """Expand LL zero-coding (``00 n`` = n zeros, ``00 00`` adds 256, trailing ``00`` = one).
+
+    At most ``max_size`` bytes, a zero run ending at least one byte before it
+    (the LL viewer's check; a lone trailing ``00`` counts as a literal byte).
+    """
     return _codec.zero_decode(data, max_size)
 
 

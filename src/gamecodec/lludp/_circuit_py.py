@@ -478,7 +478,8 @@ class Circuit:
         as does a packet longer than ``max_size`` (8192 bytes by default: the LL
         viewer's receive buffer, and what this circuit's own decoder takes) or
         than ``MAX_DATAGRAM`` (no UDP datagram holds it), and a zero-coded packet
-        whose body expands past ``max_size`` (the receiver's check).
+        that expands past ``max_size`` as the receiver checks it (its 6 header
+        bytes included, a zero run ending before the cap).
         """
         return self._send(message, bool(reliable), _seconds(now))
 
