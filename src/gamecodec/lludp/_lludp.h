@@ -250,8 +250,9 @@ static int lludp_expand_from(const unsigned char *src, Py_ssize_t n, unsigned ch
             if (j < n) count += src[j++];
             else count += 1;
             /* the viewer's check fires one byte early: a run ends before cap,
-               save a lone 00 ending the input, checked like a literal byte */
-            if (count > cap - o - (j - i > 1 || j < n)) goto full;
+               save a lone 00 ending the input (j - i == 1: no count byte
+               after it), checked like a literal byte */
+            if (count > cap - o - (j - i > 1)) goto full;
 #ifdef LLUDP_SSE2
             if (count <= 32 && o + 32 <= cap) {
                 _mm_storeu_si128((__m128i *)(dst + o), _mm_setzero_si128());
