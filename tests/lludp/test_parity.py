@@ -303,6 +303,33 @@ def test_garbage_values_same_error(
 
 
 @SETTINGS
+@given(made=messages(), data=st.data(), mode=st.sampled_from(["flag", "smaller"]))
+def test_bool_bytes_same_bytes_or_error(
+    py_codec: ModuleType,
+    c_codec: ModuleType,
+    made: tuple[Message, Template],
+    data: Any,
+    mode: str,
+) -> None:
+    """``Message.bool_bytes``, right or wrong, against any message: the same bytes
+    or the same EncodeError on both twins."""
+    msg, template = made
+    spec = template[msg.name]
+    entry = st.tuples(
+        st.sampled_from([b.name for b in spec.blocks] + ["Nope"]),
+        st.integers(-1, 3),
+        st.sampled_from([f.name for b in spec.blocks for f in b.fields] + ["Nope"]),
+        st.integers(-1, 256) | st.just(True),
+    )
+    bool_bytes = data.draw(
+        st.lists(entry, max_size=4).map(tuple)
+        | st.sampled_from([5, None, "x", ((1, 2),), (("a", 0, "b", 2.5),)])
+    )
+    a, _ = both(py_codec, c_codec, "encode", msg._replace(bool_bytes=bool_bytes), template, mode)
+    assert a[0] in ("ok", "encode"), a
+
+
+@SETTINGS
 @given(data=st.data())
 def test_all_types_messages(py_codec: ModuleType, c_codec: ModuleType, data: Any) -> None:
     template = ALL_TYPES
