@@ -51,7 +51,8 @@ static int bulk(const unsigned char *src, Py_ssize_t n, unsigned char *dst, Py_s
 /* One unit of byte-at-a-time LL zero-code expansion at src[*pi]: a literal
    byte, or a zero run (00 c; each further 00 adds 256; a run reaching the end
    counts one more). Writes it at dst[*po] and advances both, or returns -1
-   (nothing changed) when it does not fit in cap. */
+   (nothing changed) when it does not fit in cap: as the viewer checks it, a
+   zero run must end before cap, save a lone 00 ending the input. */
 static int ref_step(const unsigned char *src, Py_ssize_t n, unsigned char *dst, Py_ssize_t cap,
                     Py_ssize_t *pi, Py_ssize_t *po)
 {
@@ -73,7 +74,7 @@ static int ref_step(const unsigned char *src, Py_ssize_t n, unsigned char *dst, 
     else {
         count += 1;
     }
-    if (count > cap - o) return -1;
+    if (count > cap - o - (j - i > 1)) return -1; /* j - i == 1: a lone 00 at the end */
     for (k = 0; k < count; k++) dst[o + k] = 0;
     *pi = j;
     *po = o + count;

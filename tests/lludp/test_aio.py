@@ -10,11 +10,13 @@ from typing import Any
 
 import pytest
 
+from gamecodec import lludp
 from gamecodec._aio import SessionProtocol
 from gamecodec.lludp import aio, decode
 from gamecodec.sessions import Traffic
 from tests.aio_helpers import all_acked
 from tests.lludp.conftest import numbered
+from tests.lludp.opensim_wire import IM
 
 MESSAGES = 10_000
 
@@ -221,6 +223,100 @@ def test_the_tap_sees_every_datagram_in_and_out_with_its_time(
     times = [t.time for t in seen]
     assert times == sorted(times) and start <= times[0]
     assert a_address != b_address
+
+
+class _Recorder(asyncio.DatagramProtocol):
+    """A plain UDP socket's side: what it received, from whom."""
+
+    def __init__(self) -> None:
+        self.got: list[tuple[bytes, Any]] = []
+
+    def datagram_received(self, data: bytes, addr: Any) -> None:
+        self.got.append((data, addr))
+
+
+async def _tap_everything(twin: ModuleType, codec: ModuleType) -> dict[str, Any]:
+    """An endpoint with a tap, talking to a bare socket that never acks: its
+    message, its resends and the message given up; garbage, a packet only the
+    tolerant decode takes, a chat and its duplicate, the PacketAck for them,
+    and a stranger's datagram."""
+    loop = asyncio.get_running_loop()
+    peer, peer_side = await loop.create_datagram_endpoint(_Recorder, local_addr=("127.0.0.1", 0))
+    stranger, _ = await loop.create_datagram_endpoint(_Recorder, local_addr=("127.0.0.1", 0))
+    peer_address = peer.get_extra_info("sockname")
+    stranger_address = stranger.get_extra_info("sockname")
+    seen: list[Traffic] = []
+    start = loop.time()
+    a = await aio.open_endpoint(
+        ("127.0.0.1", 0),
+        peer_address,
+        tap=seen.append,
+        circuit_type=twin.Circuit,
+        codec=codec,
+        strict=True,
+        minimum_reliable_timeout=0.05,
+        reliable_timeout_factor=0.0,
+        max_resends=2,
+        ack_collect_time=0.02,
+        ping_interval=1000.0,
+    )
+    sent: list[tuple[bytes, Any]] = []
+    try:
+        a.send(numbered(1), reliable=True)
+        chat = lludp.encode(
+            lludp.build(
+                "ChatFromViewer",
+                flags=lludp.RELIABLE,
+                sequence=100,
+                AgentData={"AgentID": bytes(16), "SessionID": bytes(16)},
+                ChatData={"Message": "hi", "Type": 1, "Channel": 0},
+            )
+        )
+        for sock, address, data in (
+            (peer, peer_address, b"\x40\x00\x00\x00\x05\x00\xff"),  # refused (too short)
+            (peer, peer_address, IM),  # acked, not delivered (strict)
+            (peer, peer_address, chat),
+            (peer, peer_address, chat),  # a duplicate: acked again, not delivered
+            (stranger, stranger_address, b"\x00" * 7),  # not the peer: ignored
+        ):
+            sock.sendto(data, a.local_address)
+            sent.append((data, address))
+            await asyncio.sleep(0.01)
+        assert (await asyncio.wait_for(a.recv(), 5)).name == "ChatFromViewer"
+        for _ in range(200):  # until packet 1 is given up after its 2 resends
+            if a.dropped:
+                break
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.1)
+        return {
+            "seen": seen, "sent": sent, "received": list(peer_side.got), "a": a,
+            "start": start, "end": loop.time(), "peer": peer_address,
+        }  # fmt: skip
+    finally:
+        a.close()
+        peer.close()
+        stranger.close()
+
+
+def test_the_tap_sees_refused_resent_and_ack_datagrams(twin: ModuleType, codec: ModuleType) -> None:
+    got = asyncio.run(_tap_everything(twin, codec))
+    seen: list[Traffic] = got["seen"]
+    a: aio.Endpoint = got["a"]
+    # every datagram in, refused and ignored ones included, from its sender, in order
+    assert [(t.data, t.peer) for t in seen if t.direction == "in"] == got["sent"]
+    # every datagram out, exactly as the peer received them, in order
+    out = [t for t in seen if t.direction == "out"]
+    assert [(t.data, t.peer) for t in out] == [(d, got["peer"]) for d, _ in got["received"]]
+    names = [(decode(t.data).name, t.data[0] & 0x20) for t in out]
+    assert names.count(("TestMessage", 0)) == 1 and names.count(("TestMessage", 0x20)) == 2
+    acked = {
+        p.ID for t in out for m in [decode(t.data)] if m.name == "PacketAck" for p in m.Packets
+    } | {ack for t in out for ack in decode(t.data).acks}
+    assert acked == {7, 100}  # the IM and the chat (twice: its duplicate)
+    times = [t.time for t in seen]
+    assert times == sorted(times) and got["start"] <= times[0] and times[-1] <= got["end"]
+    assert len(a.bad) == 1 and len(a.strict_failures) == 1 and len(a.dropped) == 1
+    assert a.strict_failures[0].name == "ImprovedInstantMessage" and a.lost is None
 
 
 def test_old_names_warn_and_are_the_new_objects() -> None:

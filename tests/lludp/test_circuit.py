@@ -14,16 +14,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gamecodec.errors import EncodeError, LocalProtocolError
-from gamecodec.lludp import Message, build
+from gamecodec.lludp import Message, build, forward
 from gamecodec.lludp.circuit import (
     MAX_DATAGRAM,
     MAX_TIME,
     BadDatagram,
     MessageDropped,
     PeerLost,
+    StrictDecodeFailed,
 )
 from tests.conftest import IMPLS, load_twin
 from tests.lludp.conftest import unchecked
+from tests.lludp.opensim_wire import ALL as OPENSIM_WIRE
 
 RELIABLE, RESENT, ACK, ZEROCODED = 0x40, 0x20, 0x10, 0x80
 QUIET = {"ping_interval": 1000.0, "circuit_timeout": 5000.0}  # no pings in the way
@@ -747,13 +749,23 @@ OPS = st.lists(
         st.tuples(st.just("recv"), st.integers(0, 5), st.integers(1, 40)),
         st.tuples(st.just("garbage"), st.binary(max_size=30), st.just(0)),
         st.tuples(st.just("tick"), st.floats(0.0, 12.0), st.just(0)),
+        st.tuples(st.just("opensim"), st.integers(0, 2), st.integers(1, 40)),
     ),
     max_size=40,
 )
 
 
-def _run_ops(twin: ModuleType, codec: ModuleType, ops: list[Any]) -> list[Any]:
-    c = make(twin, codec)
+def _event(e: Any) -> Any:
+    """An event as both twins must report it (errors by their text)."""
+    if isinstance(e, BadDatagram):
+        return (str(e.error), e.data)
+    if isinstance(e, StrictDecodeFailed):
+        return (e.name, str(e.error), e.data, e.message, e.at)
+    return e
+
+
+def _run_ops(twin: ModuleType, codec: ModuleType, ops: list[Any], strict: bool) -> list[Any]:
+    c = make(twin, codec, strict=strict)
     now = 0.0
     trace: list[Any] = []
     for op, a, b in ops:
@@ -765,23 +777,26 @@ def _run_ops(twin: ModuleType, codec: ModuleType, ops: list[Any]) -> list[Any]:
             trace.append([(m.name, m.sequence, m.acks) for m in c.receive_datagram(dg, now)])
         elif op == "garbage":
             trace.append(c.receive_datagram(a, now))
+        elif op == "opensim":  # OpenSimulator's datagrams: tolerated, refused by strict
+            dg = forward(list(OPENSIM_WIRE.values())[a], sequence=b, acks=(1, 2))
+            trace.append(c.receive_datagram(dg, now))
         else:
             now += a
         trace.append(c.datagrams_to_send(now))
-        trace.append(
-            [e if not isinstance(e, BadDatagram) else (str(e.error), e.data) for e in c.events()]
-        )
+        trace.append([_event(e) for e in c.events()])
         trace.append(snapshot(c))
     return trace
 
 
 @settings(max_examples=150, deadline=None)
-@given(ops=OPS)
+@given(ops=OPS, strict=st.booleans())
 def test_py_and_c_twins_agree(
-    pair_of_twins: tuple[ModuleType, ModuleType, ModuleType, ModuleType], ops: list[Any]
+    pair_of_twins: tuple[ModuleType, ModuleType, ModuleType, ModuleType],
+    ops: list[Any],
+    strict: bool,
 ) -> None:
     py_twin, py_codec, c_twin, c_codec = pair_of_twins
-    assert _run_ops(py_twin, py_codec, ops) == _run_ops(c_twin, c_codec, ops)
+    assert _run_ops(py_twin, py_codec, ops, strict) == _run_ops(c_twin, c_codec, ops, strict)
 
 
 def test_facade_exports_the_active_twin() -> None:

@@ -144,17 +144,18 @@ def test_missing_count_in_the_all_types_template(codec: ModuleType, all_types: T
 
 
 def test_field_cut_short_is_zero_filled(codec: ModuleType, template: Template) -> None:
-    data = PING[:-1]  # OldestUnacked has 3 of its 4 bytes
+    """The viewer zero-fills a fixed-size field cut short as a whole: the bytes
+    that are there are not used (``lltemplatemessagereader.cpp``, ``decodeData``)."""
+    data = PING[:-1]  # OldestUnacked has 3 of its 4 bytes (05 00 00)
     msg = decode(codec, template, data)
-    assert msg.PingID[0] == (9, 5)
+    assert msg.PingID[0] == (9, 0)
     assert msg.truncated
-    assert codec.encode(msg, template, "flag") == PING  # re-encoded zero-filled
+    assert codec.encode(msg, template, "flag") == PING[:-4] + bytes(4)  # re-encoded zero-filled
     error = strict_error(codec, template, data)
     assert error.offset == 8  # where the field starts
     assert "PingID.OldestUnacked" in str(error)
-    short = PING[:-3]
-    cut = decode(codec, template, short + b"\x02")
-    assert cut.PingID[0].OldestUnacked == 0x0205
+    for cut in (PING[:-3], PING[:-2] + b"\xff"):
+        assert decode(codec, template, cut).PingID[0].OldestUnacked == 0
 
 
 def test_field_entirely_missing_is_zero(codec: ModuleType, template: Template) -> None:
@@ -168,7 +169,7 @@ def test_field_entirely_missing_is_zero(codec: ModuleType, template: Template) -
 def test_fixed_bytes_and_uuid_cut_short(codec: ModuleType, template: Template) -> None:
     data = rotation(agent_and_session=False) + AGENT.bytes[:5]
     msg = decode(codec, template, data)
-    assert msg.AgentData[0].AgentID == uuid.UUID(bytes=AGENT.bytes[:5] + bytes(11))
+    assert msg.AgentData[0].AgentID == uuid.UUID(int=0)  # 5 of 16 bytes: all zeros
     assert msg.AgentData[0].SessionID == uuid.UUID(int=0)
     assert msg.truncated
     assert msg.absent == ("ObjectData",)
@@ -683,18 +684,56 @@ def test_ints_accept_index(codec: ModuleType, all_types: Template) -> None:
     assert (got.AU32, got.ABool) == (7, False)
 
 
-def test_bool_keeps_other_bytes(codec: ModuleType, template: Template) -> None:
-    """Any non-zero BOOL byte is true; 2 decodes to the int 2 so re-encoding is exact."""
+def test_bool_any_non_zero_byte_is_true(codec: ModuleType, template: Template) -> None:
+    """As the viewer's ``getBOOL``: any non-zero byte is ``True``. A byte other
+    than 0/1 is listed in ``bool_bytes``, so the message re-encodes exactly."""
     spec = template["ViewerFrozenMessage"]
     number = b"\xff\xff" + spec.number.to_bytes(2, "big")
-    for byte, value in ((0, False), (1, True), (2, 2), (255, 255)):
+    for byte in (0, 1, 2, 255):
         data = header() + number + bytes((byte,))
         msg = decode(codec, template, data, strict=True)
-        got = msg.FrozenData[0].Data
-        assert got == value
-        assert type(got) is type(value)
-        assert bool(got) == bool(byte)
+        assert msg.FrozenData[0].Data is (byte != 0)
+        assert msg.bool_bytes == ((("FrozenData", 0, "Data", byte),) if byte > 1 else ())
         assert codec.encode(msg, template, "flag") == data
+    odd = decode(codec, template, header() + number + b"\x07", strict=True)
+    assert "bool_bytes" in repr(odd)
+    # a changed value is written as it is; a field still True keeps its byte
+    frozen = odd.FrozenData[0]
+    off = odd._replace(blocks={"FrozenData": (frozen._replace(Data=False),)})
+    assert codec.encode(off, template, "flag")[-1] == 0
+    again = odd._replace(blocks={"FrozenData": (frozen._replace(Data=True),)})
+    assert codec.encode(again, template, "flag")[-1] == 7
+    assert codec.encode(odd._replace(bool_bytes=()), template, "flag")[-1] == 1
+
+
+def test_bool_bytes_in_many_blocks(codec: ModuleType, template: Template) -> None:
+    """Each instance keeps its own byte (block, index, field)."""
+    msg = build(
+        "AgentAnimation",
+        AgentData={"AgentID": AGENT, "SessionID": SESSION},
+        AnimationList=[{"AnimID": AGENT, "StartAnim": b} for b in (True, False, True)],
+    )
+    wire = bytearray(codec.encode(msg._replace(flags=0), template, "flag"))
+    first = len(wire) - 1 - 3 * 17 + 16  # the list, then an empty Variable block
+    third = first + 2 * 17
+    assert wire[first] == wire[third] == 1
+    wire[first], wire[third] = 9, 200
+    got = decode(codec, template, bytes(wire), strict=True)
+    assert [a.StartAnim for a in got.AnimationList] == [True, False, True]
+    assert got.bool_bytes == (
+        ("AnimationList", 0, "StartAnim", 9),
+        ("AnimationList", 2, "StartAnim", 200),
+    )
+    assert codec.encode(got, template, "flag") == bytes(wire)
+
+
+@pytest.mark.parametrize(
+    "bad", [5, [("FrozenData", 0, "Data")], [("FrozenData", 0, "Data", 0)], [(1, 2, 3, 256)]]
+)
+def test_malformed_bool_bytes(codec: ModuleType, template: Template, bad: Any) -> None:
+    msg = build("ViewerFrozenMessage", FrozenData={"Data": True})._replace(bool_bytes=bad)
+    with pytest.raises(EncodeError, match="bool_bytes"):
+        codec.encode(msg, template, "flag")
 
 
 def test_quaternion_normalised_and_negated(codec: ModuleType, all_types: Template) -> None:
@@ -788,8 +827,53 @@ def test_raw_value_types(codec: ModuleType, all_types: Template) -> None:
     ]
     msg = build("Everything", template=all_types, **values)
     got = decode(codec, all_types, codec.encode(msg, all_types, "flag"), strict=True)
-    assert got.Raw == ((b"wxyz", "héllo".encode(), b"m\x00"), (b"abcd", b"", b""))
+    # text is sent as LL sends it: UTF-8 and a NUL (Fixed: padded with NULs, and
+    # a text filling the field has none, as LL's 32-digit Digest)
+    assert got.Raw == ((b"wxyz", "héllo".encode() + b"\x00", b"m\x00"), (b"abcd", b"", b"\x00"))
     assert lludp.text(got.Raw[0].Var1) == "héllo"
+    values["Raw"] = [{"Fix4": "é", "Var1": "", "Var2": "x" * 300}]
+    got = decode(
+        codec,
+        all_types,
+        codec.encode(build("Everything", template=all_types, **values), all_types, "flag"),
+    )
+    assert got.Raw[0] == ("é".encode() + b"\x00\x00", b"\x00", b"x" * 300 + b"\x00")
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "match"),
+    [
+        ("Fix4", "abcde", "5 bytes of UTF-8 text, at most 4"),
+        ("Fix4", "\ud800", "not encodable as UTF-8"),
+        ("Var1", "x" * 255, "256 bytes do not fit a 1-byte length"),  # 255 and the NUL
+        ("Var2", "\udfff", "not encodable as UTF-8"),
+    ],
+)
+def test_text_that_does_not_fit(
+    codec: ModuleType, all_types: Template, field: str, value: str, match: str
+) -> None:
+    values = everything()
+    values["Raw"][0][field] = value
+    with pytest.raises(EncodeError, match=match):
+        codec.encode(build("Everything", template=all_types, **values), all_types, "flag")
+
+
+def test_str_text_field_gets_its_nul(codec: ModuleType, template: Template) -> None:
+    """``ChatData={"Message": "hi"}`` goes out as LL text: ``03 00 'h' 'i' 00``."""
+    chat = lludp.build(
+        "ChatFromViewer",
+        AgentData={"AgentID": AGENT, "SessionID": SESSION},
+        ChatData={"Message": "hi", "Type": 1, "Channel": 0},
+    )
+    wire = codec.encode(chat._replace(flags=0), template, "flag")
+    assert b"\x03\x00hi\x00\x01" in wire
+    assert decode(codec, template, wire, strict=True).ChatData[0].Message == b"hi\x00"
+    raw = chat._replace(
+        blocks={**chat.blocks, "ChatData": (chat.ChatData[0]._replace(Message=b"hi"),)}
+    )
+    assert b"\x02\x00hi\x01" in codec.encode(
+        raw._replace(flags=0), template, "flag"
+    )  # bytes as given
 
 
 def test_variable_length_over_65535_on_decode(codec: ModuleType, template: Template) -> None:

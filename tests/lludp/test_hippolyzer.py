@@ -156,10 +156,8 @@ def same_value(ftype: FieldType, ours: Any, theirs: Any) -> bool:
         return isinstance(ours, uuid.UUID) and str(ours) == theirs
     if ftype == FieldType.IPADDR:
         return ours == theirs
-    if ftype == FieldType.BOOL:
-        return (isinstance(ours, bool) if theirs in (0, 1) else type(ours) is int) and int(
-            ours
-        ) == theirs
+    if ftype == FieldType.BOOL:  # Hippolyzer keeps the byte; we read any non-zero as True
+        return ours is (int(theirs) != 0)
     return type(ours) is int and ours == theirs
 
 
@@ -526,7 +524,8 @@ def _plain(twin: ModuleType, name: str, **blocks: Any) -> bytes:
 
 
 def test_field_cut_short_is_zero_filled(twin: ModuleType, hippo: str) -> None:
-    """LL zero-fills and delivers; Hippolyzer drops the partial block and stops (spec §2)."""
+    """LL zero-fills and delivers; Hippolyzer drops the partial block and stops (spec §2).
+    LL zero-fills the cut field as a whole: the byte of Height that is there is not used."""
     agent = {"AgentID": uuid.UUID(int=1), "SessionID": uuid.UUID(int=2), "CircuitCode": 0x01020304}
     whole = _plain(
         twin,
@@ -534,16 +533,16 @@ def test_field_cut_short_is_zero_filled(twin: ModuleType, hippo: str) -> None:
         AgentData=agent,
         HeightWidthBlock={"GenCounter": 0xAABBCCDD, "Height": 0x1234, "Width": 0x5678},
     )
-    cut = whole[:-3]  # inside Height: its low byte stays
+    cut = whole[:-3]  # inside Height: its low byte is there
     ours = twin.decode(cut, TEMPLATE, False, 8192)
     assert ours.truncated
     assert ours.AgentData[0]._asdict() == agent
     assert ours.HeightWidthBlock[0]._asdict() == {
         "GenCounter": 0xAABBCCDD,
-        "Height": 0x34,
+        "Height": 0,
         "Width": 0,
     }
-    assert ours.blocks == twin.decode(cut + bytes(3), TEMPLATE, True, 8192).blocks
+    assert ours.blocks == twin.decode(cut[:-1] + bytes(4), TEMPLATE, True, 8192).blocks
     with pytest.raises(DecodeError) as info:
         twin.decode(cut, TEMPLATE, True, 8192)
     assert info.value.offset == len(cut) - 1  # Height starts one byte before the end
@@ -583,6 +582,29 @@ def test_variable_field_cut_short(twin: ModuleType, hippo: str) -> None:
     assert (ours.ChatData[0].Type, ours.ChatData[0].Channel) == (0, 0)
     (theirs,) = peer_decode(hippo, [cut])
     assert theirs["ok"] and theirs["blocks"]["ChatData"] == []
+
+
+def test_bool_byte_other_than_0_or_1(twin: ModuleType, hippo: str) -> None:
+    """LL reads any non-zero BOOL byte as true; Hippolyzer keeps the byte (2).
+    We read True and keep the byte for re-encoding: both re-encode it exactly."""
+    whole = bytearray(
+        _plain(
+            twin,
+            "AgentAnimation",
+            AgentData={"AgentID": uuid.UUID(int=1), "SessionID": uuid.UUID(int=2)},
+            AnimationList=[{"AnimID": uuid.UUID(int=3), "StartAnim": True}],
+        )
+    )
+    assert whole[-2] == 1  # StartAnim, before PhysicalAvatarEventList's count
+    whole[-2] = 2
+    data = bytes(whole)
+    ours = twin.decode(data, TEMPLATE, True, 8192)
+    assert ours.AnimationList[0].StartAnim is True
+    assert ours.bool_bytes == (("AnimationList", 0, "StartAnim", 2),)
+    assert twin.encode(ours, TEMPLATE, "flag") == data
+    (theirs,) = peer_decode(hippo, [data])
+    assert theirs["ok"] and theirs["blocks"]["AnimationList"][0]["StartAnim"] == 2
+    assert bytes.fromhex(theirs["reencoded"]) == data
 
 
 def test_missing_variable_count_is_absent(twin: ModuleType, hippo: str) -> None:

@@ -80,8 +80,8 @@ def field_values(ftype: FieldType, size: int) -> st.SearchStrategy[Any]:
         return st.uuids() | st.binary(min_size=16, max_size=16)
     if ftype == FieldType.IPADDR:
         return st.tuples(*[st.integers(0, 255)] * 4).map(lambda t: ".".join(map(str, t)))
-    if ftype == FieldType.FIXED:
-        return st.binary(min_size=size, max_size=size)
+    if ftype == FieldType.FIXED:  # bytes, or text (UTF-8 padded with NULs)
+        return st.binary(min_size=size, max_size=size) | st.text(max_size=size // 4)
     top = 255 if size == 1 else 600
     return st.binary(max_size=40) | st.binary(min_size=top - 2, max_size=top) | st.text(max_size=8)
 
@@ -253,21 +253,33 @@ def test_valid_messages_round_trip_values(
     for bspec in spec.blocks:
         for mine, theirs in zip(msg.blocks[bspec.name], got.blocks[bspec.name], strict=True):
             for f in bspec.fields:
-                assert_kept(f.type, mine[f.name], theirs[f.name])
+                assert_kept(f.type, f.size, mine[f.name], theirs[f.name])
+    # BOOL bytes other than 0/1 read as True, are listed, and come back as they were
+    odd = [
+        (bspec.name, k, f.name, int(block[f.name]))
+        for bspec in spec.blocks
+        for k, block in enumerate(msg.blocks[bspec.name])
+        for f in bspec.fields
+        if f.type == FieldType.BOOL and int(block[f.name]) > 1
+    ]
+    assert got.bool_bytes == tuple(odd)
+    assert py_codec.encode(got, template, "flag") == c_codec.encode(got, template, "flag") == wire
 
 
-def assert_kept(ftype: FieldType, given_value: Any, got: Any) -> None:
+def assert_kept(ftype: FieldType, size: int, given_value: Any, got: Any) -> None:
     if ftype in INT_RANGES:
         assert got == given_value
     elif ftype == FieldType.BOOL:
-        assert int(got) == int(given_value)
+        assert got is (int(given_value) != 0)  # any non-zero byte is True
     elif ftype == FieldType.LLUUID:
         assert got.bytes == (
             given_value.bytes if isinstance(given_value, uuid.UUID) else given_value
         )
-    elif ftype in (FieldType.FIXED, FieldType.VARIABLE):
-        assert got == (given_value.encode() if isinstance(given_value, str) else given_value)
-    elif ftype == FieldType.IPADDR:
+    elif ftype == FieldType.FIXED and isinstance(given_value, str):
+        assert got == given_value.encode().ljust(size, b"\x00")  # padded with NULs
+    elif ftype == FieldType.VARIABLE and isinstance(given_value, str):
+        assert got == given_value.encode() + b"\x00"  # text: UTF-8 and a NUL
+    elif ftype in (FieldType.FIXED, FieldType.VARIABLE) or ftype == FieldType.IPADDR:
         assert got == given_value
     elif ftype == FieldType.LLQUATERNION:
         assert len(got) == 4
@@ -287,6 +299,33 @@ def test_garbage_values_same_error(
 ) -> None:
     msg, template = made
     a, _ = both(py_codec, c_codec, "encode", msg, template, mode)
+    assert a[0] in ("ok", "encode"), a
+
+
+@SETTINGS
+@given(made=messages(), data=st.data(), mode=st.sampled_from(["flag", "smaller"]))
+def test_bool_bytes_same_bytes_or_error(
+    py_codec: ModuleType,
+    c_codec: ModuleType,
+    made: tuple[Message, Template],
+    data: Any,
+    mode: str,
+) -> None:
+    """``Message.bool_bytes``, right or wrong, against any message: the same bytes
+    or the same EncodeError on both twins."""
+    msg, template = made
+    spec = template[msg.name]
+    entry = st.tuples(
+        st.sampled_from([b.name for b in spec.blocks] + ["Nope"]),
+        st.integers(-1, 3),
+        st.sampled_from([f.name for b in spec.blocks for f in b.fields] + ["Nope"]),
+        st.integers(-1, 256) | st.just(True),
+    )
+    bool_bytes = data.draw(
+        st.lists(entry, max_size=4).map(tuple)
+        | st.sampled_from([5, None, "x", ((1, 2),), (("a", 0, "b", 2.5),)])
+    )
+    a, _ = both(py_codec, c_codec, "encode", msg._replace(bool_bytes=bool_bytes), template, mode)
     assert a[0] in ("ok", "encode"), a
 
 

@@ -112,8 +112,13 @@ def test_encoder_never_emits_the_wrap_form(codec: ModuleType, data: bytes) -> No
 @SETTINGS
 @given(data=zero_heavy | st.binary(max_size=300))
 def test_round_trip(codec: ModuleType, data: bytes) -> None:
-    assert codec.zero_decode(codec.zero_encode(data), len(data)) == data
+    assert codec.zero_decode(codec.zero_encode(data), len(data) + 1) == data
     assert len(codec.zero_encode(data)) <= 2 * len(data)
+    if data.endswith(b"\x00"):  # a zero run may not end at the cap (the viewer's check)
+        with pytest.raises(DecodeError):
+            codec.zero_decode(codec.zero_encode(data), len(data))
+    else:
+        assert codec.zero_decode(codec.zero_encode(data), len(data)) == data
 
 
 def test_large_round_trip(codec: ModuleType) -> None:
@@ -166,13 +171,36 @@ def test_bomb_allocates_no_more_than_the_cap(codec: ModuleType, template: Templa
 
 
 @pytest.mark.parametrize("k", [1, 2, 31, 32])
-def test_cap_is_inclusive(codec: ModuleType, k: int) -> None:
-    """``00 FF`` x k is 255 k zeros: fine at max_size 255 k, an error one below at the last run."""
+def test_a_zero_run_must_end_before_the_cap(codec: ModuleType, k: int) -> None:
+    """The viewer's ``zeroCodeExpand`` checks a run one byte early: ``00 FF`` x k
+    (255 k zeros) needs max_size 255 k + 1, and fails at the last run at 255 k."""
     data = b"\x00\xff" * k
-    assert codec.zero_decode(data, 255 * k) == bytes(255 * k)
+    assert codec.zero_decode(data, 255 * k + 1) == bytes(255 * k)
     with pytest.raises(DecodeError) as info:
-        codec.zero_decode(data, 255 * k - 1)
+        codec.zero_decode(data, 255 * k)
     assert info.value.offset == 2 * (k - 1)
+
+
+@pytest.mark.parametrize(
+    ("data", "fits"),
+    [
+        (b"\x07" * 8, True),  # literals may end at the cap
+        (b"\x07" * 7 + b"\x00", True),  # so may a lone 00 ending the input (checked as one)
+        (b"\x07" * 7 + b"\x00\x01", False),  # one zero as a run: one byte early
+        (b"\x07" * 6 + b"\x00\x02", False),
+        (b"\x07" * 6 + b"\x00\x01\x07", True),
+        (b"\x07" * 5 + b"\x00\x02", True),
+        (b"\x00\x00", False),  # 257 zeros: a wrap is a run
+    ],
+)
+def test_where_the_cap_binds(codec: ModuleType, data: bytes, fits: bool) -> None:
+    cap = 8 if data != b"\x00\x00" else 257
+    if fits:
+        assert len(codec.zero_decode(data, cap)) <= cap
+    else:
+        with pytest.raises(DecodeError):
+            codec.zero_decode(data, cap)
+        assert len(codec.zero_decode(data, cap + 1)) == cap
 
 
 @pytest.mark.parametrize(
@@ -181,7 +209,11 @@ def test_cap_is_inclusive(codec: ModuleType, k: int) -> None:
         (b"\x01" * 100, 60, 60),  # a literal run crossing the cap: the first byte past it
         (b"\x00\x0a" + b"\x01" * 100, 50, 42),
         (b"\x02" * 9000, 8192, 8192),  # past the compiled twin's stack buffer
-        (b"\x00\xff" * 40 + b"\x03" * 10, 40 * 255, 80),  # the cap reached by runs, then a literal
+        (
+            b"\x00\xff" * 40 + b"\x03" * 10,
+            40 * 255 + 1,
+            81,
+        ),  # the cap reached by runs, then literals
     ],
 )
 def test_literal_run_crossing_the_cap(
@@ -376,7 +408,8 @@ def reference_expand(data: bytes, max_size: int) -> bytes | int:
         while j < len(data) and data[j] == 0:
             j += 1
         count = 256 * (j - i - 1) + (data[j] if j < len(data) else 1)
-        if count > max_size - len(out):
+        lone = j == len(data) and j - i == 1  # a lone trailing 00 is checked as a literal
+        if count > max_size - len(out) - (0 if lone else 1):  # the viewer's early check
             return i
         out += bytes(count)
         i = j + 1
@@ -432,10 +465,10 @@ def test_long_regular_inputs(codec: ModuleType, pair: bytes, literals: int) -> N
     expected = (bytes(range(1, 256)) * 2)[:literals] + bytes(pair[1])
     data, expected = data * 300, expected * 300
     assert codec.zero_decode(data, 1 << 24) == expected
-    assert codec.zero_decode(data, len(expected)) == expected
+    assert codec.zero_decode(data, len(expected) + 1) == expected
     with pytest.raises(DecodeError) as info:
-        codec.zero_decode(data, len(expected) - 1)
-    assert info.value.offset == reference_expand(data, len(expected) - 1)
+        codec.zero_decode(data, len(expected))  # its last run ends at the cap
+    assert info.value.offset == reference_expand(data, len(expected))
 
 
 def dense_coded(rng: random.Random, size: int) -> bytes:
@@ -497,3 +530,29 @@ def test_long_packet_body(codec: ModuleType, template: Template) -> None:
     packet = codec.encode(msg, template)
     assert b"\x00\xff\x00\x2d" in packet  # the 300 zeros: runs cut at 255
     assert codec.decode(packet, template, False, 8192) == msg
+
+
+@pytest.mark.parametrize(
+    ("data", "fits"),
+    [
+        (bytes(8181) + b"\x01", True),  # the packet ends with a literal at byte 8,192
+        (bytes(8182), False),  # a zero run ending at byte 8,192: the viewer refuses it
+        (bytes(8181), True),  # ... but not one ending a byte earlier
+        (bytes(8182) + b"\x01", False),  # 8,193 bytes
+    ],
+)
+def test_decode_caps_the_packet_as_the_viewer_buffer_holds_it(
+    codec: ModuleType, template: Template, data: bytes, fits: bool
+) -> None:
+    """The viewer expands a packet, its 6 header bytes included, into its
+    8,192-byte buffer (``zeroCodeExpand``): ``max_size`` caps that whole."""
+    msg = build("LayerData", flags=0x80, LayerID={"Type": 1}, LayerData={"Data": data})
+    wire = codec.encode(msg, template, "flag")
+    assert 6 + len(codec.zero_decode(wire[6:], 1 << 20)) == 6 + 4 + len(data)
+    if fits:
+        assert codec.decode(wire, template, True, 8192).LayerData[0].Data == data
+    else:
+        with pytest.raises(DecodeError, match="8192-byte limit") as info:
+            codec.decode(wire, template, True, 8192)
+        assert 6 <= info.value.offset < len(wire)
+        assert codec.decode(wire, template, True, 8193 + 1).LayerData[0].Data == data

@@ -15,7 +15,7 @@ from gamecodec.sessions import DatagramSession, Event, PeerLost, Traffic
 AGENT = bytes(range(16))
 
 
-def chat(text: bytes) -> lludp.Message:
+def chat(text: bytes | str) -> lludp.Message:
     return lludp.build(
         "ChatFromViewer",
         AgentData={"AgentID": AGENT, "SessionID": AGENT},
@@ -41,6 +41,11 @@ def codec_round_trip() -> bytes:
         lludp.build("NoSuchMessage")
     except EncodeError as exc:
         assert exc.protocol == "lludp"
+    opensim: lludp.Template = lludp.opensim_template()
+    assert lludp.builtin_template("opensim") is opensim
+    again = lludp.decode(lludp.encode(chat("text"), template="opensim"), template=opensim)
+    flags: tuple[tuple[str, int, str, int], ...] = again.bool_bytes
+    assert flags == ()
     try:
         lludp.parse_template("version 2.0 {")
     except lludp.TemplateError as exc:
@@ -62,8 +67,12 @@ def circuit_exchange() -> int:
             print(event.reason)
         elif isinstance(event, lludp.MessageDropped):
             print(event.sequence)
+        elif isinstance(event, lludp.StrictDecodeFailed):
+            print(event.name, event.error.offset, event.message.name)
         else:
             print(event.error.offset)
+    strict = lludp.Circuit(now=0.0, strict=True, template="opensim")
+    assert strict.strict_failures_dropped == 0
     lost: PeerLost | None = a.lost
     assert lost is None
     deadline: float | None = a.next_deadline()
@@ -81,6 +90,8 @@ async def endpoints() -> int:
         client.send(chat(b"udp"), reliable=True)
         got = await asyncio.wait_for(server.recv(), 10)
         assert got.ChatData[0].Message == b"udp"
+        failed: list[lludp.StrictDecodeFailed] = list(server.strict_failures)
+        assert not failed
     finally:
         client.close()
         server.close()

@@ -10,10 +10,13 @@ and message name; ``forward`` rewrites header and acks around an untouched
 body. Decoding is as tolerant as the LL viewer's reader unless
 ``strict=True``: bytes after the last block are kept in ``Message.excess``, a
 missing Variable block count reads as 0 blocks (listed in ``Message.absent``),
-and a field cut short is zero-filled (``Message.truncated``); such a message
-re-encodes to the bytes it came from. :class:`Circuit` (Sans-IO) keeps the
-LL viewer's sequence numbers, acks, resends and pings for one peer, and
-:mod:`gamecodec.lludp.aio` runs one over UDP.
+a fixed-size field cut short reads as zeros (``Message.truncated``), and a
+BOOL byte other than 0/1 reads as ``True`` (kept in ``Message.bool_bytes``);
+a message that is not truncated re-encodes to the bytes it came from.
+``template="opensim"`` selects the built-in OpenSimulator variant of the
+schema. :class:`Circuit` (Sans-IO) keeps the LL viewer's sequence numbers,
+acks, resends and pings for one peer, and :mod:`gamecodec.lludp.aio` runs one
+over UDP.
 """
 
 from __future__ import annotations
@@ -56,13 +59,17 @@ from gamecodec.lludp.circuit import (
     CircuitEvent,
     MessageDropped,
     PeerLost,
+    StrictDecodeFailed,
 )
 from gamecodec.lludp.template import (
     Template,
     TemplateError,
+    builtin_template,
     default_template,
     load_template,
+    opensim_template,
     parse_template,
+    resolve_template,
 )
 
 __all__ = [
@@ -92,9 +99,11 @@ __all__ = [
     "MessageDropped",
     "MessageSpec",
     "PeerLost",
+    "StrictDecodeFailed",
     "Template",
     "TemplateError",
     "build",
+    "builtin_template",
     "decode",
     "decode_many",
     "default_template",
@@ -103,6 +112,7 @@ __all__ = [
     "forward",
     "load_template",
     "message_code",
+    "opensim_template",
     "parse_template",
     "peek",
     "split_code",
@@ -112,26 +122,34 @@ __all__ = [
 ]
 
 
-def _template(template: Template | None) -> Template:
-    return default_template() if template is None else template
+def _template(template: Template | str | None) -> Template:
+    return resolve_template(template)
 
 
 def decode(
-    data: bytes, *, template: Template | None = None, strict: bool = False, max_size: int = 8192
+    data: bytes,
+    *,
+    template: Template | str | None = None,
+    strict: bool = False,
+    max_size: int = 8192,
 ) -> Message:
     """Decode a whole packet, every field materialised.
 
     Tolerant like the LL viewer unless ``strict``: excess bytes are kept in
     ``Message.excess``, a missing Variable count gives 0 blocks (listed in
     ``absent``), a field cut short is zero-filled (``truncated=True``).
-    ``max_size`` caps the zero-decoded body. Bad input raises
-    :class:`~gamecodec.DecodeError` with the byte offset.
+    ``max_size`` caps a zero-coded packet as the LL viewer's buffer holds it
+    (its 6 header bytes and the expanded message; a zero run must end a byte
+    before the cap, as the viewer checks it). ``template`` is a
+    :class:`Template` or a built-in one's name (``"secondlife"``, the
+    default, or ``"opensim"``), here and in every function of this module.
+    Bad input raises :class:`~gamecodec.DecodeError` with the byte offset.
     """
     return _codec.decode(data, _template(template), strict, max_size)
 
 
 def encode(
-    message: Message, *, template: Template | None = None, zero_coding: str = "flag"
+    message: Message, *, template: Template | str | None = None, zero_coding: str = "flag"
 ) -> bytes:
     """The packet bytes of ``message``.
 
@@ -152,14 +170,14 @@ def encode_into(
     buf: bytearray,
     offset: int = 0,
     *,
-    template: Template | None = None,
+    template: Template | str | None = None,
     zero_coding: str = "flag",
 ) -> int:
     """Write ``message`` into ``buf`` at ``offset`` (growing it if needed); returns the size."""
     return _codec.encode_into(message, buf, offset, _template(template), zero_coding)
 
 
-def peek(data: bytes, *, template: Template | None = None) -> Header:
+def peek(data: bytes, *, template: Template | str | None = None) -> Header:
     """Flags, sequence, acks and message name and number, without decoding the body."""
     return _codec.peek(data, _template(template))
 
@@ -179,7 +197,11 @@ def forward(
 
 
 def zero_decode(data: bytes, *, max_size: int = 8192) -> bytes:
-    """Expand LL zero-coding (``00 n`` = n zeros, ``00 00`` adds 256, trailing ``00`` = one)."""
+    """Expand LL zero-coding (``00 n`` = n zeros, ``00 00`` adds 256, trailing ``00`` = one).
+
+    At most ``max_size`` bytes, a zero run ending at least one byte before it
+    (the LL viewer's check; a lone trailing ``00`` counts as a literal byte).
+    """
     return _codec.zero_decode(data, max_size)
 
 
@@ -191,7 +213,7 @@ def zero_encode(data: bytes) -> bytes:
 def decode_many(
     datagrams: Iterable[bytes],
     *,
-    template: Template | None = None,
+    template: Template | str | None = None,
     strict: bool = False,
     max_size: int = 8192,
 ) -> list[Message | DecodeError]:
@@ -202,7 +224,7 @@ def decode_many(
 def build(
     name: str,
     *,
-    template: Template | None = None,
+    template: Template | str | None = None,
     flags: int = 0,
     sequence: int = 0,
     acks: Iterable[int] = (),
@@ -215,7 +237,9 @@ def build(
     (or :class:`Block` instances); Variable blocks may be left out (no
     instances). ``flags`` defaults to 0 plus ZEROCODED when the template marks
     the message Zerocoded. The message holds each block's instances as a
-    tuple, as a decoded one does.
+    tuple, as a decoded one does. A ``str`` in a Fixed or Variable field is
+    text and goes out as LL writes text: UTF-8 and a NUL (in a Fixed field,
+    padded with NULs); ``bytes`` go out as given.
 
     The message is checked as :func:`encode` would check it: an unknown
     message name, an unknown or missing block or field, a wrong number of

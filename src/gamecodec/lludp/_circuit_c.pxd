@@ -75,7 +75,7 @@ cdef class Circuit:
     cdef list _events
     cdef double _timer_wake, _wake
     cdef public long long packets_out, packets_in, resent, duplicates, dropped
-    cdef public long long bad_datagrams_dropped
+    cdef public long long bad_datagrams_dropped, strict_failures_dropped
 
     cpdef list events(self)
 
@@ -137,6 +137,9 @@ cdef class Circuit:
 
     @cython.final
     cdef _bad_datagram(self, object exc, bytes raw, double now)
+
+    @cython.final
+    cdef _strict_failed(self, object msg, object exc, bytes raw, double now)
 
     @cython.final
     cdef _queue_ack(self, long long seq, double now)

@@ -60,8 +60,9 @@ from gamecodec.lludp._models import (
     Message,
     MessageDropped,
     PeerLost,
+    StrictDecodeFailed,
 )
-from gamecodec.lludp.template import Template, default_template
+from gamecodec.lludp.template import Template, resolve_template
 
 __all__ = ["Circuit"]
 
@@ -145,8 +146,9 @@ class Circuit:
     :class:`~gamecodec.sessions.PeerLost` events. Every method takes ``now``
     in seconds (any monotonic clock). The keyword arguments default to the
     LL viewer's values (the constants of :mod:`gamecodec.lludp.circuit`);
-    ``template`` and ``codec`` default to the built-in template and the
-    active codec, ``strict`` and ``max_size`` are the decoder's, and
+    ``template`` (a :class:`~gamecodec.lludp.Template` or a built-in one's
+    name, ``"secondlife"`` or ``"opensim"``) and ``codec`` default to the
+    Second Life template and the active codec, ``strict`` and ``max_size`` are the decoder's, and
     ``deliver_control=True`` also returns PacketAck and ping messages.
     """
 
@@ -154,7 +156,7 @@ class Circuit:
         self,
         *,
         now: float = 0.0,
-        template: Template | None = None,
+        template: Template | str | None = None,
         codec: ModuleType | None = None,
         strict: bool = False,
         max_size: int = 8192,
@@ -198,7 +200,7 @@ class Circuit:
             raise ValueError("duplicate_window must be >= 1")
         if max_pending_acks < 1 or max_bad_datagrams < 0:
             raise ValueError("max_pending_acks must be >= 1 and max_bad_datagrams >= 0")
-        self.template = default_template() if template is None else template
+        self.template = resolve_template(template)
         self._decode = codec.decode
         self._encode_packet = codec.encode_packet
         self._zero_decode = codec.zero_decode
@@ -256,6 +258,7 @@ class Circuit:
         self.duplicates = 0
         self.dropped = 0
         self.bad_datagrams_dropped = 0
+        self.strict_failures_dropped = 0
 
     def restart_clock(self, now: float) -> None:
         """Count the ping schedule and the circuit timeout from ``now``: for a
@@ -359,8 +362,8 @@ class Circuit:
         return self._template
 
     @template.setter
-    def template(self, value: Template) -> None:
-        self._template = value
+    def template(self, value: Template | str) -> None:
+        self._template = resolve_template(value)
 
     @property
     def mtu(self) -> int:
@@ -413,7 +416,8 @@ class Circuit:
         return self._rto_at(_seconds(now))
 
     def events(self) -> list[CircuitEvent]:
-        """Events since the last call: PeerLost, MessageDropped, BadDatagram."""
+        """Events since the last call: PeerLost, MessageDropped, BadDatagram,
+        StrictDecodeFailed."""
         out = self._events
         self._events = []
         return out
@@ -474,7 +478,8 @@ class Circuit:
         as does a packet longer than ``max_size`` (8192 bytes by default: the LL
         viewer's receive buffer, and what this circuit's own decoder takes) or
         than ``MAX_DATAGRAM`` (no UDP datagram holds it), and a zero-coded packet
-        whose body expands past ``max_size`` (the receiver's check).
+        that expands past ``max_size`` as the receiver checks it (its 6 header
+        bytes included, a zero run ending before the cap).
         """
         return self._send(message, bool(reliable), _seconds(now))
 
@@ -523,13 +528,13 @@ class Circuit:
     def _check_expansion(self, message: Message, wire: bytes, end: int) -> None:
         """A zero-coded packet must expand within ``max_size`` too: the receiver's
         check (the LL viewer's buffer, this circuit's decoder) is on the expanded
-        body. Each zero byte adds at most 256 bytes, so most packets need no
-        expansion to know."""
+        packet, its 6 header bytes included. Each zero byte adds at most 256
+        bytes, so most packets need no expansion to know."""
         body_end = end - 4 * wire[end - 1] - 1 if wire[0] & _ACK else end
-        if body_end - 6 + 256 * wire.count(0, 6, body_end) <= self._max_size:
-            return
+        if body_end + 256 * wire.count(0, 6, body_end) < self._max_size:
+            return  # (below the cap: a zero run may not end at it)
         try:
-            self._zero_decode(wire[6:body_end], self._max_size)
+            self._zero_decode(wire[6:body_end], max(self._max_size - 6, 0))
         except DecodeError:
             raise EncodeError(
                 f"{message.name}: its zero-coded body expands past max_size "
@@ -689,7 +694,10 @@ class Circuit:
         dropped); StartPingCheck is answered and CompletePingCheck measures the
         round trip. Those three are consumed unless ``deliver_control``. A
         datagram the codec cannot decode is reported as a :class:`BadDatagram`
-        event and changes nothing.
+        event and changes nothing. With ``strict``, a datagram that only the
+        tolerant decode takes is handled as the LL viewer handles it (acked,
+        its acks applied) and reported as a :class:`StrictDecodeFailed`
+        event instead of being delivered.
         """
         t = _seconds(now)
         if self._lost is not None:
@@ -703,20 +711,33 @@ class Circuit:
                 self.duplicates += 1
                 self._queue_ack(seq, t)
                 return []
+        refused = None  # the strict decode's error, when only the tolerant one takes it
         try:
             msg: Message = self._decode(raw, self._template, self.strict, self._max_size)
         except DecodeError as exc:
-            self._bad_datagram(exc, raw, t)
-            return []
+            if not self.strict:
+                self._bad_datagram(exc, raw, t)
+                return []
+            # what the viewer's (tolerant) reader takes, it acks: strictness
+            # must not leave the peer resending a packet for ever
+            refused = exc
+            try:
+                msg = self._decode(raw, self._template, False, self._max_size)
+            except DecodeError:
+                self._bad_datagram(exc, raw, t)
+                return []
         control = msg.name in _CONTROL and msg.body is None
         if control and msg.truncated:
             # the codec zero-filled a cut-short PacketAck or ping (LL's
             # tolerance): acting on made-up ids would retire the wrong
             # packets, so it is refused like garbage, with the strict error
-            try:
-                self._decode(raw, self._template, True, self._max_size)
-            except DecodeError as exc:
-                self._bad_datagram(exc, raw, t)
+            if refused is None:
+                try:
+                    self._decode(raw, self._template, True, self._max_size)
+                except DecodeError as exc:
+                    refused = exc
+            if refused is not None:
+                self._bad_datagram(refused, raw, t)
             return []
         self.packets_in += 1
         if msg.acks:
@@ -735,6 +756,9 @@ class Circuit:
             self._control(msg, t)
             if not self.deliver_control:
                 return []
+        if refused is not None:
+            self._strict_failed(msg, refused, raw, t)
+            return []
         return [msg]
 
     def _bad_datagram(self, exc: DecodeError, raw: bytes, now: float) -> None:
@@ -743,6 +767,13 @@ class Circuit:
             self._events.append(BadDatagram(exc, raw, now))
         else:
             self.bad_datagrams_dropped += 1
+
+    def _strict_failed(self, msg: Message, exc: DecodeError, raw: bytes, now: float) -> None:
+        """A StrictDecodeFailed event, or only its count past ``max_bad_datagrams`` waiting."""
+        if len(self._events) < self._max_bad_datagrams:
+            self._events.append(StrictDecodeFailed(msg.name, exc, raw, msg, now))
+        else:
+            self.strict_failures_dropped += 1
 
     def _queue_ack(self, seq: int, now: float) -> None:
         """``collectRAck``: owe the peer an ack; the first one starts the clock.

@@ -53,7 +53,7 @@ cdef extern from "_lludp.h":
                     object uuid_safe, object safe_unknown)
     int lludp_block_fill(object blk, const uint8_t *layout, Py_ssize_t nfields, const uint8_t *r,
                          Py_ssize_t end, Py_ssize_t *ppos, bint strict, int *truncated,
-                         Py_ssize_t *pf, uint64_t *plength) except -1
+                         int *odd_bool, Py_ssize_t *pf, uint64_t *plength) except -1
     object lludp_acks_tuple(const uint8_t *p, Py_ssize_t n, Py_ssize_t count)
     void lludp_untrack_tuple(object t)
     Py_ssize_t lludp_fields_put(object item, const uint8_t *layout, Py_ssize_t f,
@@ -270,7 +270,7 @@ cdef inline int _block_layout(tuple block, Py_ssize_t *count, const uint8_t **la
 
 
 cdef object _walk(const uint8_t *r, Py_ssize_t end, Py_ssize_t *ppos, tuple plan, bint strict,
-                  Py_ssize_t *first_absent, int *truncated):
+                  Py_ssize_t *first_absent, int *truncated, int *odd_bool):
     # Once a count byte is missing the data has ended, so every later Variable
     # block is missing too: *first_absent (the index of the first) says it all.
     # Each tuple of blocks is untracked before it goes into the dict, which so
@@ -305,8 +305,8 @@ cdef object _walk(const uint8_t *r, Py_ssize_t end, Py_ssize_t *ppos, tuple plan
             blk = gamecodec_alloc_subtuple(cls, nfields)
             PyTuple_SET_ITEM(items, i, blk)
             Py_INCREF(blk)
-            rc = lludp_block_fill(blk, layout, nfields, r, end, &pos, strict, truncated, &f,
-                                  &length)
+            rc = lludp_block_fill(blk, layout, nfields, r, end, &pos, strict, truncated,
+                                  odd_bool, &f, &length)
             if rc == LLUDP_SHORT:
                 raise M.short_field(6 + pos, name, bname, cls._fields[f])
             if rc == LLUDP_TOO_LONG:
@@ -327,9 +327,9 @@ cdef tuple _absent_names(tuple plan, Py_ssize_t first):
 
 cdef object _decode_region(const uint8_t *r, Py_ssize_t rn, uint8_t flags, uint32_t seq,
                            Py_ssize_t extra_len, tuple acks, object template, bint strict):
-    cdef Py_ssize_t pos = 0
+    cdef Py_ssize_t pos = 0, start
     cdef uint32_t code = _number(r, rn, &pos)
-    cdef int truncated = 0
+    cdef int truncated = 0, odd_bool = 0
     cdef Py_ssize_t first_absent = -1
     if pos + extra_len > rn:
         raise M.short_extra(6 + rn, extra_len)
@@ -341,9 +341,14 @@ cdef object _decode_region(const uint8_t *r, Py_ssize_t rn, uint8_t flags, uint3
         return _named(_Message, (
             _py._unknown_name(code), {}, flags, _u32(seq), acks, extra,
             frequency, number, _NOBYTES, _EMPTY, False,
-            PyBytes_FromStringAndSize(<const char *>r + pos, rn - pos),
+            PyBytes_FromStringAndSize(<const char *>r + pos, rn - pos), _EMPTY,
         ))
-    blocks = _walk(r, rn, &pos, <tuple>plan, strict, &first_absent, &truncated)
+    start = pos
+    blocks = _walk(r, rn, &pos, <tuple>plan, strict, &first_absent, &truncated, &odd_bool)
+    bool_bytes = _EMPTY
+    if odd_bool:  # rare (senders write 0 and 1): the pure twin's walk lists them
+        bool_bytes = tuple(_py._walk(PyBytes_FromStringAndSize(<const char *>r, rn), start,
+                                     plan, strict, (<tuple>plan)[1])[4])
     absent = _EMPTY if first_absent < 0 else _absent_names(<tuple>plan, first_absent)
     excess = _NOBYTES
     if pos < rn:
@@ -351,7 +356,7 @@ cdef object _decode_region(const uint8_t *r, Py_ssize_t rn, uint8_t flags, uint3
             raise M.excess_bytes(6 + pos, (<tuple>plan)[1], rn - pos)
         excess = PyBytes_FromStringAndSize(<const char *>r + pos, rn - pos)
     # the Message stays tracked by the GC: its blocks dict is the user's to fill
-    obj = gamecodec_alloc_subtuple(_Message, 12)
+    obj = gamecodec_alloc_subtuple(_Message, 13)
     _set(obj, 0, (<tuple>plan)[1])
     _set(obj, 1, blocks)
     _set(obj, 2, PyLong_FromLong(flags))
@@ -364,6 +369,7 @@ cdef object _decode_region(const uint8_t *r, Py_ssize_t rn, uint8_t flags, uint3
     _set(obj, 9, absent)
     _set(obj, 10, True if truncated else False)
     _set(obj, 11, None)
+    _set(obj, 12, bool_bytes)
     return obj
 
 
@@ -380,6 +386,9 @@ cdef object _decode(bytes src, object template, bint strict, Py_ssize_t cap):
     flags = p[0]
     if flags & ACKF:
         acks = _acks(p, n, &body_end)
+    cdef Py_ssize_t limit = cap  # the caller's max_size, for the error
+    # the 6 header bytes and the expansion share the cap, as the viewer's buffer
+    cap = cap - 6 if cap > 6 else 0
     if not (flags & ZC):
         return _decode_region(p + 6, body_end - 6, flags, _be32(p + 1), p[5], acks, template,
                               strict)
@@ -387,9 +396,10 @@ cdef object _decode(bytes src, object template, bint strict, Py_ssize_t cap):
     if room > 256 * (body_end - 6) + 1:
         room = 256 * (body_end - 6) + 1
     if room <= STACK:
+        # (a cap above STACK cannot bind here: 31 input bytes expand to 7,681 at most)
         rn = lludp_expand(p + 6, body_end - 6, stack, cap if cap < STACK else STACK, &err)
         if rn < 0:
-            raise M.zero_run_too_long(6 + err, cap)
+            raise M.packet_too_long(6 + err, limit)
         return _decode_region(stack, rn, flags, _be32(p + 1), p[5], acks, template, strict)
     heap = <uint8_t *>PyMem_Malloc(room + LLUDP_SLACK)
     if heap == NULL:
@@ -397,7 +407,7 @@ cdef object _decode(bytes src, object template, bint strict, Py_ssize_t cap):
     try:
         rn = lludp_expand(p + 6, body_end - 6, heap, room, &err)
         if rn < 0:
-            raise M.zero_run_too_long(6 + err, cap)
+            raise M.packet_too_long(6 + err, limit)
         return _decode_region(heap, rn, flags, _be32(p + 1), p[5], acks, template, strict)
     finally:
         PyMem_Free(heap)
@@ -631,6 +641,10 @@ cdef bytes _encode(object message, object template, bint smaller):
                     plan = template.plan_by_name(name)
                 except KeyError:
                     raise M.encode_error(name, "name", "not in the template") from None
+        if body_raw is None and _item(message, 12):
+            # BOOL bytes to write back (rare: senders write 0 and 1): the pure twin's body
+            _put_bytes(&b, _py._body(message, plan))
+        elif body_raw is None:
             _number_out(&b, (<tuple>plan)[2], (<tuple>plan)[3], name)
             _put_bytes(&b, extra)
             _body(&b, message, <tuple>plan)
@@ -834,7 +848,7 @@ def _check_capi():
             raise ImportError("gamecodec_uint128_bytes disagrees with the int value")
         if ok and gamecodec_uint128(v.to_bytes(16, "big")) != v:
             raise ImportError("gamecodec_uint128 disagrees with int.from_bytes")
-    items = ("X", {}, 1, 2, (), b"", 1, 4, b"", (), False, None)
+    items = ("X", {}, 1, 2, (), b"", 1, 4, b"", (), False, None, ())
     made = _named(Message, items)
     ref = tuple.__new__(Message, items)
     if type(made) is not Message or made != ref or repr(made) != repr(ref):

@@ -109,7 +109,11 @@ def zero_decode(data: bytes, max_size: int = 8192) -> bytes:
 
 
 def _expand(data: bytes, start: int, end: int, max_size: int, base: int) -> bytes:
-    """LL zero-run expansion of ``data[start:end]``; the byte offsets reported start at ``base``."""
+    """LL zero-run expansion of ``data[start:end]``; the byte offsets reported start at ``base``.
+
+    As in the viewer's ``zeroCodeExpand``, a literal byte may end at
+    ``max_size`` but a zero run must end at least one byte before it (its
+    check fires one byte early), save a lone ``00`` that ends the input."""
     find = data.find
     out = bytearray()
     i = start
@@ -125,12 +129,14 @@ def _expand(data: bytes, start: int, end: int, max_size: int, base: int) -> byte
         while j < end and data[j] == 0:
             j += 1
         runs = j - z
+        lone = False  # a lone 00 ending the input: checked as a literal byte
         if j < end:
             count = 256 * (runs - 1) + data[j]
             j += 1
         else:
             count = 256 * (runs - 1) + 1
-        if len(out) + count > max_size:
+            lone = runs == 1
+        if len(out) + count > (max_size if lone else max_size - 1):
             raise M.zero_run_too_long(base + z - start, max_size)
         out += bytes(count)
         i = j
@@ -193,8 +199,14 @@ def _read_number(region: bytes) -> tuple[int, int]:
 
 
 def _region(data: bytes, body_end: int, flags: int, max_size: int) -> bytes:
+    """The message from byte 6 to the acks, zero-decoded if the flag says so:
+    the 6 header bytes and the expansion share ``max_size``, as they share the
+    viewer's buffer."""
     if flags & ZEROCODED:
-        return _expand(data, 6, body_end, max_size, 6)
+        try:
+            return _expand(data, 6, body_end, max(0, max_size - 6), 6)
+        except DecodeError as exc:
+            raise M.packet_too_long(exc.offset, max_size) from None
     return data[6:body_end]
 
 
@@ -259,8 +271,7 @@ def _value(ftype: int, raw: bytes) -> Any:
     if ftype == 15:
         return _uuid(raw)
     if ftype == 16:
-        b = raw[0]
-        return b == 1 if b < 2 else b
+        return raw[0] != 0
     if ftype == 17:
         return f"{raw[0]}.{raw[1]}.{raw[2]}.{raw[3]}"
     if ftype == 18:
@@ -268,14 +279,17 @@ def _value(ftype: int, raw: bytes) -> Any:
     return raw  # Fixed
 
 
-def _walk(  # noqa: PLR0917 - the field walk, kept in one place
-    region: bytes, pos: int, plan: Any, strict: bool, max_size: int, name: str
-) -> tuple[dict[str, tuple[Block, ...]], int, list[str], bool, int]:
+def _walk(
+    region: bytes, pos: int, plan: Any, strict: bool, name: str
+) -> tuple[dict[str, tuple[Block, ...]], int, list[str], bool, list[tuple[str, int, str, int]]]:
+    """The blocks from ``region[pos:]``, where the walk ended, the absent
+    blocks, whether a field was cut short and the BOOL bytes other than 0/1."""
     end = len(region)
     out: dict[str, tuple[Block, ...]] = {}
     absent: list[str] = []
     truncated = False
     produced = 0
+    bool_bytes: list[tuple[str, int, str, int]] = []
     for bname, kind, fixed_count, cls, layout in plan[4]:
         count = fixed_count
         if kind == _VARIABLE:
@@ -289,7 +303,7 @@ def _walk(  # noqa: PLR0917 - the field walk, kept in one place
             pos += 1
         items: list[Block] = []
         nfields = len(layout) // 3
-        for _ in range(count):
+        for index in range(count):
             values: list[Any] = []
             for f in range(nfields):
                 ftype = layout[3 * f]
@@ -320,18 +334,20 @@ def _walk(  # noqa: PLR0917 - the field walk, kept in one place
                     if strict:
                         raise M.short_field(6 + pos, name, bname, cls._fields[f])
                     truncated = True
-                    raw = region[pos:end] + bytes(size - max(0, end - pos))
+                    raw = bytes(size)  # as the viewer: all zeros, the bytes present unused
                     pos = end
                 else:
                     raw = region[pos : pos + size]
                     pos += size
+                    if ftype == 16 and raw[0] > 1:
+                        bool_bytes.append((bname, index, cls._fields[f], raw[0]))
                 values.append(_value(ftype, raw))
             items.append(tuple.__new__(cls, values))
         produced += count
         out[bname] = tuple(items)
     if produced == 0 and plan[4]:
         raise M.empty_message(6 + pos, name)
-    return out, pos, absent, truncated, produced
+    return out, pos, absent, truncated, bool_bytes
 
 
 def decode(data: bytes, template: Template, strict: bool = False, max_size: int = 8192) -> Message:
@@ -363,7 +379,7 @@ def decode(data: bytes, template: Template, strict: bool = False, max_size: int 
         )  # fmt: skip
     assert not isinstance(plan, bool)
     name = plan[1]
-    blocks, pos, absent, truncated, _ = _walk(region, pos, plan, strict, max_size, name)
+    blocks, pos, absent, truncated, bool_bytes = _walk(region, pos, plan, strict, name)
     excess = b""
     if pos < len(region):
         if strict:
@@ -371,7 +387,7 @@ def decode(data: bytes, template: Template, strict: bool = False, max_size: int 
         excess = region[pos:]
     return Message(
         name, blocks, flags, sequence, acks, extra, plan[2], plan[3],
-        excess, tuple(absent), truncated, None,
+        excess, tuple(absent), truncated, None, tuple(bool_bytes),
     )  # fmt: skip
 
 
@@ -487,6 +503,20 @@ def _bytes(value: Any, where: str, name: str) -> bytes:
     raise M.encode_error(name, where, f"expected bytes, got {value!r}")
 
 
+def _text(value: str, fixed: int, where: str, name: str) -> bytes:
+    """A ``str`` as LL writes text: UTF-8 and a NUL; in a Fixed field of
+    ``fixed`` bytes, padded with NULs (a text that fills it has no NUL)."""
+    try:
+        raw = value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise M.encode_error(name, where, f"text not encodable as UTF-8: {exc.reason}") from None
+    if not fixed:
+        return raw + b"\x00"
+    if len(raw) > fixed:
+        raise M.encode_error(name, where, f"{len(raw)} bytes of UTF-8 text, at most {fixed}")
+    return raw + bytes(fixed - len(raw))
+
+
 def _field_bytes(ftype: int, size: int, value: Any, where: str, name: str) -> bytes:
     if ftype == 1:
         return bytes((_int(value, 0, 0xFF, where, name),))
@@ -526,7 +556,10 @@ def _field_bytes(ftype: int, size: int, value: Any, where: str, name: str) -> by
         return bytes(int(p) for p in parts)
     if ftype == 18:
         return _int(value, 0, 0xFFFF, where, name).to_bytes(2, "big")
-    raw = _bytes(value, where, name)
+    if isinstance(value, str):  # text: UTF-8 and a NUL, as LL sends it
+        raw = _text(value, size if ftype == 19 else 0, where, name)
+    else:
+        raw = _bytes(value, where, name)
     if ftype == 20:  # Variable: a little-endian length prefix of `size` bytes
         if len(raw) >= 1 << (8 * size):
             raise M.encode_error(name, where, f"{len(raw)} bytes do not fit a {size}-byte length")
@@ -548,9 +581,24 @@ def _absent_tail(specs: Any, blocks: Any, absent: Any) -> int:
     return tail
 
 
+def _bool_map(bool_bytes: Any, name: str) -> dict[tuple[Any, Any, Any], int]:
+    """``Message.bool_bytes`` as ``{(block, index, field): byte}``; EncodeError if malformed."""
+    out: dict[tuple[Any, Any, Any], int] = {}
+    try:
+        entries = list(bool_bytes)
+        for block, index, field, byte in entries:
+            out[block, index, field] = _int(byte, 1, 0xFF, "bool_bytes", name)
+    except (TypeError, ValueError):
+        raise M.encode_error(
+            name, "bool_bytes", f"expected (block, index, field, byte) tuples, got {bool_bytes!r}"
+        ) from None
+    return out
+
+
 def _body(message: Message, plan: Any) -> bytes:
     name = plan[1]
     parts = [_number_bytes(plan[2], plan[3]), _bytes(message.extra, "extra", name)]
+    bool_map = _bool_map(message.bool_bytes, name) if message.bool_bytes else None
     blocks = message.blocks
     absent = message.absent
     # an empty absent Variable block is left out only at the end (no count byte):
@@ -569,7 +617,7 @@ def _body(message: Message, plan: Any) -> bytes:
         elif len(items) != count:
             raise M.encode_error(name, bname, f"expected {count} block(s), got {len(items)}")
         nfields = len(layout) // 3
-        for item in items:
+        for k, item in enumerate(items):
             if not isinstance(item, tuple):
                 raise M.encode_error(name, bname, f"expected a Block, got {type(item).__name__}")
             if len(item) != nfields:
@@ -578,6 +626,11 @@ def _body(message: Message, plan: Any) -> bytes:
                 ftype = layout[3 * f]
                 size = layout[3 * f + 1] | layout[3 * f + 2] << 8
                 value = tuple.__getitem__(item, f)
+                if ftype == 16 and value is True and bool_map:
+                    byte = bool_map.get((bname, k, _cls._fields[f]))
+                    if byte is not None:  # a decoded byte other than 1, written back
+                        parts.append(bytes((byte,)))
+                        continue
                 where = f"{bname}.{_cls._fields[f]}"
                 parts.append(_field_bytes(ftype, size, value, where, name))
     parts.append(_bytes(message.excess, "excess", name))

@@ -53,6 +53,14 @@ def zero_run_too_long(offset: int, max_size: int) -> DecodeError:
     )
 
 
+def packet_too_long(offset: int, max_size: int) -> DecodeError:
+    return DecodeError(
+        f"zero-coded packet expands past the {max_size}-byte limit (its 6 header bytes included)",
+        offset,
+        protocol=PROTOCOL,
+    )
+
+
 def short_number(offset: int) -> DecodeError:
     return TruncatedError("packet ends inside the message number", offset, protocol=PROTOCOL)
 

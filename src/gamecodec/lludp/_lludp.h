@@ -222,7 +222,7 @@ out:
 #endif
 
 /* Expand LL zero-coding of src[*pi:n] into dst[*po:] (every store stays below
-   cap). Returns 0 when done (*po is the output size), or -1 if the output
+   cap; a zero run must end before cap, as in the viewer). Returns 0 when done (*po is the output size), or -1 if the output
    would pass cap: *pi is then the input index where it would (the start of
    the literal byte or zero run that does not fit) and *po the output so far,
    so a caller with a bigger buffer can carry on from there. */
@@ -249,7 +249,10 @@ static int lludp_expand_from(const unsigned char *src, Py_ssize_t n, unsigned ch
             count = 256 * (j - i - 1);
             if (j < n) count += src[j++];
             else count += 1;
-            if (count > cap - o) goto full;
+            /* the viewer's check fires one byte early: a run ends before cap,
+               save a lone 00 ending the input (j - i == 1: no count byte
+               after it), checked like a literal byte */
+            if (count > cap - o - (j - i > 1)) goto full;
 #ifdef LLUDP_SSE2
             if (count <= 32 && o + 32 <= cap) {
                 _mm_storeu_si128((__m128i *)(dst + o), _mm_setzero_si128());
@@ -542,10 +545,9 @@ static PyObject *lludp_value_obj(int t, const unsigned char *q, Py_ssize_t size)
         return lludp_floats_obj(q, 3, 0);
     case 14:
         return lludp_quat_obj(q);
-    case 16:
+    case 16: /* any non-zero byte is true, as in the viewer */
         if (q[0] == 0) Py_RETURN_FALSE;
-        if (q[0] == 1) Py_RETURN_TRUE;
-        return PyLong_FromLong(q[0]);
+        Py_RETURN_TRUE;
     case 7:
         return PyLong_FromLong((long)(int32_t)lludp_le32(q));
     case 2:
@@ -589,14 +591,15 @@ static PyObject *lludp_padded_bytes(const unsigned char *q, Py_ssize_t have, Py_
 /* The field walk: fill the nfields slots of the new block tuple blk (3
    layout bytes a field: type, size low, size high; for Variable the size is
    that of its little-endian length prefix) from r[*ppos:end], as
-   _codec_py._walk does. A field cut short by the end is zero-filled and sets
-   *truncated, unless strict. Returns 0 (*ppos past the block); -1 with an
+   _codec_py._walk does. A fixed-size field cut short by the end is all zeros
+   (the viewer does not use the bytes present) and sets *truncated, unless
+   strict; *odd_bool is set when a BOOL byte is neither 0 nor 1. Returns 0 (*ppos past the block); -1 with an
    exception; LLUDP_SHORT (*pf the field, *ppos where the missing bytes
    start) or LLUDP_TOO_LONG (*pf, *ppos at the prefix, *plength): the caller
    raises the pure twin's DecodeError. */
 static int lludp_block_fill(PyObject *blk, const unsigned char *layout, Py_ssize_t nfields,
                             const unsigned char *r, Py_ssize_t end, Py_ssize_t *ppos, int strict,
-                            int *truncated, Py_ssize_t *pf, uint64_t *plength)
+                            int *truncated, int *odd_bool, Py_ssize_t *pf, uint64_t *plength)
 {
     Py_ssize_t pos = *ppos, f;
     int rc = 0;
@@ -640,23 +643,22 @@ static int lludp_block_fill(PyObject *blk, const unsigned char *layout, Py_ssize
             }
         }
         else if (size > end - pos) {
-            Py_ssize_t have = end - pos;
             if (strict) {
                 rc = LLUDP_SHORT;
                 break;
             }
             *truncated = 1;
             if (t == 19) {
-                v = lludp_padded_bytes(r + pos, have, size);
+                v = lludp_padded_bytes(r + pos, 0, size);
             }
             else {
-                unsigned char tmp[32] = {0}; /* the other types take at most 24 bytes */
-                memcpy(tmp, r + pos, (size_t)have);
-                v = lludp_value_obj(t, tmp, size);
+                static const unsigned char zeros[32] = {0}; /* the others take at most 24 bytes */
+                v = lludp_value_obj(t, zeros, size);
             }
             pos = end;
         }
         else {
+            if (t == 16 && r[pos] > 1) *odd_bool = 1;
             v = lludp_value_obj(t, r + pos, size);
             pos += size;
         }

@@ -63,6 +63,7 @@ __all__ = [
     "MessageDropped",
     "MessageSpec",
     "PeerLost",
+    "StrictDecodeFailed",
     "block_class",
     "message_code",
     "split_code",
@@ -127,8 +128,10 @@ MAX_PENDING_ACKS = 4096
 """The most acks a circuit owes the peer at once: an ack past it is not queued
 (the peer resends that packet, and its duplicate is acked then)."""
 MAX_BAD_DATAGRAMS = 1024
-"""The most :class:`BadDatagram` events a circuit keeps until :meth:`events`
-takes them: later ones are counted in ``bad_datagrams_dropped`` only."""
+"""The most :class:`BadDatagram` and :class:`StrictDecodeFailed` events a
+circuit keeps until :meth:`events` takes them (with its other events): later
+ones are counted in ``bad_datagrams_dropped`` or ``strict_failures_dropped``
+only."""
 MAX_DATAGRAM = 65507
 """The largest UDP payload over IPv4: no packet a circuit sends is longer."""
 
@@ -352,9 +355,11 @@ class Message(NamedTuple):
     its instances (``_replace`` makes a changed copy). ``excess`` holds bytes
     found after the last block, ``absent`` the Variable blocks whose count
     byte was missing, ``truncated`` whether a field ran off the end
-    (zero-filled); with them an unmodified message re-encodes to the bytes it
-    came from. An unknown message keeps its raw
-    ``body`` and no blocks.
+    (zero-filled), ``bool_bytes`` the BOOL fields whose byte was neither 0
+    nor 1 (read as ``True``, as the LL viewer does), each as ``(block, index,
+    field, byte)``; with them an unmodified message re-encodes to the bytes it
+    came from (a field listed in ``bool_bytes`` and still ``True`` is written
+    as its byte). An unknown message keeps its raw ``body`` and no blocks.
     """
 
     name: str
@@ -369,6 +374,7 @@ class Message(NamedTuple):
     absent: tuple[str, ...] = ()
     truncated: bool = False
     body: bytes | None = None
+    bool_bytes: tuple[tuple[str, int, str, int], ...] = ()
 
     def __getitem__(self, key: Any) -> Any:
         if isinstance(key, str):
@@ -426,6 +432,8 @@ class Message(NamedTuple):
             parts.append(f"absent={self.absent!r}")
         if self.truncated:
             parts.append("truncated=True")
+        if self.bool_bytes:
+            parts.append(f"bool_bytes={self.bool_bytes!r}")
         return f"Message({', '.join(parts)})"
 
 
@@ -546,6 +554,28 @@ class BadDatagram(Event):
     """When it arrived (the circuit's clock)."""
 
 
-CircuitEvent = PeerLost | MessageDropped | BadDatagram
+@dataclass(frozen=True, slots=True)
+class StrictDecodeFailed(Event):
+    """A packet the strict decode refused and the tolerant one (the LL viewer's
+    reader) took, on a circuit with ``strict=True``.
+
+    The circuit treated it as the viewer does: acked it if reliable, applied
+    its appended acks and, for PacketAck and the pings, acted on it. The
+    application gets this event instead of the message.
+    """
+
+    name: str
+    """The message's name (``Unknown:0x...`` for a number the template lacks)."""
+    error: DecodeError
+    """Why the strict decode refused it, with the byte offset."""
+    data: bytes
+    """The datagram as received."""
+    message: Message
+    """The tolerant decode, for an application that wants it anyway."""
+    at: float
+    """When it arrived (the circuit's clock)."""
+
+
+CircuitEvent = PeerLost | MessageDropped | BadDatagram | StrictDecodeFailed
 """What :meth:`Circuit.events` returns (delivered messages are returned by
 :meth:`Circuit.receive_datagram` itself)."""

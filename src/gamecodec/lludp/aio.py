@@ -56,7 +56,13 @@ from typing import Any
 from gamecodec._aio import Address, SessionProtocol
 from gamecodec._aio import open_endpoint as _bind
 from gamecodec._deprecated import deprecated_names
-from gamecodec.lludp._models import BadDatagram, Message, MessageDropped, PeerLost
+from gamecodec.lludp._models import (
+    BadDatagram,
+    Message,
+    MessageDropped,
+    PeerLost,
+    StrictDecodeFailed,
+)
 from gamecodec.lludp.circuit import Circuit
 from gamecodec.sessions import Tap
 
@@ -73,7 +79,9 @@ class Endpoint(SessionProtocol[Circuit, Message]):
     is ``None``, the first sender whose datagram decodes becomes the peer).
     ``dropped`` keeps the latest reliable messages the circuit gave up
     (:class:`~gamecodec.lludp.MessageDropped`) and ``bad`` the latest
-    datagrams it could not decode (:class:`~gamecodec.lludp.BadDatagram`):
+    datagrams it could not decode (:class:`~gamecodec.lludp.BadDatagram`),
+    ``strict_failures`` the latest packets a ``strict=True`` circuit acked
+    but did not deliver (:class:`~gamecodec.lludp.StrictDecodeFailed`):
     :class:`collections.deque` objects of :attr:`history` events each;
     ``lost`` is set to the :class:`~gamecodec.sessions.PeerLost` event when
     the circuit reports the peer lost, and then :meth:`recv` raises
@@ -92,6 +100,7 @@ class Endpoint(SessionProtocol[Circuit, Message]):
         self.circuit = circuit
         self.dropped: deque[MessageDropped] = self._recent()
         self.bad: deque[BadDatagram] = self._recent()
+        self.strict_failures: deque[StrictDecodeFailed] = self._recent()
         self.lost: PeerLost | None = None
 
     def send(self, message: Message, *, reliable: bool = False) -> int:
@@ -113,6 +122,8 @@ class Endpoint(SessionProtocol[Circuit, Message]):
             self.dropped.append(event)
         elif isinstance(event, BadDatagram):
             self.bad.append(event)
+        elif isinstance(event, StrictDecodeFailed):
+            self.strict_failures.append(event)
         else:
             self._peer_lost(event)
 

@@ -86,6 +86,19 @@ nothing is acked). Every other decoded message, unknown message numbers
 included, is delivered as the :class:`~gamecodec.lludp.Message` the codec
 returns (with the wire's flags, sequence and acks).
 
+``strict=True`` changes what is delivered, never what is acked: the viewer
+acks every reliable packet its reader takes (``checkMessages``), and its
+reader is the tolerant one. A packet the strict decode refuses but the
+tolerant decode takes (OpenSimulator's ImprovedInstantMessage without
+MetaData, say, under the Second Life template) is acked, its appended acks
+are applied and a PacketAck or ping in it is acted on, as without
+``strict``; instead of the message the application gets a
+:class:`StrictDecodeFailed` event naming it, with the strict error, the
+datagram and the tolerant decode. A packet neither decode takes is a
+:class:`BadDatagram`, unacked, as in the viewer (so its sender resends it).
+Refusing acked packets would not stop them: a sender resends what is not
+acked, about three times a second for as long as the circuit lives.
+
 Memory: everything a circuit holds is bounded. Packets waiting for their ack
 are the application's own reliable sends, each given up after
 ``max_resends`` resends or with the circuit (``circuit_timeout``); what
@@ -93,10 +106,12 @@ are the application's own reliable sends, each given up after
 sends plus at most one answer per datagram received since; acks owed stop at
 ``max_pending_acks`` (``MAX_PENDING_ACKS`` = 4096: an ack past it is not
 queued, the peer resends and the duplicate is acked); remembered sequence
-numbers stop at ``duplicate_window``; :class:`BadDatagram` events waiting for
-:meth:`Circuit.events` stop at ``max_bad_datagrams`` (``MAX_BAD_DATAGRAMS`` =
-1024, later ones only counted in ``bad_datagrams_dropped``); the other events
-are the application's packets given up and the one :class:`PeerLost`.
+numbers stop at ``duplicate_window``; :class:`BadDatagram` and
+:class:`StrictDecodeFailed` events waiting for :meth:`Circuit.events` stop
+at ``max_bad_datagrams`` events in all (``MAX_BAD_DATAGRAMS`` = 1024, later
+ones only counted in ``bad_datagrams_dropped`` or
+``strict_failures_dropped``); the other events are the application's
+packets given up and the one :class:`PeerLost`.
 
 Deliberately left out (LL has them; they only shape traffic or keep
 statistics): bandwidth throttles and the resend throttle, the
@@ -145,6 +160,7 @@ from gamecodec.lludp._models import (
     CircuitEvent,
     MessageDropped,
     PeerLost,
+    StrictDecodeFailed,
 )
 
 __all__ = [
@@ -173,6 +189,7 @@ __all__ = [
     "CircuitEvent",
     "MessageDropped",
     "PeerLost",
+    "StrictDecodeFailed",
 ]
 
 if TYPE_CHECKING:

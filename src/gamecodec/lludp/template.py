@@ -38,7 +38,17 @@ from gamecodec.lludp._models import (
     block_class,
 )
 
-__all__ = ["Template", "TemplateError", "default_template", "load_template", "parse_template"]
+__all__ = [
+    "BUILTIN_TEMPLATES",
+    "Template",
+    "TemplateError",
+    "builtin_template",
+    "default_template",
+    "load_template",
+    "opensim_template",
+    "parse_template",
+    "resolve_template",
+]
 
 
 _TYPES: dict[str, FieldType] = {
@@ -302,8 +312,11 @@ class Template:
     Field specs are checked as the parser makes them (:class:`TemplateError`
     otherwise)."""
 
-    def __init__(self, messages: Iterable[MessageSpec], *, version: str = "2.0") -> None:
+    def __init__(
+        self, messages: Iterable[MessageSpec], *, version: str = "2.0", name: str | None = None
+    ) -> None:
         self.version = version
+        self.name = name
         self.messages: tuple[MessageSpec, ...] = tuple(messages)
         for spec in self.messages:
             _check_fields(spec)
@@ -327,7 +340,8 @@ class Template:
         return self.by_name[name]
 
     def __repr__(self) -> str:
-        return f"<Template version {self.version}, {len(self.messages)} messages>"
+        named = "" if self.name is None else f"{self.name}, "
+        return f"<Template {named}version {self.version}, {len(self.messages)} messages>"
 
     def block_classes(self, name: str) -> dict[str, type[Block]]:
         """The Block subclass of every block of message ``name``."""
@@ -380,7 +394,8 @@ class Template:
 
 @lru_cache(maxsize=1)
 def default_template() -> Template:
-    """The built-in Second Life template (483 messages; see ``_schema_sl``)."""
+    """The built-in Second Life template (483 messages; see ``_schema_sl``),
+    ``template="secondlife"``."""
     from gamecodec.lludp._schema_sl import MESSAGES, VERSION
 
     specs = [
@@ -405,7 +420,65 @@ def default_template() -> Template:
         )
         for name, freq, number, trusted, zerocoded, deprecation, blocks in MESSAGES
     ]
-    return Template(specs, version=VERSION)
+    return Template(specs, version=VERSION, name="secondlife")
+
+
+@lru_cache(maxsize=1)
+def opensim_template() -> Template:
+    """The built-in OpenSimulator variant, ``template="opensim"``: the Second
+    Life template with the layouts OpenSimulator sends.
+
+    ImprovedInstantMessage without MetaData (OpenSim writes EstateBlock and
+    stops), AvatarAppearance without AttachmentBlock, AlertMessage without
+    AgentInfo, RegionInfo without RegionInfo5 and CombatSettings, and
+    MapBlockReply with OpenSim's ``Size`` block (SizeX, SizeY: U16) after
+    Data. Every other message is the Second Life one. A Second Life
+    viewer's ImprovedInstantMessage (with its MetaData count) has one byte
+    this template does not expect: decode viewers' traffic with the Second
+    Life template.
+    """
+    from gamecodec.lludp._schema_opensim import ADDED, DROPPED
+
+    base = default_template()
+    specs = []
+    for spec in base.messages:
+        dropped = DROPPED.get(spec.name, ())
+        added = tuple(
+            BlockSpec(
+                name,
+                BlockKind(kind),
+                count,
+                tuple(FieldSpec(fname, FieldType(ftype), size) for fname, ftype, size in fields),
+            )
+            for name, kind, count, fields in ADDED.get(spec.name, ())
+        )
+        kept = tuple(b for b in spec.blocks if b.name not in dropped)
+        specs.append(spec._replace(blocks=kept + added) if dropped or added else spec)
+    return Template(specs, version=base.version, name="opensim")
+
+
+BUILTIN_TEMPLATES = ("secondlife", "opensim")
+"""The names :func:`builtin_template` (and every ``template=``) takes."""
+
+
+def builtin_template(name: str) -> Template:
+    """A built-in template by name: ``"secondlife"`` (:func:`default_template`)
+    or ``"opensim"`` (:func:`opensim_template`)."""
+    if name == "secondlife":
+        return default_template()
+    if name == "opensim":
+        return opensim_template()
+    raise TemplateError(f"no built-in template {name!r} (there are {', '.join(BUILTIN_TEMPLATES)})")
+
+
+def resolve_template(template: Template | str | None) -> Template:
+    """What a ``template=`` argument names: a :class:`Template` as it is, a
+    built-in one by name, the Second Life template for ``None``."""
+    if template is None:
+        return default_template()
+    if isinstance(template, str):
+        return builtin_template(template)
+    return template
 
 
 def schema_literal(template: Template) -> list[tuple[Any, ...]]:
