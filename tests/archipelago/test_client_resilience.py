@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from gamecodec.archipelago import aio
-from gamecodec.archipelago import commands as C
 from gamecodec.archipelago import session as S
 from gamecodec.archipelago.testing import Room
 from tests.archipelago.rooms import make_room
@@ -300,8 +299,11 @@ def test_reconnect_state_one_error_and_logged_in_again() -> None:
     async def play(room: Room) -> None:
         loop = asyncio.get_running_loop()
         reports = _never_retrieved(loop)
+        port = int(room.url.rsplit(":", 1)[1])
+        proxy = PingDroppingProxy(port)
+        await proxy.__aenter__()
         client = await aio.connect(
-            room.url,
+            proxy.url,
             name="JSPlayer",
             game="Clique",
             initial_backoff=1.0,
@@ -309,18 +311,13 @@ def test_reconnect_state_one_error_and_logged_in_again() -> None:
             request_timeout=None,
         )
         assert client.state is aio.ClientState.LOGGED_IN
-        dispatch = room._dispatch
-
-        async def deaf_to_scouts(client: Any, command: Any) -> bool:
-            return isinstance(command, C.LocationScouts) or await dispatch(client, command)
-
-        room._dispatch = deaf_to_scouts  # type: ignore[method-assign]
-        pending = asyncio.ensure_future(client.scout([9999]))  # never answered
-        abandoned = asyncio.ensure_future(client.scout([9998]))
+        proxy.deaf = True  # the room hears nothing more: these requests wait
+        pending = asyncio.ensure_future(client.scout([1001]))
+        abandoned = asyncio.ensure_future(client.get(["x"]))
         await asyncio.sleep(0.1)
         abandoned.cancel()
-        for other in list(room.clients):
-            await other.socket.close()
+        proxy.deaf = False
+        proxy.cut()
         with pytest.raises(aio.NotConnectedError):
             await pending
         assert client.state is aio.ClientState.RECONNECTING
@@ -336,6 +333,7 @@ def test_reconnect_state_one_error_and_logged_in_again() -> None:
         assert client.state is aio.ClientState.CLOSED
         with pytest.raises(aio.NotConnectedError):
             await client.wait_logged_in()
+        await proxy.__aexit__()
         gc.collect()
         await asyncio.sleep(0)
         assert not [r for r in reports if "never retrieved" in r]
