@@ -131,6 +131,9 @@ def test_the_reconnect_backoff_has_jitter() -> None:
             assert len(set(delays)) > 40
         steady = aio.Client("ws://127.0.0.1:1", {"name": "A", "game": None}, backoff_jitter=0.0)
         assert steady.backoff(2) == 2.0
+        for bad in ({"backoff_jitter": 1.5}, {"keepalive_timeout": 5.0}, {"max_events": 0}):
+            with pytest.raises(ValueError):
+                aio.Client("ws://127.0.0.1:1", {"name": "A", "game": None}, **bad)
 
     asyncio.run(main())
 

@@ -151,6 +151,8 @@ class Client:
             raise ValueError("max_events must be at least 1")
         if not 0.0 <= backoff_jitter <= 1.0:
             raise ValueError("backoff_jitter must be between 0 and 1")
+        if keepalive_timeout is not None and keepalive is None:
+            raise ValueError("keepalive_timeout needs keepalive (the seconds between pings)")
         self.uri = uri
         self.connect_timeout = _connect_timeout(connect_timeout, login_timeout)
         self.tap = tap
