@@ -73,9 +73,9 @@ def test_a_stalled_server_keeps_its_clients() -> None:
 
 def test_keepalive_timeout_does_not_trip_while_data_arrives() -> None:
     """A proxy drops our pings, so no pong ever comes; the server keeps
-    sending (chat echoes every 0.1 s). With a 0.5 s keepalive timeout the
-    connection lives on: only silence counts (websockets' ping_timeout would
-    have closed it after 0.5 s)."""
+    sending (chat echoes every 0.1 s). With a 1.5 s keepalive timeout the
+    connection lives on for 3 s: only silence counts (websockets' ping_timeout
+    would have closed it after 1.5 s)."""
 
     async def play(room: Room) -> None:
         port = int(room.url.rsplit(":", 1)[1])
@@ -85,16 +85,16 @@ def test_keepalive_timeout_does_not_trip_while_data_arrives() -> None:
                 name="JSPlayer",
                 game="Clique",
                 keepalive=0.1,
-                keepalive_timeout=0.5,
+                keepalive_timeout=1.5,
                 reconnect=False,
             )
-            for n in range(20):
+            for n in range(30):
                 await client.say(f"tick {n}")
                 await asyncio.sleep(0.1)
-            assert len(proxy.pings_dropped) >= 10
+            assert len(proxy.pings_dropped) >= 15
             assert client.state is aio.ClientState.LOGGED_IN
             seen = [e.text for e in client._events if isinstance(e, S.MessageReceived)]
-            assert "JSPlayer: tick 18" in seen
+            assert "JSPlayer: tick 28" in seen
             await client.close()
 
     run(play)
@@ -112,8 +112,8 @@ def test_keepalive_timeout_ends_a_silent_connection_and_reconnects() -> None:
                 keepalive_timeout=0.5,
                 initial_backoff=0.05,
             )
-            served.stall(1.5)
-            await asyncio.sleep(1.0)
+            served.stall(3.0)
+            await asyncio.sleep(1.5)
             assert client.state is aio.ClientState.RECONNECTING
             await client.wait_logged_in(timeout=10.0)
             assert client.reconnects == 1
