@@ -295,6 +295,31 @@ def test_removing_the_tag_stops_reports_even_if_bounces_still_arrive() -> None:
 # ------------------------------------------------------------------ 5. reconnect state
 
 
+def test_watched_keys_are_watched_again_after_a_reconnect() -> None:
+    """The server forgets a connection's SetNotify keys; before, a bot that
+    reconnected heard of no more changes."""
+
+    async def play(room: Room) -> None:
+        js = await aio.connect(room.url, name="JSPlayer", game="Clique")
+        buddy = await aio.connect(room.url, name="PyBuddy", game="Quest", initial_backoff=0.05)
+        await buddy.set_notify(["counter"])
+        for client in [c for c in room.clients if c.slot == 2]:
+            await client.socket.close()
+        await buddy.wait_for(S.LoggedIn)  # the first login's
+        await buddy.wait_for(S.LoggedIn)  # the new one's
+        await buddy.say("back")  # its echo: the room has read our SetNotify
+        while "back" not in (await buddy.wait_for(S.MessageReceived)).text:
+            pass
+        await js.set("counter", [("replace", 9)])
+        notice = await buddy.wait_for(S.StorageChanged)
+        assert (notice.key, notice.value, notice.request_id) == ("counter", 9, None)
+        assert buddy.watched == {"counter"}
+        await js.close()
+        await buddy.close()
+
+    run(play)
+
+
 def test_reconnect_state_one_error_and_logged_in_again() -> None:
     """Before, a reconnecting client still said it was connected, and calls
     failed with ConnectionError, then LocalProtocolError."""
