@@ -1,6 +1,6 @@
 """The hint API against testing.Room over a real websocket: CreateHints,
 UpdateHint, the ``_read_hints_`` key read and watched, hint messages
-rendered with names."""
+rendered with names; an alias set with !alias, in names and messages."""
 
 from __future__ import annotations
 
@@ -41,6 +41,29 @@ def test_hints_created_watched_read_and_reprioritised() -> None:
             changed = await buddy.wait_for(S.HintsChanged)
             assert [h.status for h in changed.hints] == [HintStatus.HINT_PRIORITY]
             assert buddy.session.hints == changed.hints
+            await js.close()
+            await buddy.close()
+
+    asyncio.run(main())
+
+
+@pytest.mark.skipif("!alias" not in (testing.__doc__ or ""), reason="no !alias in this room")
+def test_an_alias_reaches_names_and_rendered_messages() -> None:
+    async def main() -> None:
+        async with asyncio.timeout(20), make_room() as room:
+            js = await aio.connect(room.url, name="JSPlayer", game="Clique")
+            buddy = await aio.connect(room.url, name="PyBuddy", game="Quest")
+            await js.say("!alias Jay")
+            while js.names.player_name(1) == "JSPlayer":
+                await js.next_event(timeout=5.0)
+            assert js.names.player_name(1) == "Jay (JSPlayer)"
+            while buddy.names.player_name(1) == "JSPlayer":
+                await buddy.next_event(timeout=5.0)
+            await js.check_locations([1002])
+            message = await buddy.wait_for(S.MessageReceived)
+            while message.message.type != "ItemSend":
+                message = await buddy.wait_for(S.MessageReceived)
+            assert buddy.render(message.message).startswith("Jay (JSPlayer) sent Sword to PyBuddy")
             await js.close()
             await buddy.close()
 
