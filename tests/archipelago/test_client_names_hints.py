@@ -43,6 +43,8 @@ def test_names_players_and_printjson_as_text() -> None:
         assert js.names.item_id("Sword", "Quest") == 501
         assert js.names.location_id("The Lamp") == 1003
         assert js.names.player_name(2) == "PyBuddy"
+        assert js.names.player_name(0) == "Archipelago" and js.names.game_of(0) == "Archipelago"
+        assert js.names.player_name(7) == "Unknown player (slot 7)"
         await js.check_locations([1002])
         while (message := await buddy.wait_for(S.MessageReceived)).message.type != "ItemSend":
             pass

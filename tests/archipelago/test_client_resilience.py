@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from gamecodec.archipelago import aio
-from gamecodec.archipelago import commands as C
 from gamecodec.archipelago import session as S
 from gamecodec.archipelago.testing import Room
 from tests.archipelago.rooms import make_room
@@ -74,9 +73,9 @@ def test_a_stalled_server_keeps_its_clients() -> None:
 
 def test_keepalive_timeout_does_not_trip_while_data_arrives() -> None:
     """A proxy drops our pings, so no pong ever comes; the server keeps
-    sending (chat echoes every 0.1 s). With a 0.5 s keepalive timeout the
-    connection lives on: only silence counts (websockets' ping_timeout would
-    have closed it after 0.5 s)."""
+    sending (chat echoes every 0.1 s). With a 1.5 s keepalive timeout the
+    connection lives on for 3 s: only silence counts (websockets' ping_timeout
+    would have closed it after 1.5 s)."""
 
     async def play(room: Room) -> None:
         port = int(room.url.rsplit(":", 1)[1])
@@ -86,16 +85,16 @@ def test_keepalive_timeout_does_not_trip_while_data_arrives() -> None:
                 name="JSPlayer",
                 game="Clique",
                 keepalive=0.1,
-                keepalive_timeout=0.5,
+                keepalive_timeout=1.5,
                 reconnect=False,
             )
-            for n in range(20):
+            for n in range(30):
                 await client.say(f"tick {n}")
                 await asyncio.sleep(0.1)
-            assert len(proxy.pings_dropped) >= 10
+            assert len(proxy.pings_dropped) >= 15
             assert client.state is aio.ClientState.LOGGED_IN
             seen = [e.text for e in client._events if isinstance(e, S.MessageReceived)]
-            assert "JSPlayer: tick 18" in seen
+            assert "JSPlayer: tick 28" in seen
             await client.close()
 
     run(play)
@@ -113,8 +112,8 @@ def test_keepalive_timeout_ends_a_silent_connection_and_reconnects() -> None:
                 keepalive_timeout=0.5,
                 initial_backoff=0.05,
             )
-            served.stall(1.5)
-            await asyncio.sleep(1.0)
+            served.stall(3.0)
+            await asyncio.sleep(1.5)
             assert client.state is aio.ClientState.RECONNECTING
             await client.wait_logged_in(timeout=10.0)
             assert client.reconnects == 1
@@ -132,6 +131,9 @@ def test_the_reconnect_backoff_has_jitter() -> None:
             assert len(set(delays)) > 40
         steady = aio.Client("ws://127.0.0.1:1", {"name": "A", "game": None}, backoff_jitter=0.0)
         assert steady.backoff(2) == 2.0
+        for bad in ({"backoff_jitter": 1.5}, {"keepalive_timeout": 5.0}, {"max_events": 0}):
+            with pytest.raises(ValueError):
+                aio.Client("ws://127.0.0.1:1", {"name": "A", "game": None}, **bad)
 
     asyncio.run(main())
 
@@ -293,6 +295,31 @@ def test_removing_the_tag_stops_reports_even_if_bounces_still_arrive() -> None:
 # ------------------------------------------------------------------ 5. reconnect state
 
 
+def test_watched_keys_are_watched_again_after_a_reconnect() -> None:
+    """The server forgets a connection's SetNotify keys; before, a bot that
+    reconnected heard of no more changes."""
+
+    async def play(room: Room) -> None:
+        js = await aio.connect(room.url, name="JSPlayer", game="Clique")
+        buddy = await aio.connect(room.url, name="PyBuddy", game="Quest", initial_backoff=0.05)
+        await buddy.set_notify(["counter"])
+        for client in [c for c in room.clients if c.slot == 2]:
+            await client.socket.close()
+        await buddy.wait_for(S.LoggedIn)  # the first login's
+        await buddy.wait_for(S.LoggedIn)  # the new one's
+        await buddy.say("back")  # its echo: the room has read our SetNotify
+        while "back" not in (await buddy.wait_for(S.MessageReceived)).text:
+            pass
+        await js.set("counter", [("replace", 9)])
+        notice = await buddy.wait_for(S.StorageChanged)
+        assert (notice.key, notice.value, notice.request_id) == ("counter", 9, None)
+        assert buddy.watched == {"counter"}
+        await js.close()
+        await buddy.close()
+
+    run(play)
+
+
 def test_reconnect_state_one_error_and_logged_in_again() -> None:
     """Before, a reconnecting client still said it was connected, and calls
     failed with ConnectionError, then LocalProtocolError."""
@@ -300,8 +327,11 @@ def test_reconnect_state_one_error_and_logged_in_again() -> None:
     async def play(room: Room) -> None:
         loop = asyncio.get_running_loop()
         reports = _never_retrieved(loop)
+        port = int(room.url.rsplit(":", 1)[1])
+        proxy = PingDroppingProxy(port)
+        await proxy.__aenter__()
         client = await aio.connect(
-            room.url,
+            proxy.url,
             name="JSPlayer",
             game="Clique",
             initial_backoff=1.0,
@@ -309,18 +339,13 @@ def test_reconnect_state_one_error_and_logged_in_again() -> None:
             request_timeout=None,
         )
         assert client.state is aio.ClientState.LOGGED_IN
-        dispatch = room._dispatch
-
-        async def deaf_to_scouts(client: Any, command: Any) -> bool:
-            return isinstance(command, C.LocationScouts) or await dispatch(client, command)
-
-        room._dispatch = deaf_to_scouts  # type: ignore[method-assign]
-        pending = asyncio.ensure_future(client.scout([9999]))  # never answered
-        abandoned = asyncio.ensure_future(client.scout([9998]))
+        proxy.deaf = True  # the room hears nothing more: these requests wait
+        pending = asyncio.ensure_future(client.scout([1001]))
+        abandoned = asyncio.ensure_future(client.get(["x"]))
         await asyncio.sleep(0.1)
         abandoned.cancel()
-        for other in list(room.clients):
-            await other.socket.close()
+        proxy.deaf = False
+        proxy.cut()
         with pytest.raises(aio.NotConnectedError):
             await pending
         assert client.state is aio.ClientState.RECONNECTING
@@ -336,6 +361,7 @@ def test_reconnect_state_one_error_and_logged_in_again() -> None:
         assert client.state is aio.ClientState.CLOSED
         with pytest.raises(aio.NotConnectedError):
             await client.wait_logged_in()
+        await proxy.__aexit__()
         gc.collect()
         await asyncio.sleep(0)
         assert not [r for r in reports if "never retrieved" in r]

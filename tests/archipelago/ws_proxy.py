@@ -1,5 +1,6 @@
 """A TCP proxy between a websocket client and server that drops the client's
-pings (so pongs never come) and passes everything else through."""
+pings (so pongs never come) and passes everything else through; it can also
+swallow every client frame for a while (``deaf``) and cut every connection."""
 
 from __future__ import annotations
 
@@ -16,9 +17,10 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
 
 
 async def _client_frames(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, dropped: list[int]
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, proxy: PingDroppingProxy
 ) -> None:
-    """Forward the client's handshake, then its frames except pings (opcode 9)."""
+    """Forward the client's handshake, then its frames except pings (opcode 9)
+    and, while the proxy is ``deaf``, except any."""
     with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
         writer.write(await reader.readuntil(b"\r\n\r\n"))
         while True:
@@ -34,7 +36,9 @@ async def _client_frames(
             mask = await reader.readexactly(4) if head[1] & 0x80 else b""
             payload = await reader.readexactly(length)
             if head[0] & 0x0F == 0x9:
-                dropped.append(length)
+                proxy.pings_dropped.append(length)
+                continue
+            if proxy.deaf:
                 continue
             writer.write(head + extra + mask + payload)
             await writer.drain()
@@ -47,14 +51,21 @@ class PingDroppingProxy:
     def __init__(self, target_port: int) -> None:
         self.target_port = target_port
         self.pings_dropped: list[int] = []
+        self.deaf = False
+        self._writers: list[asyncio.StreamWriter] = []
         self._server: asyncio.Server | None = None
         self.url = ""
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
-        await asyncio.gather(
-            _client_frames(reader, up_writer, self.pings_dropped), _pipe(up_reader, writer)
-        )
+        self._writers += [writer, up_writer]
+        await asyncio.gather(_client_frames(reader, up_writer, self), _pipe(up_reader, writer))
+
+    def cut(self) -> None:
+        """Close every connection through the proxy at once (no close handshake)."""
+        for writer in self._writers:
+            writer.transport.abort()
+        self._writers.clear()
 
     async def __aenter__(self) -> PingDroppingProxy:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)

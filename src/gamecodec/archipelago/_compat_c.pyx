@@ -308,16 +308,15 @@ def past_depth(data, max_depth=DEFAULT_MAX_DEPTH):
     cdef Py_ssize_t n
     cdef long limit = max_depth
     if type(data) is str:
-        if not PyUnicode_IS_COMPACT_ASCII(data):
+        try:  # the str's own UTF-8 form, cached in it (msgspec reads the same one)
+            p = <const unsigned char *>PyUnicode_AsUTF8AndSize(data, &n)
+        except UnicodeEncodeError:  # a lone surrogate: counted as three bytes
             data = (<str>data).encode("utf-8", "surrogatepass")
     elif type(data) is not bytes:
         data = bytes(data)
     if type(data) is bytes:
         p = <const unsigned char *>PyBytes_AS_STRING(data)
         n = PyBytes_GET_SIZE(data)
-    else:
-        p = <const unsigned char *>PyUnicode_DATA(data)
-        n = PyUnicode_GET_LENGTH(data)
     with nogil:
         n = _scan_depth(p, n, limit)
     return n

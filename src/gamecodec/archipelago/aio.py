@@ -29,7 +29,8 @@ data is never timed out.
 If the connection drops after a login, :attr:`Client.state` becomes
 ``RECONNECTING``; the client reconnects with exponential backoff and jitter,
 logs in again with the same session parameters (tags changed since
-included) and re-sends its checked locations. Calls made meanwhile raise
+included), re-sends its checked locations and watches its SetNotify keys
+again. Calls made meanwhile raise
 :class:`NotConnectedError` (a ``ConnectionError``), or, with
 ``queue_while_reconnecting=True``, wait for the new login;
 :meth:`Client.wait_logged_in` waits for it. :meth:`Client.close` shuts the
@@ -151,6 +152,8 @@ class Client:
             raise ValueError("max_events must be at least 1")
         if not 0.0 <= backoff_jitter <= 1.0:
             raise ValueError("backoff_jitter must be between 0 and 1")
+        if keepalive_timeout is not None and keepalive is None:
+            raise ValueError("keepalive_timeout needs keepalive (the seconds between pings)")
         self.uri = uri
         self.connect_timeout = _connect_timeout(connect_timeout, login_timeout)
         self.tap = tap
@@ -170,6 +173,8 @@ class Client:
         self.session = ClientSession(**self._options)
         self.state = ClientState.CONNECTING
         self.checked: set[int] = set()
+        self.watched: set[str] = set()
+        """Data storage keys watched (SetNotify), watched again after a reconnect."""
         self.reconnects = 0
         self.events_dropped = 0
         """Events dropped because the application did not take them (``max_events``)."""
@@ -426,9 +431,12 @@ class Client:
         return result
 
     async def set_notify(self, keys: Iterable[str]) -> None:
-        """Be told of changes to ``keys`` (each a :class:`StorageChanged` event)."""
+        """Be told of changes to ``keys`` (each a :class:`StorageChanged` event),
+        also after a reconnect."""
         await self._ready()
+        keys = list(keys)
         self.session.set_notify(keys)
+        self.watched.update(keys)
         await self._flush()
 
     async def say(self, text: str) -> None:
@@ -501,6 +509,7 @@ class Client:
         """Be told of every change to our hints (each a :class:`HintsChanged` event)."""
         await self._ready()
         self.session.watch_hints()
+        self.watched.add(self.session.hints_key)
         await self._flush()
 
     async def create_hints(
@@ -544,6 +553,8 @@ class Client:
             missing = self.checked - set(event.connected.checked_locations)
             if missing:
                 self.session.check_locations(sorted(missing))
+            if self.watched:  # a new connection: the server forgot our SetNotify keys
+                self.session.set_notify(sorted(self.watched))
         elif isinstance(event, LoginRefused) and self._login is not None and not self._login.done():
             self._login.set_exception(LoginRefusedError(event.errors))
         if isinstance(event, LocationsScouted):

@@ -15,7 +15,11 @@ from dataclasses import dataclass, field
 
 from gamecodec.archipelago import commands as C
 
-__all__ = ["Names"]
+__all__ = ["ARCHIPELAGO", "Names"]
+
+ARCHIPELAGO = "Archipelago"
+"""Slot 0: the server itself (the sender of start inventory and cheats), whose
+game is ``Archipelago``, as CommonClient names it."""
 
 
 @dataclass
@@ -49,8 +53,11 @@ class Names:
 
     def game_of(self, slot: int | None = None) -> str | None:
         """The game ``slot`` plays (default: ours); ``None`` if unknown."""
-        info = self.slot_info.get(self.slot if slot is None else slot)
-        return None if info is None else info.game
+        slot = self.slot if slot is None else slot
+        info = self.slot_info.get(slot)
+        if info is None:
+            return ARCHIPELAGO if slot == 0 else None  # the server's own slot
+        return info.game
 
     def item_name(self, item: int, slot: int | None = None) -> str:
         """The name of item ``item`` in the game of ``slot`` (default: ours)."""
@@ -87,7 +94,9 @@ class Names:
         if player is not None:
             return player.alias or player.name
         info = self.slot_info.get(slot)
-        return info.name if info is not None else f"Unknown player (slot {slot})"
+        if info is not None:
+            return info.name
+        return ARCHIPELAGO if slot == 0 else f"Unknown player (slot {slot})"
 
     def render(self, message: C.PrintJSON) -> str:
         """The message as plain text, ids replaced by names (as CommonClient

@@ -35,8 +35,9 @@ Feed it the text of each websocket frame with :meth:`ClientSession.receive_frame
 
 Memory: requests waiting for a reply are the application's own (each expires
 after ``request_timeout``; with ``None`` they wait for good); timed-out
-scouts and our own deaths are remembered up to ``MAX_LATE_SCOUTS`` and
-``MAX_SENT_DEATHS``; the frames :meth:`ClientSession.frames_to_send` has not
+scouts, our own deaths and Sets of read-only keys awaiting their refusal are
+remembered up to ``MAX_LATE_SCOUTS``, ``MAX_SENT_DEATHS`` and
+``MAX_REFUSABLE_SETS``; the frames :meth:`ClientSession.frames_to_send` has not
 taken are the application's commands, the handshake's, and at most one
 resync (Sync and LocationChecks) however many ReceivedItems come out of step
 meanwhile. ``items``, ``checked_locations`` and ``games`` are the room's state
