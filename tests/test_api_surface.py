@@ -26,6 +26,8 @@ PUBLIC_MODULES = [
     "gamecodec.avara.session",
     "gamecodec.bzrc.session",
     "gamecodec.bzrc.compat",
+    "gamecodec.archipelago.names",
+    "gamecodec.archipelago.datapackage",
     "gamecodec.lludp.circuit",
     "gamecodec.lludp.template",
     "gamecodec.ywindow.authority",
