@@ -226,7 +226,8 @@ class Connection:
     ``peer_window`` is the most commands the peer keeps unacknowledged
     (the game's limit, 1024, by default): an ack bitmap bit is written only
     where the game's reader cannot take it for a serial in that reach that
-    was not received (see ``docs/avara.md``). ``latency_tolerance`` is the
+    was not received (see ``docs/avara.md``; below 1024, a block the peer
+    reads late, after a later one, can still alias). ``latency_tolerance`` is the
     game's ``latencyTolerance`` (classic 64 ms frames, 0..8) that sets
     ``urgent_retransmit_time``; the application keeps it current.
     ``first_receive_serial`` is where the peer's stream starts (a server

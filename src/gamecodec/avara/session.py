@@ -27,7 +27,9 @@ What it models, with the game's numbers (from its ``CUDPConnection.cpp`` and
   written only where the game's reader (whose shift wraps on x86 past base +
   64) cannot take it for a serial not received that the peer may hold
   (``peer_window``, 1024 by default: then the bits are cleared unless their
-  aliases were received). ACK-only datagrams when an ack is owed, nothing
+  aliases were received, so the blocks are in practice cumulative; a smaller
+  ``peer_window`` trusts that a block is not read late, after a later one
+  moved the peer's base on). ACK-only datagrams when an ack is owed, nothing
   else is due, and 41 ms + ``retransmitTime`` have passed since the last send.
 * Send: ``FindBestPacket``'s choice (due commands, urgency, the 1024-command
   window past the peer's ack), packing more commands while the datagram is
