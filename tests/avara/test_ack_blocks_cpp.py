@@ -225,3 +225,50 @@ def test_a_late_block_under_a_small_peer_window_can_drop() -> None:
         conn.receive_datagram(from_peer(0xFFFE, sn), 0.01 * (i + 1))
     assert conn.ack_block() == (62, None)
     assert reader_drops(*late, set(range(64, 80, 2)), max_valid=62) == {68}
+
+
+def _sent(twin: ModuleType, count: int) -> object:
+    """A Connection that has sent ``count`` commands (serials 0, 2, ...)."""
+    conn = twin.Connection(my_id=1, peer_id=2, now=0.0, max_resends_without_receive=None)
+    for i in range(count):
+        conn.send(17, p1=-8, p3=i, now=0.0)
+        conn.datagrams_to_send(0.0)
+    return conn
+
+
+def test_reading_an_aliased_game_bitmap_drops_nothing_not_received(twin: ModuleType) -> None:
+    """The game's writer sets bit ((sn - base) >> 1) - 1) & 31 for a queued
+    serial more than 64 past its base: having 68 but not 0 or 4, it writes bit
+    2, which also reads as 4. With 71 commands out, that bit is ambiguous and
+    is not applied."""
+    conn = _sent(twin, 71)  # serials 0..140
+    game = CppAckWriter()
+    game.receive(68)
+    ack, bitmap = game.block()
+    assert (ack, bitmap) == (0xFFFF, 0b100)
+    conn.receive_datagram(from_peer(ack, bitmap=bitmap), 0.1)
+    assert 4 in conn.unacked_serials and conn.unacked == 71
+
+
+@given(
+    count=st.integers(1, 200),
+    got=st.lists(st.integers(0, 199), max_size=60),
+)
+@settings(max_examples=300, deadline=None)
+def test_game_blocks_drop_nothing_the_game_lacks(
+    twin: ModuleType, count: int, got: list[int]
+) -> None:
+    """Whatever the game has received of our ``count`` commands, every block
+    its writer makes leaves queued each command it does not hold."""
+    conn = _sent(twin, count)
+    game = CppAckWriter()
+    for t, i in enumerate(got):
+        if i < count:
+            game.receive(2 * i)
+            ack, bitmap = game.block()
+            conn.receive_datagram(from_peer(ack, bitmap=bitmap), 0.1 + t / 1000)
+            held = set(game.queue) | {
+                s for s in range(0, 2 * count, 2) if serial_diff(s, game.receive_serial) < 0
+            }
+            dropped = set(range(0, 2 * count, 2)) - set(conn.unacked_serials)
+            assert dropped <= held, sorted(dropped - held)[:5]

@@ -75,10 +75,10 @@ arithmetic done in doubles; the 120 s check looks at every unacked command
 rather than only those ``FindBestPacket`` happens to scan; ack blocks as
 above (the game writes aliased bits for serials more than 64 past the base;
 ours leaves those out and clears bits that could alias). Our reader ignores
-bit 0 (base + 2, the serial the peer is missing) and bits for serials past
-base + 64. A game peer's wrapped bits 1-31 cannot be told from real ones: a
-game peer holding more than 32 of our commands can make us drop one that way,
-as between two games.
+bit 0 (base + 2, the serial the peer is missing), bits for serials past
+base + 64, and bit k while we have sent base + 2(k+1) + 64 or later: the
+game's writer sets that bit for such a serial too (its shift wraps on x86),
+so it could ack a command the peer never got; the command is resent instead.
 
 Two twins, one source: ``_session_py.py`` is the pure twin and, compiled with
 the types of ``_session_c.pxd``, the compiled twin ``_session_c``; this module
