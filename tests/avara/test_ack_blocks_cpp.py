@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gamecodec.avara import _session_py
 from tests.avara.ack_sim import simulate
 from tests.avara.cpp_model import CppAckWriter, reader_bit, reader_drops, serial_diff
 from tests.avara.test_connection import from_peer
@@ -175,5 +176,99 @@ def test_several_commands_in_one_datagram(twin: ModuleType) -> None:
 def test_docs_state_how_blocks_differ_from_the_game() -> None:
     text = DOCS.read_text()
     assert "writes and reads them byte for byte" not in text
-    for needle in ("peer_window", "x86", "once per datagram", "releases nothing"):
+    for needle in (
+        "peer_window",
+        "x86",
+        "once per datagram",
+        "releases nothing",
+        "read late",
+        "68 - 2 x (peer_window + queued)",
+    ):
         assert needle in text, needle
+
+
+@given(window=st.integers(1, 1024), steps=st.lists(arrival, max_size=30))
+@settings(max_examples=150, deadline=None)
+def test_default_late_blocks_drop_nothing_not_received(
+    twin: ModuleType, window: int, steps: list[tuple[int, int]]
+) -> None:
+    """A block the game's reader reads late, after later ones moved its
+    maxValid on: with the default, every block written so far, read against
+    any queue the sender may hold now, drops nothing we have not received."""
+    conn = twin.Connection(my_id=1, peer_id=2, now=0.0, skip_after=None)
+    got: set[int] = set()
+    blocks: list[tuple[int, int | None]] = []
+    for t, (offset, count) in enumerate(steps):
+        rs = conn.receive_serial
+        serials = [(rs + 2 * ((offset + i) % window)) & 0xFFFF for i in range(count)]
+        conn.receive_datagram(from_peer(0xFFFE, *serials), t / 100)
+        got.update(serials)
+        blocks.append(conn.ack_block())
+        queue = _possible_queue(conn, window)
+        max_valid = (conn.receive_serial - 2) & 0xFFFF
+        for ack, bitmap in blocks:
+            dropped = reader_drops(ack, bitmap, queue, max_valid)
+            assert dropped <= got, (hex(ack), bitmap, sorted(dropped - got)[:5])
+
+
+def test_a_late_block_under_a_small_peer_window_can_drop() -> None:
+    """The limit of ``peer_window`` below the game's 1024 (docs/avara.md): a
+    block read after a later one moved the sender's base on is checked
+    against a window counted from its own base. Base -2 with 4 received
+    (peer_window 8: bit 2 written); then 0..62 arrive; the sender reads base
+    62, holds 64..78, then reads the old block: 68 aliases to 4."""
+    conn = _session_py.Connection(my_id=1, peer_id=2, now=0.0, skip_after=None, peer_window=8)
+    conn.receive_datagram(from_peer(0xFFFE, 4), 0.0)
+    late = conn.ack_block()
+    assert late == (0xFFFF, 0b100)
+    for i, sn in enumerate(range(0, 64, 2)):
+        conn.receive_datagram(from_peer(0xFFFE, sn), 0.01 * (i + 1))
+    assert conn.ack_block() == (62, None)
+    assert reader_drops(*late, set(range(64, 80, 2)), max_valid=62) == {68}
+
+
+def _sent(twin: ModuleType, count: int) -> object:
+    """A Connection that has sent ``count`` commands (serials 0, 2, ...)."""
+    conn = twin.Connection(my_id=1, peer_id=2, now=0.0, max_resends_without_receive=None)
+    for i in range(count):
+        conn.send(17, p1=-8, p3=i, now=0.0)
+        conn.datagrams_to_send(0.0)
+    return conn
+
+
+def test_reading_an_aliased_game_bitmap_drops_nothing_not_received(twin: ModuleType) -> None:
+    """The game's writer sets bit ((sn - base) >> 1) - 1) & 31 for a queued
+    serial more than 64 past its base: having 68 but not 0 or 4, it writes bit
+    2, which also reads as 4. With 71 commands out, that bit is ambiguous and
+    is not applied."""
+    conn = _sent(twin, 71)  # serials 0..140
+    game = CppAckWriter()
+    game.receive(68)
+    ack, bitmap = game.block()
+    assert (ack, bitmap) == (0xFFFF, 0b100)
+    conn.receive_datagram(from_peer(ack, bitmap=bitmap), 0.1)
+    assert 4 in conn.unacked_serials and conn.unacked == 71
+
+
+@given(
+    count=st.integers(1, 200),
+    got=st.lists(st.integers(0, 199), max_size=60),
+)
+@settings(max_examples=300, deadline=None)
+def test_game_blocks_drop_nothing_the_game_lacks(
+    twin: ModuleType, count: int, got: list[int]
+) -> None:
+    """Whatever the game has received of our ``count`` commands, every block
+    its writer makes leaves queued each command it does not hold."""
+    conn = _sent(twin, count)
+    game = CppAckWriter()
+    for t, i in enumerate(got):
+        if i < count:
+            game.receive(2 * i)
+            ack, bitmap = game.block()
+            conn.receive_datagram(from_peer(ack, bitmap=bitmap), 0.1 + t / 1000)
+            held = set(game.queue) | {
+                s for s in range(0, 2 * count, 2) if serial_diff(s, game.receive_serial) < 0
+            }
+            dropped = set(range(0, 2 * count, 2)) - set(conn.unacked_serials)
+            assert dropped <= held, sorted(dropped - held)[:5]

@@ -51,11 +51,12 @@ def test_list_without_end_stops_at_max_response(codec: ModuleType) -> None:
 
 def test_help_output_stops_at_max_response(codec: ModuleType) -> None:
     line = b":help line\n"
-    decoder = codec.Decoder(max_response=5 * len(line))
-    assert decoder.feed(line * 5) == []
+    lines = [b":help line %d\n" % i for i in range(6)]  # a listing names each command once
+    decoder = codec.Decoder(max_response=5 * len(lines[0]))
+    assert decoder.feed(b"".join(lines[:5])) == []
     with pytest.raises(DecodeError, match="help output longer than max_response") as info:
-        decoder.feed(line)
-    assert info.value.offset == 5 * len(line)
+        decoder.feed(lines[5])
+    assert info.value.offset == 5 * len(lines[0])
     with pytest.raises(DecodeError, match="help output longer"):
         codec.Decoder(max_response=4).feed(line)
 

@@ -469,3 +469,17 @@ def test_debug_prints_whole_lines(port: int, capsys: pytest.CaptureFixture[str])
         "Received: ['end']",
     ]
     assert printed[1].startswith("Received: ['ack', ") and printed[1].endswith("'constants']")
+
+
+def test_answers_are_plain_objects(world: World, port: int) -> None:
+    """As the reference's ``Answer``: hashed and compared by identity, so an
+    agent can key a dict or a set by its tanks, and two tanks with the same
+    fields stay two."""
+    bzrc = BZRC("127.0.0.1", port)
+    tanks = bzrc.get_mytanks()
+    again = bzrc.get_mytanks()
+    targets = {tank: None for tank in tanks}
+    assert len(targets) == len(tanks) and tanks[0] in targets
+    assert vars(tanks[0]) == vars(again[0]) and tanks[0] != again[0]
+    assert again[0] not in targets
+    bzrc.close()

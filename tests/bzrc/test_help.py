@@ -104,3 +104,26 @@ def test_client_session_with_real_help(size: int) -> None:
         Answer(timer, Help(TOPICS["timer"])),
     ]
     assert not client.pending and not client.closed
+
+
+def test_two_bare_helps_in_a_row(codec: ModuleType) -> None:
+    """A bare help's listing is one ``:`` line per command, each once: its
+    first line coming again starts the next bare help's output."""
+    data = wire(LISTING) + wire(LISTING) + wire(TOPICS["angvel"]) + AFTER
+    expected = [Help(LISTING), Help(LISTING), Help(TOPICS["angvel"]), AFTER_RESPONSE]
+    for size in (1, 6, len(data)):
+        assert feed_chunks(codec, data, size) == expected
+
+
+def test_client_session_two_bare_helps() -> None:
+    client = bzrc.ClientSession()
+    client.receive_data(b"bzrobots 1\n", 0.0)
+    first, second = client.send("help"), client.send("help")
+    teams = client.send("teams")
+    events = client.receive_data(wire(LISTING) + wire(LISTING) + AFTER, 0.0)
+    assert events == [
+        Answer(first, Help(LISTING)),
+        Answer(second, Help(LISTING)),
+        Answer(teams, AFTER_RESPONSE),
+    ]
+    assert not client.pending and not client.closed

@@ -175,7 +175,7 @@ cdef class Connection:
     cdef list _receive(self, bytes data, double now)
     @cython.locals(reach=int, one="unsigned int", k=int, d=int)
     cdef unsigned int _unaliased(self, int base, unsigned int bits, dict rxq) except? 0
-    @cython.locals(slot=int, nxt=int, d=int)
+    @cython.locals(slot=int, nxt=int, d=int, reach=int)
     cdef _bitmap_acks(self, int base, unsigned int bits, double now)
     @cython.locals(slot=int, nxt=int)
     cdef _cumulative_acks(self, int ack, double now)

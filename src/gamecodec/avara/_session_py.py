@@ -226,7 +226,8 @@ class Connection:
     ``peer_window`` is the most commands the peer keeps unacknowledged
     (the game's limit, 1024, by default): an ack bitmap bit is written only
     where the game's reader cannot take it for a serial in that reach that
-    was not received (see ``docs/avara.md``). ``latency_tolerance`` is the
+    was not received (see ``docs/avara.md``; below 1024, a block the peer
+    reads late, after a later one, can still alias). ``latency_tolerance`` is the
     game's ``latencyTolerance`` (classic 64 ms frames, 0..8) that sets
     ``urgent_retransmit_time``; the application keeps it current.
     ``first_receive_serial`` is where the peer's stream starts (a server
@@ -945,14 +946,21 @@ class Connection:
         return bits
 
     def _bitmap_acks(self, base: int, bits: int, now: float) -> None:
-        """Drop the commands the ack bitmap reports (bits 1..31: base+4 .. base+64)."""
+        """Drop the commands the ack bitmap reports (bits 1..31: base+4 .. base+64).
+
+        The game's writer sets bit k also for a serial base + 2(k+1) + 64j it
+        holds (its shift wraps on x86), so a bit counts only where no serial
+        we have sent aliases to it: every serial the peer holds is one we sent.
+        """
         slot = self._head
+        # past ``reach`` serials past base, a bit could stand for an alias
+        reach = _diff((self._serial - 2) & 0xFFFF, base) - _NO_BITMAP_LIMIT
         while slot >= 0:
             nxt = self._t_next[slot]
             d = _diff(self._t_serial[slot], base)
             # bit 0 (base + 2, the serial the peer is missing) is skipped too:
             # only a game's wrapped shift sets it
-            if 4 <= d <= _NO_BITMAP_LIMIT and bits >> ((d >> 1) - 1) & 1:
+            if reach < d <= _NO_BITMAP_LIMIT and d >= 4 and bits >> ((d >> 1) - 1) & 1:
                 self._unlink(slot)
                 self._validated(slot, now)
                 self._release(slot)

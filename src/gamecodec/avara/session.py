@@ -27,7 +27,9 @@ What it models, with the game's numbers (from its ``CUDPConnection.cpp`` and
   written only where the game's reader (whose shift wraps on x86 past base +
   64) cannot take it for a serial not received that the peer may hold
   (``peer_window``, 1024 by default: then the bits are cleared unless their
-  aliases were received). ACK-only datagrams when an ack is owed, nothing
+  aliases were received, so the blocks are in practice cumulative; a smaller
+  ``peer_window`` trusts that a block is not read late, after a later one
+  moved the peer's base on). ACK-only datagrams when an ack is owed, nothing
   else is due, and 41 ms + ``retransmitTime`` have passed since the last send.
 * Send: ``FindBestPacket``'s choice (due commands, urgency, the 1024-command
   window past the peer's ack), packing more commands while the datagram is
@@ -73,10 +75,10 @@ arithmetic done in doubles; the 120 s check looks at every unacked command
 rather than only those ``FindBestPacket`` happens to scan; ack blocks as
 above (the game writes aliased bits for serials more than 64 past the base;
 ours leaves those out and clears bits that could alias). Our reader ignores
-bit 0 (base + 2, the serial the peer is missing) and bits for serials past
-base + 64. A game peer's wrapped bits 1-31 cannot be told from real ones: a
-game peer holding more than 32 of our commands can make us drop one that way,
-as between two games.
+bit 0 (base + 2, the serial the peer is missing), bits for serials past
+base + 64, and bit k while we have sent base + 2(k+1) + 64 or later: the
+game's writer sets that bit for such a serial too (its shift wraps on x86),
+so it could ack a command the peer never got; the command is resent instead.
 
 Two twins, one source: ``_session_py.py`` is the pure twin and, compiled with
 the types of ``_session_c.pxd``, the compiled twin ``_session_c``; this module

@@ -577,7 +577,7 @@ cdef class Decoder:
                 self._first = self._help_at
             self._help_listing = False
         elif b[ls] == b':':
-            if not self._help_listing:
+            if not self._help_listing or b[ls:le].decode("latin-1") == self._help[0]:
                 out.append(Help(tuple(self._help)))
                 self._start_help(b, ls, le)
                 return True

@@ -464,8 +464,10 @@ class Decoder:
         After the first, a help line is empty or indented (a docstring's
         body), or starts with ``:`` while every line so far did (a bare
         ``help``'s command list); a response line is neither. A ``:`` line
-        after a body starts the next help output, and a body line after two
-        or more ``:`` lines splits off the last one: it began a topic's help.
+        after a body, or repeating a command list's first line (each command
+        is listed once), starts the next help output, and a body line after
+        two or more ``:`` lines splits off the last one: it began a topic's
+        help.
         """
         lead = line[:1]
         if not lead or lead[0] in _INDENT:
@@ -475,7 +477,7 @@ class Decoder:
                 self._first = self._help_at
             self._help_listing = False
         elif lead == b":":
-            if not self._help_listing:
+            if not self._help_listing or line.decode("latin-1") == self._help[0]:
                 out.append(Help(tuple(self._help)))
                 self._start_help(line, start)
                 return True
