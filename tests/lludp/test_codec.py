@@ -885,7 +885,7 @@ def test_empty_str_text_field_is_empty(codec: ModuleType, template: Template) ->
         ChatData={"Message": "", "Type": 1, "Channel": 0},
     )
     wire = codec.encode(chat._replace(flags=0), template, "flag")
-    assert b"\x00\x00\x01\x00\x00\x00\x00" == wire[-7:]  # length 0, Type, Channel
+    assert wire[-7:] == b"\x00\x00\x01\x00\x00\x00\x00"  # length 0, Type, Channel
     assert decode(codec, template, wire, strict=True).ChatData[0].Message == b""
 
 
