@@ -829,7 +829,7 @@ def test_raw_value_types(codec: ModuleType, all_types: Template) -> None:
     got = decode(codec, all_types, codec.encode(msg, all_types, "flag"), strict=True)
     # text is sent as LL sends it: UTF-8 and a NUL (Fixed: padded with NULs, and
     # a text filling the field has none, as LL's 32-digit Digest)
-    assert got.Raw == ((b"wxyz", "héllo".encode() + b"\x00", b"m\x00"), (b"abcd", b"", b"\x00"))
+    assert got.Raw == ((b"wxyz", "héllo".encode() + b"\x00", b"m\x00"), (b"abcd", b"", b""))
     assert lludp.text(got.Raw[0].Var1) == "héllo"
     values["Raw"] = [{"Fix4": "é", "Var1": "", "Var2": "x" * 300}]
     got = decode(
@@ -837,7 +837,7 @@ def test_raw_value_types(codec: ModuleType, all_types: Template) -> None:
         all_types,
         codec.encode(build("Everything", template=all_types, **values), all_types, "flag"),
     )
-    assert got.Raw[0] == ("é".encode() + b"\x00\x00", b"\x00", b"x" * 300 + b"\x00")
+    assert got.Raw[0] == ("é".encode() + b"\x00\x00", b"", b"x" * 300 + b"\x00")
 
 
 @pytest.mark.parametrize(
@@ -874,6 +874,19 @@ def test_str_text_field_gets_its_nul(codec: ModuleType, template: Template) -> N
     assert b"\x02\x00hi\x01" in codec.encode(
         raw._replace(flags=0), template, "flag"
     )  # bytes as given
+
+
+def test_empty_str_text_field_is_empty(codec: ModuleType, template: Template) -> None:
+    """An empty text goes out with no bytes at all, not a lone NUL: the viewer's
+    ``addString("")`` writes size 0, and OpenSim's ``osUTF8Getbytes`` returns 0."""
+    chat = lludp.build(
+        "ChatFromViewer",
+        AgentData={"AgentID": AGENT, "SessionID": SESSION},
+        ChatData={"Message": "", "Type": 1, "Channel": 0},
+    )
+    wire = codec.encode(chat._replace(flags=0), template, "flag")
+    assert wire[-7:] == b"\x00\x00\x01\x00\x00\x00\x00"  # length 0, Type, Channel
+    assert decode(codec, template, wire, strict=True).ChatData[0].Message == b""
 
 
 def test_variable_length_over_65535_on_decode(codec: ModuleType, template: Template) -> None:

@@ -278,7 +278,7 @@ def assert_kept(ftype: FieldType, size: int, given_value: Any, got: Any) -> None
     elif ftype == FieldType.FIXED and isinstance(given_value, str):
         assert got == given_value.encode().ljust(size, b"\x00")  # padded with NULs
     elif ftype == FieldType.VARIABLE and isinstance(given_value, str):
-        assert got == given_value.encode() + b"\x00"  # text: UTF-8 and a NUL
+        assert got == (given_value.encode() + b"\x00" if given_value else b"")  # text, NUL
     elif ftype in (FieldType.FIXED, FieldType.VARIABLE) or ftype == FieldType.IPADDR:
         assert got == given_value
     elif ftype == FieldType.LLQUATERNION:

@@ -238,8 +238,8 @@ def build(
     instances). ``flags`` defaults to 0 plus ZEROCODED when the template marks
     the message Zerocoded. The message holds each block's instances as a
     tuple, as a decoded one does. A ``str`` in a Fixed or Variable field is
-    text and goes out as LL writes text: UTF-8 and a NUL (in a Fixed field,
-    padded with NULs); ``bytes`` go out as given.
+    text and goes out as LL writes text: UTF-8 and a NUL, none for ``""``
+    (in a Fixed field, padded with NULs); ``bytes`` go out as given.
 
     The message is checked as :func:`encode` would check it: an unknown
     message name, an unknown or missing block or field, a wrong number of

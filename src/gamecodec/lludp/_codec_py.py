@@ -504,14 +504,15 @@ def _bytes(value: Any, where: str, name: str) -> bytes:
 
 
 def _text(value: str, fixed: int, where: str, name: str) -> bytes:
-    """A ``str`` as LL writes text: UTF-8 and a NUL; in a Fixed field of
-    ``fixed`` bytes, padded with NULs (a text that fills it has no NUL)."""
+    """A ``str`` as LL writes text: UTF-8 and a NUL, and nothing for ``""``
+    (the viewer's ``addString``); in a Fixed field of ``fixed`` bytes, padded
+    with NULs (a text that fills it has no NUL)."""
     try:
         raw = value.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise M.encode_error(name, where, f"text not encodable as UTF-8: {exc.reason}") from None
     if not fixed:
-        return raw + b"\x00"
+        return raw + b"\x00" if raw else b""
     if len(raw) > fixed:
         raise M.encode_error(name, where, f"{len(raw)} bytes of UTF-8 text, at most {fixed}")
     return raw + bytes(fixed - len(raw))
