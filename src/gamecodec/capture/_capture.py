@@ -17,8 +17,8 @@ from gamecodec.capture._detect import (
 )
 from gamecodec.capture._ip import Defragmenter, IPError, host_text, ip_packet
 from gamecodec.capture._read import (
-    MAX_RECORD,
     LINK_TYPES,
+    MAX_RECORD,
     CaptureFile,
     FileError,
     link_slicer,
@@ -42,6 +42,8 @@ __all__ = ["Capture", "FlowStats", "read"]
 Source = str | os.PathLike[str] | IO[bytes]
 
 _SYN, _FIN, _RST, _ACK = 0x02, 0x01, 0x04, 0x10
+_DIRECTIONS: tuple[Direction, Direction] = ("to_server", "to_client")
+_OTHER: dict[Direction, Direction] = {"to_server": "to_client", "to_client": "to_server"}
 _HOLD_LIMIT = 64 * 1024  # bytes of a TCP connection held while its protocol is unknown
 _SWEEP_EVERY = 1.0  # seconds of capture time between looks for idle flows
 _CLOSED_LINGER = 30.0  # seconds a closed connection stays to absorb its last packets
@@ -102,7 +104,7 @@ class _Conn:
         self.guess: Guess | None = None
         self.held: list[tuple[Direction, Piece, float, int]] = []
         self.held_bytes = 0
-        self.seen: set[str] = set()  # directions whose first bytes were looked at
+        self.seen: set[Direction] = set()  # directions whose first bytes were looked at
         self.closed = False
         self.stats: FlowStats | None = None
 
@@ -278,8 +280,8 @@ class Capture:
                 whole, dropped = self._defrag.add(
                     (proto, src, dst, frag[0]), frag[1], frag[2], payload, ts
                 )
-                for key, message in dropped:
-                    yield self._fragment_error(key, message, ts, n)
+                for frag_key, message in dropped:
+                    yield self._fragment_error(frag_key, message, ts, n)
                 if whole is None:
                     continue
                 payload = whole
@@ -295,9 +297,10 @@ class Capture:
                     yield self._error(CaptureError("udp", message, ts, n))
                     continue
                 data = payload[8:ulen]
-                entry = udp.get((src, sport, dst, dport))
+                key = (src, sport, dst, dport)
+                entry = udp.get(key)
                 if entry is None:
-                    entry, errors = self._new_udp(src, sport, dst, dport, data, ts)
+                    entry, errors = self._new_udp(key, data, ts)
                     for error in errors:
                         yield self._error(error)
                 state, direction = entry
@@ -326,7 +329,7 @@ class Capture:
     def _fragment_error(
         self, key: tuple[int, bytes, bytes, int], message: str, ts: float, n: int
     ) -> CaptureError:
-        proto, src, dst, ident = key
+        _proto, src, dst, ident = key
         text = f"IP fragments {ident} from {host_text(src)} to {host_text(dst)}: {message}"
         return self._error(CaptureError("ip", text, ts, n))
 
@@ -338,8 +341,9 @@ class Capture:
         return index
 
     def _new_udp(
-        self, src: bytes, sport: int, dst: bytes, dport: int, data: bytes, ts: float
+        self, key: tuple[bytes, int, bytes, int], data: bytes, ts: float
     ) -> tuple[tuple[_UdpFlow, Direction], list[CaptureError]]:
+        src, sport, dst, dport = key
         if len(self._udp) >= 2 * self.max_flows:
             self._evict(self._udp, ts)
         guess = port_guess("udp", sport, dport, self.overrides)
@@ -355,7 +359,9 @@ class Capture:
         else:
             content = udp_content(data, None if guess is None else guess.protocol)
             protocol, reason = _verdict(
-                guess, None if content is None else content.protocol, content and content.why
+                guess,
+                None if content is None else content.protocol,
+                None if content is None else content.why,
             )
             if content is not None:
                 version = content.version
@@ -384,8 +390,8 @@ class Capture:
         for key, message in self._defrag.expire(now):
             yield self._fragment_error(key, message, now, self._packet)
         stale_udp = [k for k, (s, _) in self._udp.items() if now - s.stats.last > self.udp_timeout]
-        for key in stale_udp:
-            del self._udp[key]
+        for udp_key in stale_udp:
+            del self._udp[udp_key]
         conns = {id(c): c for c, _ in self._tcp.values()}
         for conn in conns.values():
             idle = now - conn.stats.last if conn.stats is not None else 0.0
@@ -396,9 +402,11 @@ class Capture:
 
     def _forget(self, conn: _Conn) -> None:
         """Drop a closed connection from the table (later packets start a new one)."""
-        for key in ((*conn.client, *conn.server), (*conn.server, *conn.client)):
-            if key in self._tcp and self._tcp[key][0] is conn:  # type: ignore[index]
-                del self._tcp[key]  # type: ignore[arg-type]
+        (c_host, c_port), (s_host, s_port) = conn.client, conn.server
+        for key in ((c_host, c_port, s_host, s_port), (s_host, s_port, c_host, c_port)):
+            entry = self._tcp.get(key)
+            if entry is not None and entry[0] is conn:
+                del self._tcp[key]
 
     def _evict(self, table: dict[Any, Any], now: float) -> None:
         """Forget the longest idle tenth of the UDP flows."""
@@ -595,15 +603,17 @@ class Capture:
         guess = conn.guess
         content = None
         if guess is None or not guess.override:
-            for d in (direction, "to_client" if direction == "to_server" else "to_server"):
-                first = self._first_bytes(conn, d)  # type: ignore[arg-type]
+            for d in (direction, _OTHER[direction]):
+                first = self._first_bytes(conn, d)
                 if first:
                     conn.seen.add(d)
                     content = tcp_content(first)
                     if content is not None:
-                        if not conn.oriented and content.from_server is not None:
-                            if content.from_server != (d == "to_client"):
-                                self._swap(conn)
+                        turned = content.from_server is not None and content.from_server != (
+                            d == "to_client"
+                        )
+                        if turned and not conn.oriented:
+                            self._swap(conn)
                         break
             waiting = len(conn.seen) < 2 and conn.held_bytes < _HOLD_LIMIT
             if content is None and waiting and not final:
@@ -613,7 +623,9 @@ class Capture:
             reason = guess.why
         else:
             protocol, reason = _verdict(
-                guess, None if content is None else content.protocol, content and content.why
+                guess,
+                None if content is None else content.protocol,
+                None if content is None else content.why,
             )
             if not conn.held_bytes and guess is not None and content is None:
                 protocol, reason = guess.protocol, f"{guess.why}; no data to confirm it"
@@ -640,22 +652,22 @@ class Capture:
             "to_server": conn.streams["to_client"],
             "to_client": conn.streams["to_server"],
         }
-        flip = {"to_server": "to_client", "to_client": "to_server"}
-        conn.held = [(flip[d], p, t, k) for d, p, t, k in conn.held]  # type: ignore[misc]
+        flip = _OTHER
+        conn.held = [(flip[d], p, t, k) for d, p, t, k in conn.held]
         conn.seen = {flip[d] for d in conn.seen}
         for key, (c, d) in list(self._tcp.items()):
             if c is conn:
-                self._tcp[key] = (c, flip[d])  # type: ignore[assignment]
+                self._tcp[key] = (c, flip[d])
 
     def _close_conn(self, conn: _Conn, ts: float, n: int) -> list[Item]:
         if conn.closed:
             return []
         conn.closed = True
         items: list[Item] = []
-        for direction in ("to_server", "to_client"):
+        for direction in _DIRECTIONS:
             pieces = conn.streams[direction].flush()
             if pieces:
-                items += self._deliver(conn, direction, pieces, ts, n)  # type: ignore[arg-type]
+                items += self._deliver(conn, direction, pieces, ts, n)
         if conn.flow is None:
             self._decide(conn, "to_server", final=True)
             held, conn.held = conn.held, []

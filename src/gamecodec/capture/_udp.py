@@ -25,7 +25,10 @@ class DatagramDecoder:
 
 
 class AvaraDatagrams(DatagramDecoder):
-    """Avara: :func:`gamecodec.avara.decode` with the flow's net version; a bad checksum is an error."""
+    """Avara: :func:`gamecodec.avara.decode` with the flow's net version.
+
+    A datagram whose checksum does not match is an error (the game drops it).
+    """
 
     protocol = "avara"
 
