@@ -85,6 +85,7 @@ class _Conn:
         "held_bytes",
         "index",
         "oriented",
+        "pos",
         "seen",
         "server",
         "stats",
@@ -104,6 +105,7 @@ class _Conn:
         self.guess: Guess | None = None
         self.held: list[tuple[Direction, Piece, float, int]] = []
         self.held_bytes = 0
+        self.pos: dict[Direction, int] = {"to_server": 0, "to_client": 0}  # stream offsets fed
         self.seen: set[Direction] = set()  # directions whose first bytes were looked at
         self.closed = False
         self.stats: FlowStats | None = None
@@ -555,22 +557,21 @@ class Capture:
         decoder = conn.decoder
         flow = conn.flow
         items: list[Item] = []
+        pos = conn.pos
         for piece in pieces:
             if isinstance(piece, int):
-                stream = conn.streams[direction]
                 if piece == 0:
-                    message = (
-                        "the connection's start was not captured: the stream is picked up here"
-                    )
-                    offset = 0
+                    message = "the connection's start was not captured: it is picked up here"
                 else:
                     message = f"{piece} bytes of the stream were not captured"
-                    offset = stream.offset - piece
-                items.append(CaptureError("tcp", message, ts, n, flow, direction, offset))
+                items.append(CaptureError("tcp", message, ts, n, flow, direction, pos[direction]))
+                pos[direction] += piece
                 if decoder is not None:
                     items += decoder.gap(direction, piece, ts, n)
-            elif decoder is not None:
-                items += decoder.feed(direction, piece, ts, n)
+            else:
+                pos[direction] += len(piece)
+                if decoder is not None:
+                    items += decoder.feed(direction, piece, ts, n)
         return self._count(conn, items)
 
     def _count(self, conn: _Conn, items: list[Item]) -> list[Item]:
