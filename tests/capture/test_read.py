@@ -179,3 +179,37 @@ def test_unrecognised_flow_on_unknown_port_is_counted_not_an_error() -> None:
     [stats] = cap.flows
     assert stats.flow.protocol is None and stats.packets == 1
     assert stats.flow.reason == "no known port, content not recognised"
+
+
+def _repeated_capture(path: Path, count: int, fmt: str) -> Path:
+    """``count`` packets: the corpus datagrams over and over, with TCP beside them."""
+    import dpkt
+
+    wires = lludp_wires()
+    conn = pcapgen.TcpConnection(("10.0.0.2", 40000), ("10.0.0.1", 47200))
+    tcp = conn.open() + conn.send("to_client", b"bzrobots 1\n")
+    frames = [f for p in tcp for f, _ in pcapgen.frames(p)]
+    udp = [pcapgen.frames(pcapgen.udp(0.0, CLIENT, SERVER, w))[0][0] for w in wires]
+    with path.open("wb") as out:
+        writer = (dpkt.pcap.Writer if fmt == "pcap" else dpkt.pcapng.Writer)(out, snaplen=65535)
+        for k, frame in enumerate(frames):
+            writer.writepkt(frame, ts=1.0 + k * 0.001)
+        for k in range(count - len(frames)):
+            writer.writepkt(udp[k % len(udp)], ts=2.0 + k * 0.001)
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["pcap", "pcapng"])
+def test_memory_does_not_grow_with_the_file(tmp_path: Path, fmt: str) -> None:
+    import tracemalloc
+
+    peaks = []
+    for count in (2_000, 20_000):
+        path = _repeated_capture(tmp_path / f"{count}.{fmt}", count, fmt)
+        tracemalloc.start()
+        cap = capture.read(path)
+        units = sum(isinstance(item, capture.Unit) for item in cap)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+        assert units == count - 3 and cap.packets == count  # 4 TCP packets, 1 greeting
+    assert peaks[1] < peaks[0] * 1.25 + 65536, peaks

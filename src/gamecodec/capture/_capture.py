@@ -47,7 +47,7 @@ _FIXED_LINK: dict[int, tuple[int, int]] = {1: (12, 14), 113: (14, 16), 276: (0, 
 _DIRECTIONS: tuple[Direction, Direction] = ("to_server", "to_client")
 _OTHER: dict[Direction, Direction] = {"to_server": "to_client", "to_client": "to_server"}
 _HOLD_LIMIT = 64 * 1024  # bytes of a TCP connection held while its protocol is unknown
-_SWEEP_EVERY = 1.0  # seconds of capture time between looks for idle flows
+_SWEEP_EVERY = 5.0  # seconds of capture time between looks for idle flows
 _CLOSED_LINGER = 30.0  # seconds a closed connection stays to absorb its last packets
 
 
@@ -508,6 +508,12 @@ class Capture:
         stats.bytes += len(data)
         stats.last = ts
         if conn.closed:
+            return items
+        if conn.flow is not None and conn.decoder is None:  # nothing to decode: watch the end
+            if flags & _FIN:
+                conn.streams[direction].fin(seq)
+            if flags & _RST or all(s.fin_at is not None for s in conn.streams.values()):
+                items += self._close_conn(conn, ts, n)
             return items
         other_dir: Direction = "to_client" if direction == "to_server" else "to_server"
         stream = conn.streams[direction]
