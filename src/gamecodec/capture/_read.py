@@ -15,7 +15,14 @@ import os
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
-import dpkt  # type: ignore[import-untyped]
+
+def _dpkt() -> Any:
+    try:
+        import dpkt  # type: ignore[import-untyped]
+    except ImportError:
+        raise ImportError("reading captures needs dpkt: pip install 'gamecodec[capture]'") from None
+    return dpkt
+
 
 __all__ = ["LINK_TYPES", "CaptureFile", "FileError", "link_slicer", "open_capture"]
 
@@ -125,6 +132,7 @@ def open_capture(
     Raises :class:`FileError` (offset 0) if it is neither, :class:`OSError` if
     the path cannot be opened.
     """
+    dpkt = _dpkt()
     owned: IO[bytes] | None = None
     if isinstance(source, str | os.PathLike):
         owned = open(source, "rb")  # noqa: SIM115 (closed by CaptureFile.close)
