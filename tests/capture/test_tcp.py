@@ -159,8 +159,9 @@ def test_connection_picked_up_mid_stream() -> None:
     assert any("start was not captured" in e.message for e in errors)
     flow = next(i.flow for i in items if isinstance(i, capture.Unit))
     assert flow.protocol == "bzrc" and flow.server.port == 47200
-    _lines, responses = _expected()
+    lines, responses = _expected()
     assert _server_units(items)[-5:] == responses[-5:]
+    assert set(_client_lines(items)) <= set(lines)  # no line cut by the pickup is read
 
 
 def test_reset_and_reused_ports_make_new_flows() -> None:
@@ -189,3 +190,18 @@ def test_out_of_order_bytes_are_bounded() -> None:
     assert peak <= 8192 + 1000
     assert cap.error_counts.get("tcp") == 1
     assert cap.units >= 4990
+
+
+def test_picked_up_inside_a_line() -> None:
+    conn = pcapgen.TcpConnection(CLIENT, SERVER)
+    conn.open()
+    conn.send("to_client", b"bzrobots 1\n")
+    conn.send("to_server", b"agent 1\nmyta")  # before the capture started
+    packets = conn.send("to_server", b"nks\nteams\nshots\n", segment=4)
+    packets += conn.send("to_client", b"ack 1.0 mytanks\nbegin\nend\n")
+    items = _read(packets)
+    assert _client_lines(items) == [b"teams\n", b"shots\n"]
+    requests = [
+        i.value for i in items if isinstance(i, capture.Unit) and i.direction == "to_server"
+    ]
+    assert [r.id for r in requests] == [0, 1]  # type: ignore[attr-defined]

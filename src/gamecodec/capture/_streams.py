@@ -107,7 +107,7 @@ class BzrcStream:
         """``size`` bytes of ``direction`` were never captured: resynchronise."""
         if direction == "to_server":
             self._client_pos += size
-            self._client_skip = bool(self._line) or size > 0
+            self._client_skip = True  # the rest of the line the gap cut (or an unknown line)
             self._line.clear()
         else:
             self._server_pos += size
