@@ -151,6 +151,7 @@ class Capture:
         self.overrides: tuple[Override, ...] = tuple(
             p if isinstance(p, Override) else parse_override(p) for p in protocols
         )
+        """The overrides, parsed."""
         self.max_flows = max_flows
         self.udp_timeout = udp_timeout
         self.tcp_timeout = tcp_timeout
@@ -158,6 +159,7 @@ class Capture:
         self.packets = 0
         """Packets (records) read so far."""
         self.errors = 0
+        """Error items yielded so far."""
         self.error_counts: dict[str, int] = {}
         """Errors by ``CaptureError.where``."""
         self.flows: list[FlowStats] = []
