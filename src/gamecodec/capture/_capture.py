@@ -46,6 +46,7 @@ _FIXED_LINK: dict[int, tuple[int, int]] = {1: (12, 14), 113: (14, 16), 276: (0, 
 """Link types whose EtherType is at a fixed place: (its offset, the IP header's)."""
 _DIRECTIONS: tuple[Direction, Direction] = ("to_server", "to_client")
 _OTHER: dict[Direction, Direction] = {"to_server": "to_client", "to_client": "to_server"}
+_FIRST_BYTES = 4096  # bytes of each direction detection looks at
 _HOLD_LIMIT = 64 * 1024  # bytes of a TCP connection held while its protocol is unknown
 _SWEEP_EVERY = 5.0  # seconds of capture time between looks for idle flows
 _CLOSED_LINGER = 30.0  # seconds a closed connection stays to absorb its last packets
@@ -78,9 +79,11 @@ class _Conn:
     """One TCP connection: its two streams, and its decoder once the protocol is known."""
 
     __slots__ = (
+        "checked",
         "client",
         "closed",
         "decoder",
+        "first",
         "flow",
         "guess",
         "held",
@@ -109,6 +112,13 @@ class _Conn:
         self.held_bytes = 0
         self.pos: dict[Direction, int] = {"to_server": 0, "to_client": 0}  # stream offsets fed
         self.seen: set[Direction] = set()  # directions whose first bytes were looked at
+        self.first: dict[Direction, bytearray] = {
+            "to_server": bytearray(),
+            "to_client": bytearray(),
+        }
+        """Each direction's first contiguous bytes (up to 4 KiB), for detection."""
+        self.checked: dict[Direction, int] = {"to_server": -1, "to_client": -1}
+        """How many of them detection has looked at (-1: none)."""
         self.closed = False
         self.stats: FlowStats | None = None
 
@@ -597,10 +607,16 @@ class Capture:
         self, conn: _Conn, direction: Direction, pieces: list[Piece], ts: float, n: int
     ) -> list[Item]:
         if conn.flow is None:
+            first = conn.first[direction]
             for piece in pieces:
                 conn.held.append((direction, piece, ts, n))
-                if not isinstance(piece, int):
+                if isinstance(piece, int):
+                    if first:  # a gap ends the first bytes
+                        conn.checked[direction] = max(conn.checked[direction], _FIRST_BYTES)
+                else:
                     conn.held_bytes += len(piece)
+                    if conn.checked[direction] < _FIRST_BYTES and len(first) < _FIRST_BYTES:
+                        first += piece[: _FIRST_BYTES - len(first)]
             found = self._decide(conn, direction, ts, n)
             if found is None:
                 return []
@@ -645,19 +661,6 @@ class Capture:
                 self._error(item)  # type: ignore[arg-type]
         return items
 
-    def _first_bytes(self, conn: _Conn, direction: Direction) -> bytes:
-        out = bytearray()
-        for d, piece, _t, _k in conn.held:
-            if d == direction:
-                if isinstance(piece, int):
-                    if out:
-                        break
-                    continue
-                out += piece
-                if len(out) >= 4096:
-                    break
-        return bytes(out)
-
     def _decide(
         self, conn: _Conn, direction: Direction, ts: float, n: int, final: bool = False
     ) -> list[Item] | None:
@@ -670,10 +673,12 @@ class Capture:
         content = None
         if guess is None or not guess.override:
             for d in (direction, _OTHER[direction]):
-                first = self._first_bytes(conn, d)
+                first = conn.first[d]
                 if first:
                     conn.seen.add(d)
-                    content = tcp_content(first)
+                if len(first) > conn.checked[d] and first:  # looked at only when it grew
+                    conn.checked[d] = len(first)
+                    content = tcp_content(bytes(first))
                     if content is not None:
                         turned = content.from_server is not None and content.from_server != (
                             d == "to_client"
@@ -721,6 +726,11 @@ class Capture:
         flip = _OTHER
         conn.held = [(flip[d], p, t, k) for d, p, t, k in conn.held]
         conn.seen = {flip[d] for d in conn.seen}
+        conn.first = {"to_server": conn.first["to_client"], "to_client": conn.first["to_server"]}
+        conn.checked = {
+            "to_server": conn.checked["to_client"],
+            "to_client": conn.checked["to_server"],
+        }
         for key, (c, d) in list(self._tcp.items()):
             if c is conn:
                 self._tcp[key] = (c, flip[d])
