@@ -269,3 +269,21 @@ def test_an_unrecognised_stream_of_tiny_segments_reads_in_linear_time(
     cap, items = _read(pcapgen.capture(packets))
     assert items == [] and cap.flows[0].flow.protocol is None
     assert len(calls) <= 4096 and max(calls) <= 4096
+
+
+def test_a_packet_in_thousands_of_tiny_fragments() -> None:
+    """At most 1,024 fragments are held for one packet: no quadratic reassembly."""
+    frames = pcapgen.frames(pcapgen.udp(1.0, CLIENT, SERVER, bytes(24_000), fragment=8))
+    import dpkt
+
+    out = io.BytesIO()
+    writer = dpkt.pcap.Writer(out)
+    for k, (frame, _length) in enumerate(frames[:-1]):  # the last never comes
+        writer.writepkt(frame, ts=1.0 + k * 1e-5)
+    start = time.monotonic()
+    cap, items = _read(out.getvalue())
+    assert time.monotonic() - start < 30
+    units, errors = _split(items)
+    assert units == [] and {e.where for e in errors} == {"ip"}
+    assert any("too many" in e.message for e in errors)
+    assert cap.packets == len(frames) - 1

@@ -731,9 +731,11 @@ class Capture:
             "to_server": conn.checked["to_client"],
             "to_client": conn.checked["to_server"],
         }
-        for key, (c, d) in list(self._tcp.items()):
-            if c is conn:
-                self._tcp[key] = (c, flip[d])
+        (c_host, c_port), (s_host, s_port) = conn.client, conn.server
+        for key in ((c_host, c_port, s_host, s_port), (s_host, s_port, c_host, c_port)):
+            entry = self._tcp.get(key)
+            if entry is not None and entry[0] is conn:
+                self._tcp[key] = (conn, flip[entry[1]])
 
     def _close_conn(self, conn: _Conn, ts: float, n: int) -> list[Item]:
         if conn.closed:

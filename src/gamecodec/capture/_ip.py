@@ -11,6 +11,8 @@ _V6_FRAGMENT = 44
 _V6_AH = 51
 _V6_HEADERS = _V6_EXTENSIONS | {_V6_FRAGMENT, _V6_AH}
 
+_MAX_PARTS = 1024  # fragments of one packet (1,480-byte fragments of 64 KiB: 45)
+
 Fragment = tuple[int, int, bool]
 """A fragment's identification, byte offset and more-fragments flag."""
 
@@ -113,9 +115,10 @@ class Defragmenter:
     """Puts fragmented IP packets back together.
 
     Holds at most ``max_packets`` packets in reassembly (the oldest is dropped
-    to make room), each at most ``max_size`` bytes, each for at most ``timeout``
-    seconds of capture time. What is dropped comes back from :meth:`add` or
-    :meth:`expire` as ``(key, message)`` so the caller can report it.
+    to make room), each at most ``max_size`` bytes in at most 1,024 fragments,
+    each for at most ``timeout`` seconds of capture time. What is dropped comes
+    back from :meth:`add` or :meth:`expire` as ``(key, message)`` so the caller
+    can report it.
     """
 
     def __init__(
@@ -145,9 +148,10 @@ class Defragmenter:
                 dropped.append((old_key, f"dropped unfinished ({old.size} bytes) to make room"))
             entry = self._pending[key] = _Pending(time)
         end = offset + len(data)
-        if end > self.max_size:
+        if end > self.max_size or len(entry.parts) >= _MAX_PARTS:
             del self._pending[key]
-            dropped.append((key, f"fragments reach byte {end}, past {self.max_size}"))
+            why = f"reach byte {end}, past {self.max_size}" if end > self.max_size else "too many"
+            dropped.append((key, f"fragments {why}"))
             return None, dropped
         if offset not in entry.parts:
             entry.size += len(data)
