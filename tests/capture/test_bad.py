@@ -259,11 +259,13 @@ def test_an_unrecognised_stream_of_tiny_segments_reads_in_linear_time(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Detection looks at a direction's first bytes only when they grow, up to 4 KiB."""
-    from gamecodec.capture import _capture
+    from gamecodec.capture import _connections
 
     calls = []
-    real = _capture.tcp_content
-    monkeypatch.setattr(_capture, "tcp_content", lambda data: calls.append(len(data)) or real(data))
+    real = _connections.tcp_content
+    monkeypatch.setattr(
+        _connections, "tcp_content", lambda data: calls.append(len(data)) or real(data)
+    )
     conn = pcapgen.TcpConnection(("10.0.0.2", 40000), ("10.0.0.1", 41000))
     packets = conn.open() + conn.send("to_server", bytes(range(256)) * 40, segment=1)
     cap, items = _read(pcapgen.capture(packets))

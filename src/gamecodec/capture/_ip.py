@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import socket
 
-__all__ = ["Defragmenter", "IPError", "host_text", "ip_packet"]
+from gamecodec.capture._records import Address
+
+__all__ = ["Defragmenter", "IPError", "address", "host_text", "ip_packet"]
 
 _V6_EXTENSIONS = frozenset({0, 43, 60})  # hop-by-hop, routing, destination options
 _V6_FRAGMENT = 44
@@ -93,6 +95,11 @@ def _ipv6(buf: bytes, off: int, size: int) -> tuple[int, bytes, bytes, bytes, Fr
     if fragment is not None and fragment[1] == 0 and not fragment[2]:
         fragment = None  # an atomic fragment is a whole packet
     return nxt, buf[off + 8 : off + 24], buf[off + 24 : off + 40], buf[pos:end], fragment
+
+
+def address(host: bytes, port: int) -> Address:
+    """The :class:`Address` of raw host bytes and a port."""
+    return Address(host_text(host), port)
 
 
 def host_text(raw: bytes) -> str:
