@@ -321,3 +321,14 @@ def test_fast_paths_equal_the_general_path(
         assert fast == _general_items(data, monkeypatch, max_record=limit)
         [error] = [i for i in fast[0] if isinstance(i, capture.CaptureError) and i.where == "file"]
         assert "the limit is" in error.message
+
+
+def test_unknown_ids_are_named_and_their_names_kept_boundedly() -> None:
+    from gamecodec.capture import _udp
+
+    names = _udp._Names("command", {1: "one"})
+    assert [names[1], names[-8], names[-8]] == ["one", "command -8", "command -8"]
+    assert -8 in names
+    for key in range(5000):
+        assert names[1000 + key] == f"command {1000 + key}"
+    assert len(names) <= _udp._MAX_NAMES
