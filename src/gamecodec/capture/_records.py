@@ -42,7 +42,7 @@ class Flow:
         return f"{self.transport} {self.client} > {self.server}"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Unit:
     """One decoded protocol unit.
 
@@ -51,6 +51,9 @@ class Unit:
     gives for ``payload``; ``names`` are the message names it holds (LLUDP: the
     message; Avara: its commands; Archipelago: each command's ``cmd``; BZRC: the
     command word, or the response's kind; ywindow: the word).
+
+    Read-only by convention, not frozen: a capture makes one per datagram or
+    message, and a frozen dataclass costs four times as much to make.
     """
 
     time: float
@@ -103,7 +106,11 @@ class StreamDecoder(Protocol):
         ...
 
     def gap(self, direction: Direction, size: int, time: float, packet: int) -> list[Item]:
-        """``size`` bytes of ``direction`` were never captured: resynchronise."""
+        """``size`` bytes of ``direction`` were never captured: resynchronise.
+
+        ``size`` 0: the direction is picked up after its start (the capture began
+        inside the connection), so its first bytes may be the middle of anything.
+        """
         ...
 
     def close(self, time: float, packet: int) -> list[Item]:
