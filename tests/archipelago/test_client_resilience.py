@@ -448,3 +448,60 @@ def test_the_event_queue_is_bounded() -> None:
         await talker.close()
 
     run(play)
+
+
+def _logged_in_session() -> S.ClientSession:
+    session = S.ClientSession("A", "Clique")
+    session.receive_frame(
+        '[{"cmd":"RoomInfo","password":false,"games":[],"tags":[],'
+        '"version":{"major":0,"minor":6,"build":8,"class":"Version"}}]',
+        0.0,
+    )
+    session.receive_frame(
+        '[{"cmd":"Connected","team":0,"slot":1,"players":[],"missing_locations":[],'
+        '"checked_locations":[]}]',
+        0.0,
+    )
+    return session
+
+
+def test_a_refused_raw_set_or_get_does_not_fail_another_request() -> None:
+    """A Set or Get sent with send() that the reference refuses (no operations
+    list; keys not a list) is answered by an InvalidPacket: it must not fail
+    the typed request waiting beside it, whose own reply is still to come."""
+    session = _logged_in_session()
+    session.send({"cmd": "Set", "key": "counter", "operations": "add"})
+    session.send({"cmd": "Get", "keys": "counter"})
+    pending_set = session.set("counter", [("add", 1)], 0.0)
+    pending_get = session.get(["counter"], 0.0)
+    for kind, text in (("Set", "Set"), ("Get", "Retrieve")):
+        invalid = (
+            f'[{{"cmd":"InvalidPacket","type":"arguments","text":"{text}",'
+            f'"original_cmd":"{kind}"}}]'
+        )
+        assert [type(e) for e in session.receive_frame(invalid, 0.0)] == [S.CommandReceived]
+    reply = (
+        f'[{{"cmd":"SetReply","key":"counter","value":1,"original_value":0,"slot":1,'
+        f'"request_id":{pending_set}}},'
+        f'{{"cmd":"Retrieved","keys":{{"counter":1}},"request_id":{pending_get}}}]'
+    )
+    changed, read = session.receive_frame(reply, 0.0)
+    assert isinstance(changed, S.StorageChanged) and changed.request_id == pending_set
+    assert isinstance(read, S.StorageRead) and read.request_id == pending_get
+
+
+def test_a_raw_scout_reply_does_not_answer_a_typed_scout() -> None:
+    """LocationInfo carries no id: replies come in the order the scouts went
+    out, the ones sent with send() too."""
+    session = _logged_in_session()
+    session.send({"cmd": "LocationScouts", "locations": [1]})
+    typed = session.scout_locations([2], 0.0)
+    first = (
+        '[{"cmd":"LocationInfo","locations":[{"item":5,"location":1,"player":1,"flags":0,'
+        '"class":"NetworkItem"}]}]'
+    )
+    second = first.replace('"location":1', '"location":2')
+    assert [type(e) for e in session.receive_frame(first, 0.0)] == [S.CommandReceived]
+    (scouted,) = session.receive_frame(second, 0.0)
+    assert isinstance(scouted, S.LocationsScouted) and scouted.request_id == typed
+    assert scouted.locations[0].location == 2
