@@ -505,3 +505,36 @@ def test_a_raw_scout_reply_does_not_answer_a_typed_scout() -> None:
     (scouted,) = session.receive_frame(second, 0.0)
     assert isinstance(scouted, S.LocationsScouted) and scouted.request_id == typed
     assert scouted.locations[0].location == 2
+
+
+def test_the_backoff_grows_while_logins_fail() -> None:
+    """A server that takes the websocket but never completes the login (still
+    starting up, overloaded): each attempt must wait longer than the last, and
+    a timed-out login is dropped at once (no close handshake with it).
+    Before, the backoff started over whenever the websocket opened, so every
+    client came back every ``connect_timeout + initial_backoff``."""
+
+    async def play(room: Room) -> None:
+        port = int(room.url.rsplit(":", 1)[1])
+        async with PingDroppingProxy(port) as proxy:
+            client = await aio.connect(
+                proxy.url,
+                name="JSPlayer",
+                game="Clique",
+                connect_timeout=0.2,
+                initial_backoff=0.1,
+                backoff_jitter=0.0,
+            )
+            proxy.deaf = True  # the room answers the handshake, never a login
+            proxy.cut()
+            await asyncio.sleep(3.0)
+            # waits 0.1, 0.2, 0.4, 0.8, 1.6 s (+ 0.2 s each login): 4 attempts by then;
+            # starting over each time made about 10, and a close handshake with
+            # the silent server after each timed-out login (10 s) made 1
+            assert 2 <= client.reconnects <= 5
+            assert client.state is aio.ClientState.RECONNECTING
+            proxy.deaf = False
+            await client.wait_logged_in(timeout=10.0)
+            await client.close()
+
+    run(play)
