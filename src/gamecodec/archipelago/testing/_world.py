@@ -83,9 +83,12 @@ def check_size(operation: str, current: Any, value: Any) -> None:
             sized = isinstance(seq, (list, str)) and isinstance(times, int)
             if sized and len(seq) * max(times, 0) > _MAX_SEQUENCE:
                 raise OverflowError("the result would be too large")
-            if sized and isinstance(seq, list) and times > 1:
-                if len(json.dumps(seq, separators=(",", ":"))) * times > _MAX_REPEATED_CHARS:
-                    raise OverflowError("the result would be too large")
+            repeated = sized and isinstance(seq, list) and times > 1
+            if (
+                repeated
+                and len(json.dumps(seq, separators=(",", ":"))) * times > _MAX_REPEATED_CHARS
+            ):
+                raise OverflowError("the result would be too large")
 
 
 def _remove(current: Any, value: Any) -> Any:
