@@ -92,9 +92,9 @@ def test_keepalive_timeout_does_not_trip_while_data_arrives() -> None:
                 await client.say(f"tick {n}")
                 await asyncio.sleep(0.1)
             assert len(proxy.pings_dropped) >= 15
-            assert client.state is aio.ClientState.LOGGED_IN
-            seen = [e.text for e in client._events if isinstance(e, S.MessageReceived)]
-            assert "JSPlayer: tick 28" in seen
+            assert client.state is aio.ClientState.LOGGED_IN and client.reconnects == 0
+            while (await client.wait_for(S.MessageReceived)).text != "JSPlayer: tick 29":
+                pass
             await client.close()
 
     run(play)
@@ -172,19 +172,19 @@ def test_a_refused_set_fails_at_once() -> None:
     before, set() waited the whole request timeout (30 s)."""
 
     async def play(room: Room) -> None:
-        client = await aio.connect(room.url, name="JSPlayer", game="Clique")
+        client = await aio.connect(room.url, name="JSPlayer", game="Clique", request_timeout=300.0)
         loop = asyncio.get_running_loop()
         started = loop.time()
         with pytest.raises(aio.RequestRefusedError, match="refused Set") as info:
             await client.set("_read_race_mode", [("replace", 1)])
-        assert loop.time() - started < 2.0
+        assert loop.time() - started < 60.0  # not the request timeout
         assert info.value.kind == "Set"
         # a later Set is matched to its own reply, not to the refusal
         changed = await client.set("counter", [("add", 3)], default=1)
         assert changed.value == 4
         await client.close()
 
-    run(play, timeout=10.0)
+    run(play, timeout=120.0)
 
 
 def test_refusals_are_matched_to_the_refused_set() -> None:
@@ -255,7 +255,7 @@ def test_tags_changed_at_run_time_switch_death_link_and_survive_a_reconnect() ->
         buddy = await aio.connect(room.url, name="PyBuddy", game="Quest", death_link=True)
         await js.update_tags(["AP", "DeathLink"])
         assert js.session.death_link_enabled
-        await asyncio.sleep(0.1)
+        await js.get(["x"])  # its reply: the room has read the ConnectUpdate
         await buddy.death_link("one")
         assert (await js.wait_for(S.DeathLinkReceived)).cause == "one"
         # the server drops us: the new login carries the tags set at run time
@@ -268,7 +268,7 @@ def test_tags_changed_at_run_time_switch_death_link_and_survive_a_reconnect() ->
         assert (await js.wait_for(S.DeathLinkReceived)).cause == "two"
         await js.set_death_link(False)
         assert js.tags == ["AP"] and not js.session.death_link_enabled
-        await asyncio.sleep(0.1)
+        await js.get(["x"])
         await buddy.death_link("three")
         await buddy.say("after")
         events = []
