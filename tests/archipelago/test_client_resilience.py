@@ -5,8 +5,11 @@ testing.Room over real websockets."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import math
+import random
+import string
 import warnings
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -538,3 +541,39 @@ def test_the_backoff_grows_while_logins_fail() -> None:
             await client.close()
 
     run(play)
+
+
+def test_keepalive_timeout_fires_while_our_sends_are_stuck() -> None:
+    """A stalled server reads nothing: once the socket buffers are full every
+    send waits. The keepalive must still see the silence (before, its ping
+    waited for the full buffer like any send, and the timeout never came)."""
+    with ThreadedRoom(make_room()) as served:
+
+        async def main() -> None:
+            client = await aio.connect(
+                served.url,
+                name="JSPlayer",
+                game="Clique",
+                keepalive=0.1,
+                keepalive_timeout=0.5,
+                initial_backoff=60.0,
+                backoff_jitter=0.0,
+            )
+            served.stall(5.0)
+            rng = random.Random(5)
+            noise = "".join(rng.choices(string.ascii_letters, k=200_000))  # deflates little
+
+            async def flood() -> None:
+                with contextlib.suppress(ConnectionError):
+                    while True:
+                        await client.say(noise)
+
+            flooding = asyncio.create_task(flood())
+            async with asyncio.timeout(4.0):
+                while client.state is aio.ClientState.LOGGED_IN:
+                    await asyncio.sleep(0.05)
+            assert client.state is aio.ClientState.RECONNECTING
+            flooding.cancel()
+            await client.close()
+
+        asyncio.run(main())

@@ -594,15 +594,19 @@ class Client:
         assert self.keepalive is not None
         while True:
             await asyncio.sleep(self.keepalive)
-            try:
-                pong = asyncio.ensure_future(await socket.ping())
-            except ConnectionClosed:
-                return
-            pong.add_done_callback(self._on_pong)
             silent = self._clock() - self._last_heard
             if self.keepalive_timeout is not None and silent > self.keepalive_timeout:
                 socket.transport.abort()  # no close handshake with a silent peer
                 return
+            try:
+                # a peer that reads nothing fills the socket: the ping waits like
+                # any send, so at most one interval before the silence is checked
+                pong = asyncio.ensure_future(await asyncio.wait_for(socket.ping(), self.keepalive))
+            except TimeoutError:
+                continue
+            except ConnectionClosed:
+                return
+            pong.add_done_callback(self._on_pong)
 
     async def _session_loop(self, socket: ClientConnection, started: float) -> None:
         """Run the session until a refusal (``started``: when connecting began)."""
