@@ -35,7 +35,7 @@ Feed it the text of each websocket frame with :meth:`ClientSession.receive_frame
 
 Memory: requests waiting for a reply are the application's own (each expires
 after ``request_timeout``; with ``None`` they wait for good); timed-out
-scouts, our own deaths and Sets of read-only keys awaiting their refusal are
+scouts, our own deaths and Sets or Gets the reference refuses (awaiting it) are
 remembered up to ``MAX_LATE_SCOUTS``, ``MAX_SENT_DEATHS`` and
 ``MAX_REFUSABLE_SETS``; the frames :meth:`ClientSession.frames_to_send` has not
 taken are the application's commands, the handshake's, and at most one
@@ -97,8 +97,8 @@ MAX_SENT_DEATHS = 256
 """Our own deaths remembered so that their echo is not reported as another
 player's (an echo that never comes, DeathLink off on the server, is forgotten)."""
 MAX_REFUSABLE_SETS = 1024
-"""Sets of read-only keys awaiting the server's refusal (the reference refuses
-each; beyond it the oldest are forgotten: a server that lets them through)."""
+"""Sets (and, apart, Gets) the reference refuses, awaiting that refusal (beyond
+it the oldest are forgotten: a server that lets them through)."""
 
 
 class State(enum.Enum):
