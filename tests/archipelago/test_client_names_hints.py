@@ -217,3 +217,18 @@ def test_cache_paths_and_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
     cache.store("G", C.GameData({}, {}, "../../evil"))  # not a file name: memory only
     assert not list(tmp_path.rglob("*.json"))
     assert cache.lookup("G", "../../evil") is not None and len(cache) == 1
+    cache.store("G", C.GameData({}, {}, "nul\x00"))  # not a file name either
+    assert not list(tmp_path.rglob("*.json"))
+
+
+@pytest.mark.parametrize("game", ["..", ".", "", "a\x00b", " ", "..\u2028"])
+def test_a_game_name_from_the_server_stays_in_its_folder(tmp_path: Path, game: str) -> None:
+    """The game's name comes from the server: ``..`` would write beside the
+    ``datapackage`` folder, a NUL made the write raise ValueError in the
+    session's handler. Such a package is kept in memory only."""
+    root = tmp_path / "cache"
+    cache = DataPackageCache(root)
+    cache.store(game, C.GameData({"Cake": 1}, {}, "abc"))
+    written = [p.relative_to(root / "datapackage") for p in root.rglob("*.json")]
+    assert all(len(p.parts) == 2 and p.parts[0] not in ("", ".", "..") for p in written)
+    assert cache.lookup(game, "abc") is not None

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from gamecodec.archipelago.testing import Room
+from gamecodec.archipelago.testing._chat import _distance, intended_text
 from tests.archipelago.room_peer import Peer, run
 
 
@@ -150,3 +153,36 @@ def test_countdown_disabled() -> None:
         )
 
     run(play, countdown_mode="disabled")
+
+
+# (a, b, the distance jellyfish 1.3.0 gives: the reference's fuzzy matching)
+REFERENCE_DISTANCES = [
+    ("ca", "abc", 2),
+    ("ccbb", "bbaca", 4),
+    ("bcca", "ab", 3),
+    ("aacb", "aba", 2),
+    ("abcdef", "badcfe", 3),
+    ("hookshto", "hookshot", 1),
+    ("ab", "ba", 1),
+    ("", "abc", 3),
+    ("progressive sword", "sword progressive", 12),
+]
+
+
+@pytest.mark.parametrize(("a", "b", "distance"), REFERENCE_DISTANCES)
+def test_the_fuzzy_distance_is_the_references(a: str, b: str, distance: int) -> None:
+    """The reference scores names with jellyfish's Damerau-Levenshtein distance,
+    in which an edit may follow a transposition; the room used the restricted
+    variant ("optimal string alignment"), one more for ``ca`` -> ``abc``."""
+    assert _distance(a, b) == distance == _distance(b, a)
+
+
+def test_a_name_the_reference_takes_is_taken() -> None:
+    """25 characters, distance 2 as the reference counts (92 %: usable); the
+    restricted count said 3 (88 %: "Didn't find something ...")."""
+    name = "Fabcdefghijklmnopqrstuvwx"
+    assert intended_text("Fcadefghijklmnopqrstuvwx", [name]) == (
+        name,
+        True,
+        "Only Option Match",
+    )

@@ -109,6 +109,9 @@ def test_trackers_cannot_check_or_goal() -> None:
         [{"operation": "left_shift", "value": 100_000}],
         [{"operation": "replace", "value": 10**4000}, {"operation": "mul", "value": 10**1000}],
         [{"operation": "replace", "value": [1]}, {"operation": "mul", "value": 10**9}],
+        # few items, each large: 20 MB to store and send to every watcher
+        [{"operation": "replace", "value": ["x" * 20_000]}, {"operation": "mul", "value": 1000}],
+        [{"operation": "replace", "value": 1000}, {"operation": "mul", "value": [[1] * 10_000]}],
     ],
 )
 def test_a_set_too_large_to_send_is_refused_and_the_key_stays_readable(

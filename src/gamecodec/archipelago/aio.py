@@ -189,6 +189,7 @@ class Client:
         self._task: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._last_heard = 0.0
+        self._attempt = 0  # reconnects since the last login (the backoff's exponent)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -547,6 +548,7 @@ class Client:
     def _dispatch(self, event: Event) -> None:
         if isinstance(event, LoggedIn):
             self.state = ClientState.LOGGED_IN
+            self._attempt = 0
             self._logged_in.set()
             if self._login is not None and not self._login.done():
                 self._login.set_result(event)
@@ -592,15 +594,19 @@ class Client:
         assert self.keepalive is not None
         while True:
             await asyncio.sleep(self.keepalive)
-            try:
-                pong = asyncio.ensure_future(await socket.ping())
-            except ConnectionClosed:
-                return
-            pong.add_done_callback(self._on_pong)
             silent = self._clock() - self._last_heard
             if self.keepalive_timeout is not None and silent > self.keepalive_timeout:
                 socket.transport.abort()  # no close handshake with a silent peer
                 return
+            try:
+                # a peer that reads nothing fills the socket: the ping waits like
+                # any send, so at most one interval before the silence is checked
+                pong = asyncio.ensure_future(await asyncio.wait_for(socket.ping(), self.keepalive))
+            except TimeoutError:
+                continue
+            except ConnectionClosed:
+                return
+            pong.add_done_callback(self._on_pong)
 
     async def _session_loop(self, socket: ClientConnection, started: float) -> None:
         """Run the session until a refusal (``started``: when connecting began)."""
@@ -617,7 +623,9 @@ class Client:
                 message = await asyncio.wait_for(socket.recv(), timeout)
             except TimeoutError:
                 if login_by is not None and self._clock() >= login_by:
-                    # a server that never sends RoomInfo or answers Connect
+                    # a server that never sends RoomInfo or answers Connect: no
+                    # close handshake with it either (that would wait close_timeout)
+                    socket.transport.abort()
                     raise TimeoutError(f"no login within {self.connect_timeout} s") from None
                 for event in self.session.handle_timeout(self._clock()):
                     self._dispatch(event)
@@ -632,9 +640,11 @@ class Client:
                 return
 
     def backoff(self, attempt: int) -> float:
-        """The wait before reconnect ``attempt`` (0, 1, ...): exponential, capped
-        at ``max_backoff``, less a random part of up to ``backoff_jitter`` of it,
-        so that clients dropped together do not all come back at once."""
+        """The wait before reconnect ``attempt`` (0, 1, ... counted since the
+        last login, so a server that takes sockets but no logins is not
+        hammered): exponential, capped at ``max_backoff``, less a random part
+        of up to ``backoff_jitter`` of it, so that clients dropped together do
+        not all come back at once."""
         delay = float(min(self.max_backoff, self.initial_backoff * 2**attempt))
         return delay * (1.0 - self.backoff_jitter * self._random.random())
 
@@ -651,7 +661,6 @@ class Client:
                 pinger.cancel()
 
     async def _run(self) -> None:
-        attempt = 0
         while not self._closing:
             started = self._clock()
             try:
@@ -664,7 +673,6 @@ class Client:
                     ping_interval=None,  # our own keepalive, off by default
                     ping_timeout=None,
                 ) as socket:
-                    attempt = 0
                     await self._connected(socket, started)
                     # refused: a first login's refusal went to connect(); a re-login's
                     # ends the event stream too
@@ -696,8 +704,8 @@ class Client:
             self.state = ClientState.RECONNECTING
             self._logged_in.clear()
             self._fail_waiters(NotConnectedError("connection lost; reconnecting"))
-            delay = self.backoff(attempt)
-            attempt += 1
+            delay = self.backoff(self._attempt)
+            self._attempt += 1
             self.reconnects += 1
             await asyncio.sleep(delay)
             self.session = ClientSession(**self._options)

@@ -44,25 +44,36 @@ def default_directory() -> Path:
     return Path(base) / "Archipelago"
 
 
+def _plain_file_name(name: str) -> bool:
+    """Whether ``name`` is one file name: no separator, ``.``/``..`` or NUL."""
+    return safe_name(name) == name and name not in ("", ".", "..") and "\x00" not in name
+
+
 class DataPackageCache(MutableMapping[str, C.GameData]):
     """DataPackages by checksum, kept in memory and in ``directory``
     (default: :func:`default_directory`). A file that cannot be read or does
     not hold the package its name promises is treated as missing; a package
-    that cannot be written is still kept in memory."""
+    that cannot be written, or whose game or checksum (given by the server) is
+    not one plain file name (empty, ``.``, ``..``, a NUL), is kept in memory only."""
 
     def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
         self.directory = Path(directory) if directory is not None else default_directory()
         self._memory: dict[str, C.GameData] = {}
 
-    def _path(self, game: str, checksum: str) -> Path:
-        return self.directory / "datapackage" / safe_name(game) / f"{checksum}.json"
+    def _path(self, game: str, checksum: str) -> Path | None:
+        """The file of ``game``'s package, or None where a name the server gave
+        would not stay one file name inside the cache directory."""
+        folder = safe_name(game)
+        if not _plain_file_name(folder) or not _plain_file_name(checksum):
+            return None
+        return self.directory / "datapackage" / folder / f"{checksum}.json"
 
     def lookup(self, game: str, checksum: str) -> C.GameData | None:
         """The package of ``game`` with ``checksum``, from memory or disk."""
         found = self._memory.get(checksum)
-        if found is not None or safe_name(checksum) != checksum or not checksum:
-            return found
         path = self._path(game, checksum)
+        if found is not None or path is None:
+            return found
         try:
             data = msgspec.convert(json.loads(path.read_text("utf-8-sig")), C.GameData)
         except (OSError, ValueError, msgspec.ValidationError):
@@ -78,9 +89,9 @@ class DataPackageCache(MutableMapping[str, C.GameData]):
         if not isinstance(checksum, str) or not checksum:
             return
         self._memory[checksum] = data
-        if safe_name(checksum) != checksum:
-            return
         path = self._path(game, checksum)
+        if path is None:
+            return
         document = {
             "item_name_to_id": data.item_name_to_id,
             "location_name_to_id": data.location_name_to_id,

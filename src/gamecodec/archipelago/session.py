@@ -35,7 +35,7 @@ Feed it the text of each websocket frame with :meth:`ClientSession.receive_frame
 
 Memory: requests waiting for a reply are the application's own (each expires
 after ``request_timeout``; with ``None`` they wait for good); timed-out
-scouts, our own deaths and Sets of read-only keys awaiting their refusal are
+scouts, our own deaths and Sets or Gets the reference refuses (awaiting it) are
 remembered up to ``MAX_LATE_SCOUTS``, ``MAX_SENT_DEATHS`` and
 ``MAX_REFUSABLE_SETS``; the frames :meth:`ClientSession.frames_to_send` has not
 taken are the application's commands, the handshake's, and at most one
@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import enum
 import itertools
+import json
 import math
 import secrets
 from collections import deque
@@ -96,8 +97,8 @@ MAX_SENT_DEATHS = 256
 """Our own deaths remembered so that their echo is not reported as another
 player's (an echo that never comes, DeathLink off on the server, is forgotten)."""
 MAX_REFUSABLE_SETS = 1024
-"""Sets of read-only keys awaiting the server's refusal (the reference refuses
-each; beyond it the oldest are forgotten: a server that lets them through)."""
+"""Sets (and, apart, Gets) the reference refuses, awaiting that refusal (beyond
+it the oldest are forgotten: a server that lets them through)."""
 
 
 class State(enum.Enum):
@@ -349,7 +350,9 @@ class ClientSession:
         self._sent_deaths: dict[tuple[float, str], None] = {}  # oldest first
         self._wanted: list[str] = []  # games asked for with GetDataPackage
         self._resync_queued = False  # a Sync for out-of-step items waits in the outbox
-        self._refusable_sets: deque[int | None] = deque()  # Sets of _read_ keys, oldest first
+        # Sets and Gets the reference refuses, oldest first (None: sent with send())
+        self._refusable_sets: deque[int | None] = deque()
+        self._refusable_gets: deque[int | None] = deque()
 
     # ------------------------------------------------------------------ output
 
@@ -438,11 +441,15 @@ class ClientSession:
             request_id = self._request("Set", now)
             command.set_extra({"request_id": request_id})
         if key.startswith("_read_"):  # read-only: the reference refuses it (InvalidPacket)
-            self._refusable_sets.append(request_id)
-            while len(self._refusable_sets) > MAX_REFUSABLE_SETS:
-                self._refusable_sets.popleft()
+            self._refusable(self._refusable_sets, request_id)
         self._send(command)
         return request_id
+
+    @staticmethod
+    def _refusable(queue: deque[int | None], request_id: int | None) -> None:
+        queue.append(request_id)
+        while len(queue) > MAX_REFUSABLE_SETS:
+            queue.popleft()
 
     def set_notify(self, keys: Iterable[str]) -> None:
         """Be told (:class:`StorageChanged` with ``request_id=None``) when keys change."""
@@ -494,7 +501,33 @@ class ClientSession:
         """Send any commands (typed, or plain dicts written as the reference
         writes them) in one frame; their replies arrive as events."""
         self._require_login()
-        self._outbox.append(encode([c if isinstance(c, C.Command) else dict(c) for c in commands]))
+        frame = encode([c if isinstance(c, C.Command) else dict(c) for c in commands])
+        for command in json.loads(frame):
+            self._note_unmatched(command)
+        self._outbox.append(frame)
+
+    def _note_unmatched(self, command: Any) -> None:
+        """Keep the place of a reply to a command sent with :meth:`send` that
+        carries no id of ours (a LocationInfo, a refusal), so that it is not
+        taken for the reply to one of our requests."""
+        if not isinstance(command, dict):
+            return
+        cmd = command.get("cmd")
+        if cmd == "LocationScouts":
+            placeholder = next(self._ids)
+            self._scouts.append(placeholder)
+            self._late_scouts.add(placeholder)
+            self._forget_late_scouts()
+        elif cmd == "Set":
+            key = command.get("key")
+            if (
+                not isinstance(key, str)
+                or key.startswith("_read_")
+                or not isinstance(command.get("operations"), list)
+            ):
+                self._refusable(self._refusable_sets, None)
+        elif cmd == "Get" and not isinstance(command.get("keys"), list):
+            self._refusable(self._refusable_gets, None)
 
     # ------------------------------------------------------------------ hints
 
@@ -700,9 +733,10 @@ class ClientSession:
 
     def _on_invalid(self, command: C.InvalidPacket) -> list[Event]:
         """Match a refusal to the request it refuses: the server answers a
-        refused scout, Get or Set with this and nothing else, so the oldest such
-        request still waiting (a Set of a read-only key first: the reference
-        refuses those) ends here rather than at its timeout."""
+        refused scout, Get or Set with this and nothing else. Scouts are answered
+        in order; a refused Set or Get is the oldest one sent that the reference
+        refuses (a read-only key, a missing list), ours or one sent with
+        :meth:`send`, so no other request is ended by it."""
         kind = command.original_cmd if isinstance(command.original_cmd, str) else command.text
         if kind == "LocationScouts" and self._scouts:
             # the oldest scout (replies come in order), or the next reply goes astray
@@ -712,11 +746,13 @@ class ClientSession:
                 return [CommandReceived(command)]
             self._pending.pop(request_id, None)
             return [RequestRefused(request_id, kind, command)]
+        # only a request the reference refuses: another Set's reply may still come
+        # after this refusal (the server broadcasts SetReplies from a task)
         refused: int | None = None
         if kind == "Set" and self._refusable_sets:
             refused = self._refusable_sets.popleft()
-        elif kind in ("Set", "Get"):
-            refused = next((r for r, p in self._pending.items() if p.kind == kind), None)
+        elif kind == "Get" and self._refusable_gets:
+            refused = self._refusable_gets.popleft()
         if refused is None or self._pending.pop(refused, None) is None:
             return [CommandReceived(command)]
         return [RequestRefused(refused, kind, command)]

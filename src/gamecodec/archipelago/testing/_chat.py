@@ -47,17 +47,34 @@ def _fuzzy(word: str, candidates: Collection[str]) -> list[tuple[str, int]]:
 
 
 def _distance(a: str, b: str) -> int:
-    """Damerau-Levenshtein distance (adjacent transpositions count one)."""
-    rows = [list(range(len(b) + 1))]
+    """Damerau-Levenshtein distance, as the reference's ``jellyfish``: adjacent
+    transpositions count one, and edits may follow one (``ca`` -> ``abc`` is 2;
+    the restricted "optimal string alignment" variant says 3)."""
+    far = len(a) + len(b)
+    # rows and columns shifted by one: row/column 0 is the "far" border
+    table = [[far] * (len(b) + 2)] + [[far] + [0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) + 1):
+        table[i + 1][1] = i
+    for j in range(len(b) + 1):
+        table[1][j + 1] = j
+    last_row: dict[str, int] = {}  # the last row of a where each character was seen
     for i in range(1, len(a) + 1):
-        row = [i] + [0] * len(b)
+        last_match_column = 0
         for j in range(1, len(b) + 1):
-            cost = a[i - 1] != b[j - 1]
-            row[j] = min(rows[i - 1][j] + 1, row[j - 1] + 1, rows[i - 1][j - 1] + cost)
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                row[j] = min(row[j], rows[i - 2][j - 2] + 1)
-        rows.append(row)
-    return rows[-1][-1]
+            row_k = last_row.get(b[j - 1], 0)
+            column_l = last_match_column
+            cost = 1
+            if a[i - 1] == b[j - 1]:
+                cost = 0
+                last_match_column = j
+            table[i + 1][j + 1] = min(
+                table[i][j] + cost,
+                table[i + 1][j] + 1,
+                table[i][j + 1] + 1,
+                table[row_k][column_l] + (i - row_k - 1) + 1 + (j - column_l - 1),
+            )
+        last_row[a[i - 1]] = i
+    return table[len(a) + 1][len(b) + 1]
 
 
 def intended_text(text: str, candidates: Collection[str]) -> tuple[str, bool, str]:

@@ -60,10 +60,14 @@ limit Python (and so the reference's JSON encoder) writes."""
 _MAX_SEQUENCE = 1_000_000
 """Items a ``Set`` may make a list or string hold by ``mul``."""
 
+_MAX_REPEATED_CHARS = 16 * 1024 * 1024
+"""JSON text a list repeated by ``mul`` may come to (what a client reads in one frame)."""
+
 
 def check_size(operation: str, current: Any, value: Any) -> None:
     """Raise OverflowError before an operation that would make a value too large
-    to send (an integer past :data:`MAX_INT_BITS`, a sequence past a million items)."""
+    to send (an integer past :data:`MAX_INT_BITS`, a sequence past a million items,
+    a list repeated past 16 MiB of JSON)."""
     if type(current) is bool or type(value) is bool:
         return
     if isinstance(current, int) and isinstance(value, int):
@@ -78,6 +82,12 @@ def check_size(operation: str, current: Any, value: Any) -> None:
         for seq, times in ((current, value), (value, current)):
             sized = isinstance(seq, (list, str)) and isinstance(times, int)
             if sized and len(seq) * max(times, 0) > _MAX_SEQUENCE:
+                raise OverflowError("the result would be too large")
+            repeated = sized and isinstance(seq, list) and times > 1
+            if (
+                repeated
+                and len(json.dumps(seq, separators=(",", ":"))) * times > _MAX_REPEATED_CHARS
+            ):
                 raise OverflowError("the result would be too large")
 
 
