@@ -1,4 +1,4 @@
-"""The ``gamecodec`` command: ``decode``, ``bench`` and ``info``."""
+"""The ``gamecodec`` command: ``decode``, ``dump``, ``stats``, ``bench`` and ``info``."""
 
 from __future__ import annotations
 
@@ -543,6 +543,9 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     parser.add_argument("--version", action="version", version=f"gamecodec {gamecodec.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     decode_parser = _add_decode(sub)
+    from gamecodec.capture._cli import add_commands
+
+    add_commands(sub)
     _add_bench(sub)
     p = sub.add_parser(
         "info",

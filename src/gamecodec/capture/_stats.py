@@ -250,6 +250,10 @@ class CaptureStats:
     errors_by_where: Counter[str] = field(default_factory=Counter)
     error_list: list[CaptureError] = field(default_factory=list)
     """Errors outside any flow (the file, the link layer)."""
+    timeline: Counter[tuple[str, int]] = field(default_factory=Counter)
+    """Units per protocol and whole second of capture time."""
+    sizes: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    """Per protocol and message name: units and bytes (for sizes by message)."""
 
     def add(self, item: Item, capture: str = "") -> None:
         """Count one item."""
@@ -277,6 +281,13 @@ class CaptureStats:
         for name in names:
             stats.messages[name] += 1
             stats.message_bytes[name] += item.size
+        self.timeline[item.protocol, int(item.time)] += 1
+        for name in set(names):
+            size = self.sizes.get((item.protocol, name))
+            if size is None:
+                size = self.sizes[item.protocol, name] = [0, 0]
+            size[0] += 1
+            size[1] += item.size
         special = _PER_PROTOCOL.get(item.protocol)
         if special is not None:
             special(stats, item)

@@ -180,6 +180,7 @@ class _Columns:
         self, time: float | None, packet: int | None, flow: Flow | None, direction: Any
     ) -> None:
         c = self.cols
+        c["capture"].append(self.capture)
         c["time"].append(None if time is None else round(time * 1_000_000))
         c["packet"].append(packet)
         c["flow"].append(None if flow is None else flow.index)
@@ -192,9 +193,6 @@ class _Columns:
     def batch(self) -> pa.RecordBatch:
         arrays = []
         for field in self.schema:
-            if field.name == "capture":
-                arrays.append(pa.array([self.capture] * self.rows, pa.string()))
-                continue
             values = self.cols[field.name]
             if pa.types.is_timestamp(field.type):
                 arrays.append(pa.array(values, pa.int64()).cast(field.type))
@@ -400,15 +398,26 @@ class TableBuilder:
     ``capture`` fills the ``capture`` column (the file's name, say)."""
 
     def __init__(self, capture: str = "", *, batch_size: int = BATCH_SIZE) -> None:
-        self.capture = capture
+        self._capture = capture
         self.batch_size = batch_size
         self.columns: dict[str, _Columns] = {}
         self.pairs = _Pairs()
 
+    @property
+    def capture(self) -> str:
+        """What the ``capture`` column of the rows added next holds."""
+        return self._capture
+
+    @capture.setter
+    def capture(self, name: str) -> None:
+        self._capture = name
+        for cols in self.columns.values():
+            cols.capture = name
+
     def _cols(self, table: str) -> _Columns:
         cols = self.columns.get(table)
         if cols is None:
-            cols = self.columns[table] = _Columns(SCHEMAS[table], self.capture)
+            cols = self.columns[table] = _Columns(SCHEMAS[table], self._capture)
         return cols
 
     def add(self, item: Item) -> list[tuple[str, pa.RecordBatch]]:

@@ -1,0 +1,30 @@
+"""Reading a capture for the tables, statistics and commands."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from typing import BinaryIO
+
+from gamecodec.capture._records import Item
+
+__all__ = ["capture_name", "items"]
+
+
+def items(
+    source: str | os.PathLike[str] | BinaryIO, protocols: Sequence[str] = ()
+) -> Iterator[Item]:
+    """What :func:`gamecodec.capture.read` yields for ``source``."""
+    from gamecodec import capture
+
+    read = getattr(capture, "read", None)
+    if read is None:  # pragma: no cover - only before the reader is in place
+        raise RuntimeError("gamecodec.capture.read is not available in this build")
+    yield from read(source, protocols=tuple(protocols))
+
+
+def capture_name(source: object) -> str:
+    """The name the ``capture`` column gives ``source`` (a path's file name)."""
+    if isinstance(source, str | os.PathLike):
+        return os.path.basename(os.fspath(source))
+    return str(getattr(source, "name", "") or "")
