@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 from gamecodec.capture._output import write_tables
 from gamecodec.capture._source import capture_name, items
@@ -47,7 +48,8 @@ def to_parquet(
     names = [os.fspath(p) for p in paths]
     if not names:
         return {}
-    bag = db.from_sequence(list(enumerate(names)), npartitions=len(names))
+    from_sequence: Any = db.from_sequence
+    bag = from_sequence(list(enumerate(names)), npartitions=len(names))
     counts = bag.map(lambda job: capture_to_parquet(job[0], job[1], os.fspath(out), protocols))
     total: Counter[str] = Counter()
     for written in counts.compute(scheduler=scheduler):

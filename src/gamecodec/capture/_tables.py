@@ -27,7 +27,8 @@ from gamecodec.cli import to_json
 __all__ = ["COMMON", "PROTOCOLS", "SCHEMAS", "TableBuilder", "record_batches", "tables"]
 
 BATCH_SIZE = 65_536
-"""Rows per record batch (and so per Parquet row group) unless told otherwise."""
+"""Rows per record batch (and so per Parquet row group) unless told otherwise; a
+batch closes after the unit that fills it, so one unit's rows never straddle two."""
 
 TIME = pa.timestamp("us", tz="UTC")
 
