@@ -14,6 +14,7 @@ from typing import Any
 
 try:
     import pyarrow as pa
+    import pyarrow.compute as pc
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
         "gamecodec.capture tables need pyarrow: pip install 'gamecodec[capture]'"
@@ -141,28 +142,44 @@ def json_text(value: object) -> str:
 # ---- LLUDP blocks: the fast path -------------------------------------------------
 
 _ENCODE = msgspec.json.Encoder().encode
+_BYTES_TYPES = ("VARIABLE", "FIXED")
+_BLOCK_TYPES: dict[type, tuple[Any, tuple[int, ...]]] = {}
 
 
-def _plain(value: object) -> object:
-    if type(value) is bytes:
-        return value.hex()
-    return value
+def _block_type(cls: type) -> tuple[Any, tuple[int, ...]]:
+    """A msgspec Struct with the block's field names, and which fields are bytes."""
+    fields = cls._spec.fields  # type: ignore[attr-defined]
+    struct = msgspec.defstruct(cls.__name__, [f.name for f in fields])
+    hexed = tuple(i for i, f in enumerate(fields) if f.type.name in _BYTES_TYPES)
+    _BLOCK_TYPES[cls] = struct, hexed
+    return struct, hexed
 
 
-def _block_json(block: Any) -> str:
-    """One block's fields as JSON text, equal (as JSON) to ``json_text(block)``
-    without its ``type`` key.
+def _block_json(block: Any) -> bytes:
+    """One block's fields as JSON text (UTF-8), equal as JSON to what JSON lines
+    give for the block (:func:`gamecodec.cli.to_json`) without its ``type`` key.
 
-    msgspec writes UUIDs, tuples, ints and floats as ``to_json`` does, once
-    bytes are hex; it writes a non-finite float as ``null``, which ``to_json``
-    never gives for an LLUDP field, so such a block takes the slow path."""
-    names = block._fields
-    text = _ENCODE(dict(zip(names, map(_plain, block), strict=True)))
+    msgspec writes UUIDs, tuples, ints and floats as ``to_json`` does once bytes
+    are hex; it writes a non-finite float as ``null``, which ``to_json`` never
+    gives for an LLUDP field, so a block with ``null`` in its text is written by
+    ``to_json`` instead."""
+    cls = type(block)
+    try:
+        struct, hexed = _BLOCK_TYPES[cls]
+    except KeyError:
+        struct, hexed = _block_type(cls)
+    if hexed:
+        values = list(block)
+        for i in hexed:
+            values[i] = values[i].hex()
+        text: bytes = _ENCODE(struct(*values))
+    else:
+        text = _ENCODE(struct(*block))
     if b"null" in text:
         data = to_json(block)
         data.pop("type", None)
-        return json.dumps(data, separators=(",", ":"))
-    return text.decode()
+        return json.dumps(data, separators=(",", ":")).encode()
+    return text
 
 
 # ---- the builders ------------------------------------------------------------------
@@ -175,34 +192,70 @@ class _Columns:
         self.schema = schema
         self.capture = capture
         self.cols: dict[str, list[Any]] = {name: [] for name in schema.names}
+        self.block_names: list[str] = []
+        self.block_fields: list[bytes] = []
         self.rows = 0
+        self._flows: dict[int, tuple[Flow, int, str, str, str]] = {}
+
+    def _flow(self, flow: Flow) -> tuple[Flow, int, str, str, str]:
+        # by identity: the reader hands out one Flow object per flow
+        got = self._flows.get(id(flow))
+        if got is None or got[0] is not flow:
+            got = (flow, flow.index, flow.id, str(flow.client), str(flow.server))
+            if len(self._flows) > 4096:
+                self._flows.clear()
+            self._flows[id(flow)] = got
+        return got
 
     def common(
         self, time: float | None, packet: int | None, flow: Flow | None, direction: Any
     ) -> None:
         c = self.cols
         c["capture"].append(self.capture)
-        c["time"].append(None if time is None else round(time * 1_000_000))
+        c["time"].append(time)
         c["packet"].append(packet)
-        c["flow"].append(None if flow is None else flow.index)
-        c["flow_id"].append(None if flow is None else flow.id)
-        c["client"].append(None if flow is None else str(flow.client))
-        c["server"].append(None if flow is None else str(flow.server))
+        if flow is None:
+            c["flow"].append(None)
+            c["flow_id"].append(None)
+            c["client"].append(None)
+            c["server"].append(None)
+        else:
+            _, index, flow_id, client, server = self._flow(flow)
+            c["flow"].append(index)
+            c["flow_id"].append(flow_id)
+            c["client"].append(client)
+            c["server"].append(server)
         c["direction"].append(direction)
         self.rows += 1
 
+    def _array(self, field: pa.Field, values: list[Any]) -> pa.Array:
+        if field.name in ("time", "response_time"):  # seconds -> microseconds
+            seconds = pa.array(values, pa.float64())
+            micros = pc.round(pc.multiply(seconds, 1e6), round_mode="half_to_even")
+            return micros.cast(pa.int64()).cast(field.type)
+        if field.name == "blocks":
+            blocks = pa.StructArray.from_arrays(
+                [
+                    pa.array(self.block_names, pa.string()),
+                    pa.array(self.block_fields, pa.binary()).cast(pa.string()),
+                ],
+                fields=list(BLOCK),
+            )
+            offsets = pa.array([*values, len(self.block_names)], pa.int32())
+            return pa.ListArray.from_arrays(offsets, blocks, type=field.type)
+        return pa.array(values, field.type)
+
     def batch(self) -> pa.RecordBatch:
-        arrays = []
-        for field in self.schema:
-            values = self.cols[field.name]
-            if pa.types.is_timestamp(field.type):
-                arrays.append(pa.array(values, pa.int64()).cast(field.type))
-            else:
-                arrays.append(pa.array(values, field.type))
+        arrays = [self._array(field, self.cols[field.name]) for field in self.schema]
         for values in self.cols.values():
             values.clear()
+        self.block_names.clear()
+        self.block_fields.clear()
         self.rows = 0
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+
+_FREQUENCIES: dict[object, str] = {}
 
 
 def _add_lludp(cols: _Columns, unit: Unit) -> None:
@@ -212,7 +265,11 @@ def _add_lludp(cols: _Columns, unit: Unit) -> None:
     c["size"].append(unit.size)
     c["message"].append(m.name)
     c["number"].append(m.code)
-    c["frequency"].append(m.frequency.name)
+    frequency = m.frequency
+    name = _FREQUENCIES.get(frequency)
+    if name is None:
+        name = _FREQUENCIES[frequency] = frequency.name
+    c["frequency"].append(name)
     flags = m.flags
     c["flags"].append(flags)
     c["reliable"].append(bool(flags & 0x40))
@@ -223,13 +280,13 @@ def _add_lludp(cols: _Columns, unit: Unit) -> None:
     c["extra"].append(m.extra)
     c["excess"].append(m.excess)
     c["truncated"].append(m.truncated)
-    c["blocks"].append(
-        [
-            {"block": name, "fields": _block_json(block)}
-            for name, instances in m.blocks.items()
-            for block in instances
-        ]
-    )
+    c["blocks"].append(len(cols.block_names))  # where this row's blocks start
+    names = cols.block_names
+    fields = cols.block_fields
+    for name, instances in m.blocks.items():
+        for block in instances:
+            names.append(name)
+            fields.append(_block_json(block))
 
 
 def _add_avara(cols: _Columns, unit: Unit) -> None:
@@ -359,7 +416,7 @@ class _Pairs:
             c[prefix].append(None if unit is None else _first(unit.names))
             c[f"{prefix}_fields"].append(None if unit is None else _fields_json(unit.value))
             c[f"{prefix}_size"].append(None if unit is None else unit.size)
-        c["response_time"].append(None if response is None else round(response.time * 1e6))
+        c["response_time"].append(None if response is None else response.time)
         c["response_packet"].append(None if response is None else response.packet)
 
     def finish(self, cols: _Columns, flow: Flow | None = None) -> None:
