@@ -240,6 +240,7 @@ _SUITES: dict[str, tuple[str, ...]] = {
     "avara": ("gamecodec.avara._bench",),
     "bzrc": ("gamecodec.bzrc._bench",),
     "ywindow": ("gamecodec.ywindow._bench",),
+    "capture": ("gamecodec.capture._bench",),
 }
 
 _EXPLAIN = (
@@ -521,8 +522,8 @@ def _add_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--protocol",
         action="append",
-        choices=gamecodec.PROTOCOLS,
-        help="only this protocol (repeatable)",
+        choices=list(_SUITES),
+        help="only this protocol, or capture (repeatable)",
     )
     p.add_argument(
         "--progress",

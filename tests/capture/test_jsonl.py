@@ -18,7 +18,7 @@ from . import unitgen  # noqa: E402
 
 def _lines(items: list) -> list[dict]:  # type: ignore[type-arg]
     out = io.StringIO()
-    assert write_json_lines(items, out, "c.pcap") == len(items)
+    assert write_json_lines(items, out, capture="c.pcap") == len(items)
     return [json.loads(line) for line in out.getvalue().splitlines()]
 
 

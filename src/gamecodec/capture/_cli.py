@@ -101,7 +101,7 @@ def dump(args: argparse.Namespace) -> int:
             out = sys.stdout if args.output in (None, "-") else open(args.output, "w")  # noqa: SIM115
             try:
                 for name, items in _each_capture(args, progress):
-                    for line in json_lines(items, name):
+                    for line in json_lines(items, capture=name):
                         out.write(line)
                         out.write("\n")
             finally:

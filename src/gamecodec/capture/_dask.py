@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gamecodec.capture._output import write_tables
-from gamecodec.capture._source import capture_name, items
+from gamecodec.capture._source import capture_name
 
 __all__ = ["capture_to_parquet", "to_parquet"]
 
@@ -27,7 +27,7 @@ def capture_to_parquet(
     """One task: the tables of capture ``path`` under ``out``; rows by table."""
     name = capture_name(path)
     return write_tables(
-        items(path, protocols), out, capture=name, stem=f"{number:05d}-{name}", dataset=True
+        path, out, protocols=protocols, capture=name, stem=f"{number:05d}-{name}", dataset=True
     )
 
 

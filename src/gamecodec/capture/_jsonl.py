@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, Any
 
 from gamecodec.capture._records import CaptureError, Flow, Item
+from gamecodec.capture._source import Source, as_items
 from gamecodec.cli import to_json
 
 __all__ = ["json_lines", "record", "write_json_lines"]
@@ -50,17 +51,27 @@ def record(item: Item, capture: str = "") -> dict[str, Any]:
     }
 
 
-def json_lines(items: Iterable[Item], capture: str = "") -> Iterator[str]:
-    """Each item as one line of JSON (no newline)."""
+def json_lines(
+    source: Source | Iterable[Item], *, protocols: Sequence[str] = (), capture: str | None = None
+) -> Iterator[str]:
+    """Each item of ``source`` (a capture, or items already read) as one line of
+    JSON, without the newline; ``capture`` defaults to the file's name."""
+    items, name = as_items(source, protocols, capture)
     dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
     for item in items:
-        yield dumps(record(item, capture))
+        yield dumps(record(item, name))
 
 
-def write_json_lines(items: Iterable[Item], out: IO[str], capture: str = "") -> int:
-    """Write ``items`` to ``out``, one JSON object a line; the number written."""
+def write_json_lines(
+    source: Source | Iterable[Item],
+    out: IO[str],
+    *,
+    protocols: Sequence[str] = (),
+    capture: str | None = None,
+) -> int:
+    """Write ``source``'s items to ``out``, one JSON object a line; the number written."""
     count = 0
-    for line in json_lines(items, capture):
+    for line in json_lines(source, protocols=protocols, capture=capture):
         out.write(line)
         out.write("\n")
         count += 1

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
 from gamecodec.capture._records import Item
+from gamecodec.capture._source import Source, as_items
 from gamecodec.capture._tables import BATCH_SIZE, SCHEMAS, TableBuilder
 
 __all__ = ["FORMATS", "TableFiles", "write_tables"]
@@ -80,18 +81,21 @@ class TableFiles:
 
 
 def write_tables(
-    items: Iterable[Item],
+    source: Source | Iterable[Item],
     directory: str | os.PathLike[str],
     format: str = "parquet",
     *,
-    capture: str = "",
+    protocols: Sequence[str] = (),
+    capture: str | None = None,
     stem: str = "",
     dataset: bool = False,
     batch_size: int = BATCH_SIZE,
 ) -> dict[str, int]:
-    """Write the tables ``items`` fill to ``directory`` (one file per table);
-    rows written, by table. Memory holds one batch per table at most."""
-    builder = TableBuilder(capture, batch_size=batch_size)
+    """Write the tables ``source`` fills (a capture, or items already read) to
+    ``directory``, one file per table; rows written, by table. Memory holds one
+    batch per table at most."""
+    items, name = as_items(source, protocols, capture)
+    builder = TableBuilder(name, batch_size=batch_size)
     with TableFiles(directory, format, stem=stem, dataset=dataset) as files:
         for item in items:
             for table, batch in builder.add(item):

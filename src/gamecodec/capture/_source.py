@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import BinaryIO
 
 from gamecodec.capture._records import Item
@@ -28,3 +28,18 @@ def capture_name(source: object) -> str:
     if isinstance(source, str | os.PathLike):
         return os.path.basename(os.fspath(source))
     return str(getattr(source, "name", "") or "")
+
+
+Source = str | os.PathLike[str] | BinaryIO
+"""A capture: a path or a binary file object."""
+
+
+def as_items(
+    source: Source | Iterable[Item], protocols: Sequence[str] = (), capture: str | None = None
+) -> tuple[Iterable[Item], str]:
+    """Items and the capture's name: ``source`` read when it is a path or a file,
+    else taken as items already read."""
+    if isinstance(source, str | os.PathLike) or hasattr(source, "read"):
+        name = capture_name(source) if capture is None else capture
+        return items(source, protocols), name
+    return source, "" if capture is None else capture  # type: ignore[return-value]

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter, OrderedDict, deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from gamecodec.capture._records import CaptureError, Direction, Flow, Item, Unit
+from gamecodec.capture._source import Source, as_items
 
 __all__ = ["CaptureStats", "FlowStats", "SequenceStats", "collect"]
 
@@ -314,10 +315,16 @@ class CaptureStats:
 
 
 def collect(
-    items: Iterable[Item], capture: str = "", into: CaptureStats | None = None
+    source: Source | Iterable[Item],
+    *,
+    protocols: Sequence[str] = (),
+    capture: str | None = None,
+    into: CaptureStats | None = None,
 ) -> CaptureStats:
-    """The statistics of ``items`` (added to ``into`` when given)."""
+    """The statistics of ``source`` (a capture, or items already read), added to
+    ``into`` when given (to gather several captures)."""
+    items, name = as_items(source, protocols, capture)
     stats = CaptureStats() if into is None else into
     for item in items:
-        stats.add(item, capture)
+        stats.add(item, name)
     return stats

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 try:
@@ -23,6 +23,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 import msgspec
 
 from gamecodec.capture._records import CaptureError, Flow, Item, Unit
+from gamecodec.capture._source import Source, as_items
 from gamecodec.cli import to_json
 
 __all__ = ["COMMON", "PROTOCOLS", "SCHEMAS", "TableBuilder", "record_batches", "tables"]
@@ -505,10 +506,19 @@ class TableBuilder:
 
 
 def record_batches(
-    items: Iterable[Item], *, capture: str = "", batch_size: int = BATCH_SIZE
+    source: Source | Iterable[Item],
+    *,
+    protocols: Sequence[str] = (),
+    capture: str | None = None,
+    batch_size: int = BATCH_SIZE,
 ) -> Iterator[tuple[str, pa.RecordBatch]]:
-    """``(table name, record batch)`` pairs for ``items``, as batches fill up."""
-    builder = TableBuilder(capture, batch_size=batch_size)
+    """``(table name, record batch)`` pairs, as batches fill up.
+
+    ``source``: a capture (a path or a binary file, read with ``protocols`` as
+    overrides) or items already read. ``capture`` fills the ``capture`` column
+    (default: the file's name)."""
+    items, name = as_items(source, protocols, capture)
+    builder = TableBuilder(name, batch_size=batch_size)
     for item in items:
         if done := builder.add(item):
             yield from done
@@ -516,10 +526,17 @@ def record_batches(
 
 
 def tables(
-    items: Iterable[Item], *, capture: str = "", batch_size: int = BATCH_SIZE
+    source: Source | Iterable[Item],
+    *,
+    protocols: Sequence[str] = (),
+    capture: str | None = None,
+    batch_size: int = BATCH_SIZE,
 ) -> dict[str, pa.Table]:
-    """Every table ``items`` fill, whole (for a capture that fits in memory)."""
+    """Every table ``source`` fills, whole (for a capture that fits in memory);
+    arguments as for :func:`record_batches`."""
     batches: dict[str, list[pa.RecordBatch]] = {}
-    for name, batch in record_batches(items, capture=capture, batch_size=batch_size):
+    for name, batch in record_batches(
+        source, protocols=protocols, capture=capture, batch_size=batch_size
+    ):
         batches.setdefault(name, []).append(batch)
     return {name: pa.Table.from_batches(b, SCHEMAS[name]) for name, b in batches.items()}
