@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from gamecodec.capture._records import Item
 
@@ -41,5 +41,5 @@ def as_items(
     else taken as items already read."""
     if isinstance(source, str | os.PathLike) or hasattr(source, "read"):
         name = capture_name(source) if capture is None else capture
-        return items(source, protocols), name
-    return source, "" if capture is None else capture  # type: ignore[return-value]
+        return items(cast(Source, source), protocols), name
+    return cast(Iterable[Item], source), "" if capture is None else capture
