@@ -42,4 +42,4 @@ def as_items(
     if isinstance(source, str | os.PathLike) or hasattr(source, "read"):
         name = capture_name(source) if capture is None else capture
         return items(cast(Source, source), protocols), name
-    return cast(Iterable[Item], source), "" if capture is None else capture
+    return source, "" if capture is None else capture
