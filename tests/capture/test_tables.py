@@ -154,3 +154,13 @@ def test_files_hold_the_same_rows(tmp_path, fmt: str) -> None:  # type: ignore[n
         path = tmp_path / f"{name}.{fmt}"
         got = pq.read_table(path) if fmt == "parquet" else pa.ipc.open_file(path).read_all()
         assert got.equals(table)
+
+
+def test_the_guide_documents_every_column() -> None:
+    from pathlib import Path
+
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "capture.md").read_text()
+    for name, schema in SCHEMAS.items():
+        assert f"### {name}" in guide
+        for column in schema.names:
+            assert f"`{column}`" in guide, (name, column)
