@@ -129,3 +129,32 @@ def all_items() -> list[Item]:
         *errors(),
     ]
     return sorted(items, key=lambda i: (i.time or 0.0, i.packet or 0))
+
+
+def mixed_packets(start: float = T0) -> list:  # type: ignore[type-arg]
+    """A capture's packets holding every LLUDP and Avara corpus datagram (each on
+    its well-known port) and a BZRC session over TCP."""
+    from . import pcapgen
+
+    viewer, sim = ("10.0.0.2", 50_001), ("10.0.0.1", 9000)
+    player, server = ("10.0.0.3", 50_002), ("10.0.0.1", 19567)
+    packets = []
+    t = start
+    for n, unit in enumerate(lludp_units()):
+        src, dst = (viewer, sim) if n % 2 == 0 else (sim, viewer)
+        packets.append(pcapgen.udp(t, src, dst, unit.payload))
+        t += 0.01
+    for n, unit in enumerate(avara_units()):
+        src, dst = (player, server) if n % 2 == 0 else (server, player)
+        packets.append(pcapgen.udp(t, src, dst, unit.payload))
+        t += 0.01
+    conn = pcapgen.TcpConnection(("10.0.0.4", 50_003), ("10.0.0.1", 47200), time=t)
+    packets += conn.open()
+    exchanges = json.loads((DATA / "bzrc" / "basic_four_ls.json").read_text())["exchanges"]
+    for exchange in exchanges:
+        if exchange["send"]:
+            packets += conn.send("to_server", exchange["send"].encode())
+        if exchange["recv"]:
+            packets += conn.send("to_client", exchange["recv"].encode())
+    packets += conn.close()
+    return packets

@@ -19,13 +19,16 @@ __all__ = ["add_commands"]
 def _selected(items: Iterable[Item], args: argparse.Namespace) -> Iterator[Item]:
     """The items that pass ``--only``, ``--flow`` and ``--message``."""
     only = set(args.only or ())
-    flows = args.flow or ()
+    numbers = {int(f) for f in args.flow or () if f.isdigit()}
+    texts = [f for f in args.flow or () if not f.isdigit()]
     messages = args.message or ()
     for item in items:
         flow = item.flow
         if only and (flow is None or flow.protocol not in only):
             continue
-        if flows and (flow is None or not any(f == str(flow.index) or f in flow.id for f in flows)):
+        if (numbers or texts) and (
+            flow is None or (flow.index not in numbers and not any(t in flow.id for t in texts))
+        ):
             continue
         if messages:
             if isinstance(item, CaptureError):
@@ -33,6 +36,10 @@ def _selected(items: Iterable[Item], args: argparse.Namespace) -> Iterator[Item]
             if not any(fnmatch.fnmatchcase(n, m) for n in item.names for m in messages):
                 continue
         yield item
+
+
+SHOW_AFTER = 1.0
+"""Seconds of work before the progress bar appears."""
 
 
 class _Progress:
@@ -51,7 +58,7 @@ class _Progress:
         if not self.enabled:
             return
         if self.bar is None:
-            if time.monotonic() - self.start < 1.0:
+            if time.monotonic() - self.start < SHOW_AFTER:
                 return
             from rich.progress import Progress
 
@@ -200,7 +207,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--only", metavar="PROTO", action="append", help="only this protocol's flows")
     p.add_argument(
-        "--flow", metavar="FLOW", action="append", help="only flow number FLOW, or ids holding it"
+        "--flow",
+        metavar="FLOW",
+        action="append",
+        help="only flow number FLOW (digits), or the flows whose id holds FLOW",
     )
     p.add_argument(
         "--message", metavar="NAME", action="append", help="only units holding NAME (a glob)"

@@ -40,7 +40,8 @@ class SequenceStats:
     missing: int = 0
     """Numbers jumped over (some may arrive late)."""
     late: int = 0
-    """Numbers below the highest seen, not seen before (reordered, or a gap filled)."""
+    """Numbers below the highest seen, not seen before (reordered, or a gap filled);
+    ``as_dict`` also gives ``lost``: missing numbers that never came late."""
     highest: int | None = None
     recent: OrderedDict[int, None] = field(default_factory=OrderedDict)
 
@@ -71,6 +72,7 @@ class SequenceStats:
             "gaps": self.gaps,
             "missing": self.missing,
             "late": self.late,
+            "lost": max(0, self.missing - self.late),
         }
 
 
