@@ -185,21 +185,41 @@ def _block_json(block: Any) -> bytes:
 
 # ---- the builders ------------------------------------------------------------------
 
+_NO_FLOW = (None, None, None, None, None)
+
 
 class _Columns:
-    """Column lists for one table, and the record batch they make."""
+    """The rows of one table (kept as tuples), and the record batch they make.
+
+    Each row is a *place* (a unit or an error: its ``time``, ``packet``, ``flow``
+    and ``direction`` fill the common columns) and a tuple of the table's own
+    columns in schema order; columns are built from them when a batch is made."""
 
     def __init__(self, schema: pa.Schema, capture: str) -> None:
         self.schema = schema
+        self.own = schema.names[len(COMMON) :]
         self.capture = capture
-        self.cols: dict[str, list[Any]] = {name: [] for name in schema.names}
+        self.places: list[Any] = []
+        self.values: list[tuple[Any, ...]] = []
+        self.captures: list[tuple[int, str]] = []
         self.block_names: list[str] = []
         self.block_fields: list[bytes] = []
-        self.rows = 0
-        self._flows: dict[int, tuple[Flow, int, str, str, str]] = {}
+        self._flows: dict[int, tuple[Any, ...]] = {}
 
-    def _flow(self, flow: Flow) -> tuple[Flow, int, str, str, str]:
+    @property
+    def rows(self) -> int:
+        return len(self.values)
+
+    def add(self, place: Any, values: tuple[Any, ...]) -> None:
+        if not self.captures or self.captures[-1][1] != self.capture:
+            self.captures.append((len(self.values), self.capture))
+        self.places.append(place)
+        self.values.append(values)
+
+    def _flow(self, flow: Flow | None) -> tuple[Any, ...]:
         # by identity: the reader hands out one Flow object per flow
+        if flow is None:
+            return _NO_FLOW
         got = self._flows.get(id(flow))
         if got is None or got[0] is not flow:
             got = (flow, flow.index, flow.id, str(flow.client), str(flow.server))
@@ -208,28 +228,36 @@ class _Columns:
             self._flows[id(flow)] = got
         return got
 
-    def common(
-        self, time: float | None, packet: int | None, flow: Flow | None, direction: Any
-    ) -> None:
-        c = self.cols
-        c["capture"].append(self.capture)
-        c["time"].append(time)
-        c["packet"].append(packet)
-        if flow is None:
-            c["flow"].append(None)
-            c["flow_id"].append(None)
-            c["client"].append(None)
-            c["server"].append(None)
-        else:
-            _, index, flow_id, client, server = self._flow(flow)
-            c["flow"].append(index)
-            c["flow_id"].append(flow_id)
-            c["client"].append(client)
-            c["server"].append(server)
-        c["direction"].append(direction)
-        self.rows += 1
+    def _capture_column(self) -> list[str]:
+        out: list[str] = []
+        ends = [start for start, _ in self.captures[1:]] + [len(self.values)]
+        for (start, name), end in zip(self.captures, ends, strict=True):
+            out.extend([name] * (end - start))
+        return out
 
-    def _array(self, field: pa.Field, values: list[Any]) -> pa.Array:
+    def batch(self) -> pa.RecordBatch:
+        places = self.places
+        flows = [self._flow(p.flow) for p in places]
+        columns: dict[str, Any] = {
+            "capture": self._capture_column(),
+            "time": [p.time for p in places],
+            "packet": [p.packet for p in places],
+            "flow": [f[1] for f in flows],
+            "flow_id": [f[2] for f in flows],
+            "client": [f[3] for f in flows],
+            "server": [f[4] for f in flows],
+            "direction": [p.direction for p in places],
+        }
+        columns.update(zip(self.own, zip(*self.values, strict=True), strict=True))
+        arrays = [self._array(field, columns[field.name]) for field in self.schema]
+        self.places = []
+        self.values = []
+        self.captures = []
+        self.block_names = []
+        self.block_fields = []
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+    def _array(self, field: pa.Field, values: Any) -> pa.Array:
         if field.name in ("time", "response_time"):  # seconds -> microseconds
             seconds = pa.array(values, pa.float64())
             micros = pc.round(pc.multiply(seconds, 1e6), round_mode="half_to_even")
@@ -246,108 +274,79 @@ class _Columns:
             return pa.ListArray.from_arrays(offsets, blocks, type=field.type)
         return pa.array(values, field.type)
 
-    def batch(self) -> pa.RecordBatch:
-        arrays = [self._array(field, self.cols[field.name]) for field in self.schema]
-        for values in self.cols.values():
-            values.clear()
-        self.block_names.clear()
-        self.block_fields.clear()
-        self.rows = 0
-        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
-
 
 _FREQUENCIES: dict[object, str] = {}
 
 
 def _add_lludp(cols: _Columns, unit: Unit) -> None:
     m: Any = unit.value
-    cols.common(unit.time, unit.packet, unit.flow, unit.direction)
-    c = cols.cols
-    c["size"].append(unit.size)
-    c["message"].append(m.name)
-    c["number"].append(m.code)
     frequency = m.frequency
     name = _FREQUENCIES.get(frequency)
     if name is None:
         name = _FREQUENCIES[frequency] = frequency.name
-    c["frequency"].append(name)
-    flags = m.flags
-    c["flags"].append(flags)
-    c["reliable"].append(bool(flags & 0x40))
-    c["resent"].append(bool(flags & 0x20))
-    c["zerocoded"].append(bool(flags & 0x80))
-    c["sequence"].append(m.sequence)
-    c["acks"].append(m.acks)
-    c["extra"].append(m.extra)
-    c["excess"].append(m.excess)
-    c["truncated"].append(m.truncated)
-    c["blocks"].append(len(cols.block_names))  # where this row's blocks start
     names = cols.block_names
+    first = len(names)  # where this row's blocks start
     fields = cols.block_fields
-    for name, instances in m.blocks.items():
+    for block_name, instances in m.blocks.items():
         for block in instances:
-            names.append(name)
+            names.append(block_name)
             fields.append(_block_json(block))
+    flags = m.flags
+    cols.add(
+        unit,
+        (
+            unit.size,
+            m.name,
+            m.code,
+            name,
+            flags,
+            bool(flags & 0x40),
+            bool(flags & 0x20),
+            bool(flags & 0x80),
+            m.sequence,
+            m.acks,
+            m.extra,
+            m.excess,
+            m.truncated,
+            first,
+        ),
+    )
+
+
+_NO_COMMAND = (None,) * 12
 
 
 def _add_avara(cols: _Columns, unit: Unit) -> None:
     d: Any = unit.value
-    commands = d.commands or (None,)
-    for index, command in enumerate(commands):
-        cols.common(unit.time, unit.packet, unit.flow, unit.direction)
-        c = cols.cols
-        c["size"].append(unit.size)
-        c["crc_ok"].append(d.crc_ok)
-        c["ack"].append(d.ack)
-        c["ack_bitmap"].append(d.ack_bitmap)
-        if command is None:
-            for name in _AVARA_COMMAND:
-                c[name].append(None)
-            continue
-        c["index"].append(index)
-        c["command_name"].append(_avara_name(command.command))
-        c["command"].append(command.command)
-        c["serial"].append(command.serial)
-        c["send_count"].append(command.send_count)
-        c["flags"].append(command.flags)
-        c["distribution"].append(command.distribution)
-        c["p1"].append(command.p1)
-        c["p2"].append(command.p2)
-        c["p3"].append(command.p3)
-        c["sender"].append(command.sender)
-        c["data"].append(command.data)
-
-
-_AVARA_COMMAND = (
-    "index",
-    "command_name",
-    "command",
-    "serial",
-    "send_count",
-    "flags",
-    "distribution",
-    "p1",
-    "p2",
-    "p3",
-    "sender",
-    "data",
-)
-_AVARA_NAMES: dict[int, str | None] = {}
-
-
-def _avara_name(command: int) -> str | None:
-    """The ``CommandId`` name of a command number (``None`` for an unknown one)."""
-    try:
-        return _AVARA_NAMES[command]
-    except KeyError:
-        from gamecodec.avara import CommandId
-
-        try:
-            name: str | None = CommandId(command).name
-        except ValueError:
-            name = None
-        _AVARA_NAMES[command] = name
-        return name
+    commands = getattr(d, "commands", None)
+    if commands is None:  # a hole-punch datagram: no ack block, no commands
+        cols.add(unit, (unit.size, None, None, None, None, _first(unit.names), *_NO_COMMAND[2:]))
+        return
+    head = (unit.size, d.crc_ok, d.ack, d.ack_bitmap)
+    if not commands:
+        cols.add(unit, (*head, *_NO_COMMAND))
+        return
+    names = unit.names
+    for index, c in enumerate(commands):
+        name = names[index] if index < len(names) else None
+        cols.add(
+            unit,
+            (
+                *head,
+                index,
+                name,
+                c.command,
+                c.serial,
+                c.send_count,
+                c.flags,
+                c.distribution,
+                c.p1,
+                c.p2,
+                c.p3,
+                c.sender,
+                c.data,
+            ),
+        )
 
 
 def _fields_json(command: object) -> str:
@@ -360,30 +359,19 @@ def _fields_json(command: object) -> str:
 def _add_archipelago(cols: _Columns, unit: Unit) -> None:
     value: Any = unit.value
     commands = value if isinstance(value, list | tuple) else [value]
+    names = unit.names
     for index, command in enumerate(commands):
-        cols.common(unit.time, unit.packet, unit.flow, unit.direction)
-        c = cols.cols
-        c["size"].append(unit.size)
-        c["index"].append(index)
-        c["cmd"].append(unit.names[index] if index < len(unit.names) else None)
-        c["fields"].append(_fields_json(command))
+        name = names[index] if index < len(names) else None
+        cols.add(unit, (unit.size, index, name, _fields_json(command)))
 
 
 def _add_ywindow(cols: _Columns, unit: Unit) -> None:
-    cols.common(unit.time, unit.packet, unit.flow, unit.direction)
-    c = cols.cols
-    c["size"].append(unit.size)
-    c["kind"].append(unit.names[0] if unit.names else None)
-    c["fields"].append(_fields_json(unit.value))
+    cols.add(unit, (unit.size, _first(unit.names), _fields_json(unit.value)))
 
 
 def _add_error(cols: _Columns, error: CaptureError) -> None:
-    cols.common(error.time, error.packet, error.flow, error.direction)
-    c = cols.cols
-    c["protocol"].append(None if error.flow is None else error.flow.protocol)
-    c["where"].append(error.where)
-    c["offset"].append(error.offset)
-    c["message"].append(error.message)
+    protocol = None if error.flow is None else error.flow.protocol
+    cols.add(error, (protocol, error.where, error.offset, error.message))
 
 
 class _Pairs:
@@ -409,22 +397,29 @@ class _Pairs:
         self.row(cols, queue.popleft() if queue else None, unit)
 
     def row(self, cols: _Columns, command: Unit | None, response: Unit | None) -> None:
-        first = command if command is not None else response
-        assert first is not None
-        cols.common(first.time, first.packet, first.flow, "to_server" if command else "to_client")
-        c = cols.cols
-        for prefix, unit in (("command", command), ("response", response)):
-            c[prefix].append(None if unit is None else _first(unit.names))
-            c[f"{prefix}_fields"].append(None if unit is None else _fields_json(unit.value))
-            c[f"{prefix}_size"].append(None if unit is None else unit.size)
-        c["response_time"].append(None if response is None else response.time)
-        c["response_packet"].append(None if response is None else response.packet)
+        place = command if command is not None else response
+        values: list[Any] = []
+        for unit in (command, response):
+            if unit is None:
+                values += [None, None, None]
+            else:
+                values += [_first(unit.names), _fields_json(unit.value), unit.size]
+        cols.add(
+            place,
+            (
+                *values[:3],
+                None if response is None else response.time,
+                None if response is None else response.packet,
+                *values[3:],
+            ),
+        )
 
-    def finish(self, cols: _Columns, flow: Flow | None = None) -> None:
-        """Rows for the commands still unanswered (of ``flow``, or of every flow)."""
-        for key in [flow] if flow is not None else list(self.pending):
-            for command in self.pending.pop(key, ()):
+    def finish(self, cols: _Columns) -> None:
+        """Rows for the commands still unanswered."""
+        for queue in self.pending.values():
+            for command in queue:
                 self.row(cols, command, None)
+        self.pending.clear()
 
 
 def _first(names: tuple[str, ...]) -> str | None:
