@@ -287,10 +287,23 @@ def _add_lludp(cols: _Columns, unit: Unit) -> None:
     names = cols.block_names
     first = len(names)  # where this row's blocks start
     fields = cols.block_fields
+    types = _BLOCK_TYPES
     for block_name, instances in m.blocks.items():
         for block in instances:
             names.append(block_name)
-            fields.append(_block_json(block))
+            known = types.get(type(block))
+            if known is None:
+                fields.append(_block_json(block))
+                continue
+            struct, hexed = known  # _block_json, inlined for the common case
+            if hexed:
+                values = list(block)
+                for i in hexed:
+                    values[i] = values[i].hex()
+                text = _ENCODE(struct(*values))
+            else:
+                text = _ENCODE(struct(*block))
+            fields.append(_block_json(block) if b"null" in text else text)
     flags = m.flags
     cols.add(
         unit,
