@@ -31,6 +31,9 @@ __all__ = ["COMMON", "PROTOCOLS", "SCHEMAS", "TableBuilder", "record_batches", "
 BATCH_SIZE = 65_536
 """Rows per record batch (and so per Parquet row group) unless told otherwise; a
 batch closes after the unit that fills it, so one unit's rows never straddle two."""
+BATCH_BYTES = 4 << 20
+"""A batch also closes once its units took this many bytes on the wire (their
+decoded fields, kept as JSON text until the batch is made, take a few times more)."""
 
 TIME = pa.timestamp("us", tz="UTC")
 
@@ -204,6 +207,8 @@ class _Columns:
         self.captures: list[tuple[int, str]] = []
         self.block_names: list[str] = []
         self.block_fields: list[bytes] = []
+        self.bytes = 0
+        """Wire bytes of the units in the rows, to close a batch of big units early."""
         self._flows: dict[int, tuple[Any, ...]] = {}
 
     @property
@@ -211,9 +216,11 @@ class _Columns:
         return len(self.values)
 
     def add(self, place: Any, values: tuple[Any, ...]) -> None:
+        """One row: ``place`` gives the common columns (only its time, packet, flow
+        and direction are kept, not the decoded value), ``values`` the others."""
         if not self.captures or self.captures[-1][1] != self.capture:
             self.captures.append((len(self.values), self.capture))
-        self.places.append(place)
+        self.places.append((place.time, place.packet, place.flow, place.direction))
         self.values.append(values)
 
     def _flow(self, flow: Flow | None) -> tuple[Any, ...]:
@@ -236,17 +243,17 @@ class _Columns:
         return out
 
     def batch(self) -> pa.RecordBatch:
-        places = self.places
-        flows = [self._flow(p.flow) for p in places]
+        times, packets, flow_objects, directions = zip(*self.places, strict=True)
+        flows = [self._flow(f) for f in flow_objects]
         columns: dict[str, Any] = {
             "capture": self._capture_column(),
-            "time": [p.time for p in places],
-            "packet": [p.packet for p in places],
+            "time": times,
+            "packet": packets,
             "flow": [f[1] for f in flows],
             "flow_id": [f[2] for f in flows],
             "client": [f[3] for f in flows],
             "server": [f[4] for f in flows],
-            "direction": [p.direction for p in places],
+            "direction": directions,
         }
         columns.update(zip(self.own, zip(*self.values, strict=True), strict=True))
         arrays = [self._array(field, columns[field.name]) for field in self.schema]
@@ -255,6 +262,7 @@ class _Columns:
         self.captures = []
         self.block_names = []
         self.block_fields = []
+        self.bytes = 0
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
     def _array(self, field: pa.Field, values: Any) -> pa.Array:
@@ -502,7 +510,8 @@ class TableBuilder:
                     return []
                 adder(self._cols(table), item)
         cols = self.columns[table]
-        if cols.rows >= self.batch_size:
+        cols.bytes += getattr(item, "size", 0)
+        if cols.rows >= self.batch_size or cols.bytes >= BATCH_BYTES:
             return [(table, cols.batch())]
         return []
 
