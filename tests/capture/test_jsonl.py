@@ -8,6 +8,7 @@ import json
 import pytest
 
 pq = pytest.importorskip("pyarrow.parquet")
+pytest.importorskip("dpkt")  # gamecodec.capture reads captures with dpkt
 
 from gamecodec.capture._jsonl import write_json_lines  # noqa: E402
 from gamecodec.capture._output import write_tables  # noqa: E402

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+pytest.importorskip("dpkt")  # gamecodec.capture reads captures with dpkt
+
 from gamecodec import avara, lludp
 from gamecodec.capture import Unit
 from gamecodec.capture._stats import CaptureStats, SequenceStats, collect

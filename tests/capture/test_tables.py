@@ -9,6 +9,7 @@ import pytest
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
+pytest.importorskip("dpkt")  # gamecodec.capture reads captures with dpkt
 
 from gamecodec import lludp  # noqa: E402
 from gamecodec.capture import Unit  # noqa: E402

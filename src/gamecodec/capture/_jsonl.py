@@ -6,9 +6,9 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, Any
 
+from gamecodec._json import to_json
 from gamecodec.capture._records import CaptureError, Flow, Item
 from gamecodec.capture._source import Source, as_items
-from gamecodec.cli import to_json
 
 __all__ = ["json_lines", "record", "write_json_lines"]
 

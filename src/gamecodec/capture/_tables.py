@@ -22,9 +22,9 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 import msgspec
 
+from gamecodec._json import to_json
 from gamecodec.capture._records import CaptureError, Flow, Item, Unit
 from gamecodec.capture._source import Source, as_items
-from gamecodec.cli import to_json
 
 __all__ = ["COMMON", "PROTOCOLS", "SCHEMAS", "TableBuilder", "record_batches", "tables"]
 
