@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -17,8 +17,8 @@ from gamecodec.capture._detect import (
 )
 from gamecodec.capture._ip import Defragmenter, IPError, host_text, ip_packet
 from gamecodec.capture._read import (
-    MAX_RECORD,
     LINK_TYPES,
+    MAX_RECORD,
     CaptureFile,
     FileError,
     link_slicer,
@@ -42,8 +42,12 @@ __all__ = ["Capture", "FlowStats", "read"]
 Source = str | os.PathLike[str] | IO[bytes]
 
 _SYN, _FIN, _RST, _ACK = 0x02, 0x01, 0x04, 0x10
+_FIXED_LINK: dict[int, tuple[int, int]] = {1: (12, 14), 113: (14, 16), 276: (0, 20)}
+"""Link types whose EtherType is at a fixed place: (its offset, the IP header's)."""
+_DIRECTIONS: tuple[Direction, Direction] = ("to_server", "to_client")
+_OTHER: dict[Direction, Direction] = {"to_server": "to_client", "to_client": "to_server"}
 _HOLD_LIMIT = 64 * 1024  # bytes of a TCP connection held while its protocol is unknown
-_SWEEP_EVERY = 1.0  # seconds of capture time between looks for idle flows
+_SWEEP_EVERY = 5.0  # seconds of capture time between looks for idle flows
 _CLOSED_LINGER = 30.0  # seconds a closed connection stays to absorb its last packets
 
 
@@ -62,11 +66,11 @@ class FlowStats:
 
 
 class _UdpFlow:
-    __slots__ = ("decoder", "flow", "stats")
+    __slots__ = ("decode", "flow", "stats")
 
     def __init__(self, flow: Flow, decoder: DatagramDecoder | None, stats: FlowStats) -> None:
         self.flow = flow
-        self.decoder = decoder
+        self.decode = None if decoder is None else decoder.decode
         self.stats = stats
 
 
@@ -83,6 +87,7 @@ class _Conn:
         "held_bytes",
         "index",
         "oriented",
+        "pos",
         "seen",
         "server",
         "stats",
@@ -102,7 +107,8 @@ class _Conn:
         self.guess: Guess | None = None
         self.held: list[tuple[Direction, Piece, float, int]] = []
         self.held_bytes = 0
-        self.seen: set[str] = set()  # directions whose first bytes were looked at
+        self.pos: dict[Direction, int] = {"to_server": 0, "to_client": 0}  # stream offsets fed
+        self.seen: set[Direction] = set()  # directions whose first bytes were looked at
         self.closed = False
         self.stats: FlowStats | None = None
 
@@ -151,7 +157,6 @@ class Capture:
         self.max_pending = max_pending
         self.packets = 0
         """Packets (records) read so far."""
-        self.units = 0
         self.errors = 0
         self.error_counts: dict[str, int] = {}
         """Errors by ``CaptureError.where``."""
@@ -170,15 +175,19 @@ class Capture:
         except FileError as exc:
             self._open_error = exc
         self._iter: Iterator[Item] | None = None
-        self._udp: dict[tuple[bytes, int, bytes, int], tuple[_UdpFlow, Direction]] = {}
+        self._udp: dict[bytes, tuple[_UdpFlow, Direction]] = {}  # addresses + ports -> flow
         self._tcp: dict[tuple[bytes, int, bytes, int], tuple[_Conn, Direction]] = {}
         self._last_seen: dict[int, float] = {}  # id(flow state) -> capture time
         self._defrag = Defragmenter()
         self._next_index = 1
         self._now = 0.0
-        self._packet = 0
 
     # -- public --
+
+    @property
+    def units(self) -> int:
+        """Units yielded so far."""
+        return sum(s.units for s in self.flows)
 
     def __iter__(self) -> Iterator[Item]:
         if self._iter is None:
@@ -219,114 +228,159 @@ class Capture:
             )
             cf.close()
             return
-        try:
-            yield from self._packets(cf, slicer)
-        finally:
-            cf.close()
-
-    def _packets(self, cf: CaptureFile, slicer: Any) -> Iterator[Item]:
+        # The fast path: an IPv4 UDP datagram of a known flow, no options, no fragment,
+        # behind a link header whose EtherType sits at a fixed place.
+        et_at, ip_at = _FIXED_LINK.get(cf.linktype, (-1, 0))
+        min_len = ip_at + 28
         udp = self._udp
         nano = cf.nano
         guard = cf.guard
+        reader = cf.reader
         next_sweep = 0.0
         n = 0
         ts = 0.0
-        reader = cf.reader
         file_error: CaptureError | None = None
-        while True:
-            try:
-                ts, buf = next(reader)
-            except StopIteration:
-                if guard.short_at is not None and guard.short_at < guard.pos:
-                    message = "the file ends inside a record header"
-                    file_error = CaptureError("file", message, None, n + 1, offset=guard.short_at)
-                break
-            except FileError as exc:
-                file_error = CaptureError("file", exc.message, None, n + 1, offset=exc.offset)
-                break
-            except Exception as exc:  # dpkt: NeedData, UnpackError, ValueError, struct.error
-                if guard.short_at is not None:
-                    message, offset = "the file ends inside a record", guard.short_at
-                else:
-                    message, offset = f"unreadable record: {type(exc).__name__}: {exc}", guard.pos
-                file_error = CaptureError("file", message, None, n + 1, offset=offset)
-                break
-            n += 1
-            self._packet = self.packets = n
-            if guard.short_at is not None:
-                message = "the file ends inside a packet record"
-                file_error = CaptureError("file", message, None, n, offset=guard.short_at)
-                break
-            if nano:
-                ts = float(ts)
-            self._now = ts
-            if ts >= next_sweep:
-                yield from self._sweep(ts)
-                next_sweep = ts + _SWEEP_EVERY
-            off = slicer(buf)
-            if off < 0:
-                if off == -2:
-                    message = f"link header cut short: {len(buf)} bytes captured"
-                    yield self._error(CaptureError("link", message, ts, n))
-                continue
-            try:
-                proto, src, dst, payload, frag = ip_packet(buf, off)
-            except IPError as exc:
-                yield self._error(CaptureError("ip", exc.message, ts, n, offset=off))
-                continue
-            if frag is not None:
-                whole, dropped = self._defrag.add(
-                    (proto, src, dst, frag[0]), frag[1], frag[2], payload, ts
-                )
-                for key, message in dropped:
-                    yield self._fragment_error(key, message, ts, n)
-                if whole is None:
-                    continue
-                payload = whole
-            if proto == 17:
-                if len(payload) < 8:
-                    yield self._error(CaptureError("udp", "UDP header cut short", ts, n))
-                    continue
-                sport = payload[0] << 8 | payload[1]
-                dport = payload[2] << 8 | payload[3]
-                ulen = payload[4] << 8 | payload[5]
-                if ulen < 8 or ulen > len(payload):
-                    message = f"UDP length {ulen} with {len(payload)} bytes in the packet"
-                    yield self._error(CaptureError("udp", message, ts, n))
-                    continue
-                data = payload[8:ulen]
-                entry = udp.get((src, sport, dst, dport))
-                if entry is None:
-                    entry, errors = self._new_udp(src, sport, dst, dport, data, ts)
-                    for error in errors:
-                        yield self._error(error)
-                state, direction = entry
-                stats = state.stats
-                stats.packets += 1
-                stats.bytes += len(data)
-                stats.last = ts
-                decoder = state.decoder
-                if decoder is not None:
-                    item = decoder.decode(data, ts, n, state.flow, direction)
-                    if item.__class__ is Unit:
-                        stats.units += 1
-                        self.units += 1
+        try:
+            while True:
+                try:
+                    ts, buf = next(reader)
+                except StopIteration:
+                    if guard.short_at is not None and guard.short_at < guard.pos:
+                        message = "the file ends inside a record header"
+                        file_error = CaptureError(
+                            "file", message, None, n + 1, offset=guard.short_at
+                        )
+                    break
+                except FileError as exc:  # a record longer than max_record: point at its header
+                    start = max(0, exc.offset - (16 if cf.format == "pcap" else 8))
+                    file_error = CaptureError("file", exc.message, None, n + 1, offset=start)
+                    break
+                except Exception as exc:  # dpkt: NeedData, UnpackError, ValueError, struct.error
+                    if guard.short_at is not None:
+                        message, offset = "the file ends inside a record", guard.short_at
                     else:
-                        stats.errors += 1
-                        self._error(item)  # type: ignore[arg-type]
-                    yield item
-            elif proto == 6:
-                items = self._tcp_segment(src, dst, payload, ts, n)
+                        message = f"unreadable record: {type(exc).__name__}: {exc}"
+                        offset = guard.pos
+                    file_error = CaptureError("file", message, None, n + 1, offset=offset)
+                    break
+                n += 1
+                self.packets = n
+                if guard.short_at is not None:
+                    message = "the file ends inside a packet record"
+                    file_error = CaptureError("file", message, None, n, offset=guard.short_at)
+                    break
+                if nano:
+                    ts = float(ts)
+                if ts >= next_sweep:
+                    self._now = ts
+                    yield from self._sweep(ts)
+                    next_sweep = ts + _SWEEP_EVERY
+                if (
+                    et_at >= 0
+                    and len(buf) >= min_len
+                    and buf[ip_at] == 0x45
+                    and buf[ip_at + 9] == 17
+                    and buf[et_at] == 8
+                    and buf[et_at + 1] == 0
+                    and not (buf[ip_at + 6] & 0x3F or buf[ip_at + 7])
+                ):
+                    entry = udp.get(buf[ip_at + 12 : ip_at + 24])
+                    if entry is not None:
+                        end = ip_at + 20 + (buf[ip_at + 24] << 8 | buf[ip_at + 25])
+                        if (
+                            ip_at + 28
+                            <= end
+                            <= ip_at + (buf[ip_at + 2] << 8 | buf[ip_at + 3])
+                            <= len(buf)
+                        ):
+                            state, direction = entry
+                            stats = state.stats
+                            stats.packets += 1
+                            stats.bytes += end - ip_at - 28
+                            stats.last = ts
+                            decode = state.decode
+                            if decode is not None:
+                                item = decode(buf[ip_at + 28 : end], ts, n, state.flow, direction)
+                                if item.__class__ is Unit:
+                                    stats.units += 1
+                                else:
+                                    stats.errors += 1
+                                    self._error(item)  # type: ignore[arg-type]
+                                yield item
+                            continue
+                self._now = ts
+                items = self._packet(ts, n, buf, slicer)
                 if items:
                     yield from items
-        if file_error is not None:
-            yield self._error(file_error)
-        yield from self._finish(ts, n)
+            if file_error is not None:
+                yield self._error(file_error)
+            yield from self._finish(ts, n)
+        finally:
+            cf.close()
+
+    def _packet(self, ts: float, n: int, buf: bytes, slicer: Callable[[bytes], int]) -> list[Item]:
+        """Everything but the fast path: any link, IP version, fragment, UDP or TCP."""
+        off = slicer(buf)
+        if off < 0:
+            if off == -2:
+                message = f"link header cut short: {len(buf)} bytes captured"
+                return [self._error(CaptureError("link", message, ts, n))]
+            return []
+        try:
+            proto, src, dst, payload, frag = ip_packet(buf, off)
+        except IPError as exc:
+            return [self._error(CaptureError("ip", exc.message, ts, n, offset=off))]
+        items: list[Item] = []
+        if frag is not None:
+            whole, dropped = self._defrag.add(
+                (proto, src, dst, frag[0]), frag[1], frag[2], payload, ts
+            )
+            for frag_key, message in dropped:
+                items.append(self._fragment_error(frag_key, message, ts, n))
+            if whole is None:
+                return items
+            payload = whole
+        if proto == 17:
+            items += self._udp_datagram(src, dst, payload, ts, n)
+        elif proto == 6:
+            items += self._tcp_segment(src, dst, payload, ts, n)
+        return items
+
+    def _udp_datagram(
+        self, src: bytes, dst: bytes, payload: bytes, ts: float, n: int
+    ) -> list[Item]:
+        if len(payload) < 8:
+            return [self._error(CaptureError("udp", "UDP header cut short", ts, n))]
+        ulen = payload[4] << 8 | payload[5]
+        if ulen < 8 or ulen > len(payload):
+            message = f"UDP length {ulen} with {len(payload)} bytes in the packet"
+            return [self._error(CaptureError("udp", message, ts, n))]
+        data = payload[8:ulen]
+        items: list[Item] = []
+        key = src + dst + payload[:4]
+        entry = self._udp.get(key)
+        if entry is None:
+            entry, errors = self._new_udp(src, dst, payload, ts, n)
+            items += [self._error(e) for e in errors]
+        state, direction = entry
+        stats = state.stats
+        stats.packets += 1
+        stats.bytes += len(data)
+        stats.last = ts
+        if state.decode is not None:
+            item = state.decode(data, ts, n, state.flow, direction)
+            if item.__class__ is Unit:
+                stats.units += 1
+            else:
+                stats.errors += 1
+                self._error(item)  # type: ignore[arg-type]
+            items.append(item)
+        return items
 
     def _fragment_error(
         self, key: tuple[int, bytes, bytes, int], message: str, ts: float, n: int
     ) -> CaptureError:
-        proto, src, dst, ident = key
+        _proto, src, dst, ident = key
         text = f"IP fragments {ident} from {host_text(src)} to {host_text(dst)}: {message}"
         return self._error(CaptureError("ip", text, ts, n))
 
@@ -338,8 +392,11 @@ class Capture:
         return index
 
     def _new_udp(
-        self, src: bytes, sport: int, dst: bytes, dport: int, data: bytes, ts: float
+        self, src: bytes, dst: bytes, udp: bytes, ts: float, n: int
     ) -> tuple[tuple[_UdpFlow, Direction], list[CaptureError]]:
+        sport = udp[0] << 8 | udp[1]
+        dport = udp[2] << 8 | udp[3]
+        data = udp[8 : udp[4] << 8 | udp[5]]
         if len(self._udp) >= 2 * self.max_flows:
             self._evict(self._udp, ts)
         guess = port_guess("udp", sport, dport, self.overrides)
@@ -355,7 +412,9 @@ class Capture:
         else:
             content = udp_content(data, None if guess is None else guess.protocol)
             protocol, reason = _verdict(
-                guess, None if content is None else content.protocol, content and content.why
+                guess,
+                None if content is None else content.protocol,
+                None if content is None else content.why,
             )
             if content is not None:
                 version = content.version
@@ -367,7 +426,7 @@ class Capture:
             client, server = _address(dst, dport), _address(src, sport)
         flow = Flow("udp", client, server, protocol, reason, self._new_index())
         if protocol is None and guess is not None:
-            errors.append(CaptureError("detect", reason, ts, self._packet, flow))
+            errors.append(CaptureError("detect", reason, ts, n, flow))
         decoder = None if protocol is None else datagram_decoder(protocol, version)
         stats = FlowStats(flow, first=ts, last=ts)
         stats.errors += len(errors)
@@ -376,29 +435,31 @@ class Capture:
         here: Direction = "to_server" if client_is_src else "to_client"
         there: Direction = "to_client" if client_is_src else "to_server"
         entry = (state, here)
-        self._udp[(src, sport, dst, dport)] = entry
-        self._udp[(dst, dport, src, sport)] = (state, there)
+        self._udp[src + dst + udp[:4]] = entry
+        self._udp[dst + src + udp[2:4] + udp[:2]] = (state, there)
         return entry, errors
 
     def _sweep(self, now: float) -> Iterator[Item]:
         for key, message in self._defrag.expire(now):
-            yield self._fragment_error(key, message, now, self._packet)
+            yield self._fragment_error(key, message, now, self.packets)
         stale_udp = [k for k, (s, _) in self._udp.items() if now - s.stats.last > self.udp_timeout]
-        for key in stale_udp:
-            del self._udp[key]
+        for udp_key in stale_udp:
+            del self._udp[udp_key]
         conns = {id(c): c for c, _ in self._tcp.values()}
         for conn in conns.values():
             idle = now - conn.stats.last if conn.stats is not None else 0.0
             if not conn.closed and idle > self.tcp_timeout:
-                yield from self._close_conn(conn, now, self._packet)
+                yield from self._close_conn(conn, now, self.packets)
             if conn.closed and idle > _CLOSED_LINGER:
                 self._forget(conn)
 
     def _forget(self, conn: _Conn) -> None:
         """Drop a closed connection from the table (later packets start a new one)."""
-        for key in ((*conn.client, *conn.server), (*conn.server, *conn.client)):
-            if key in self._tcp and self._tcp[key][0] is conn:  # type: ignore[index]
-                del self._tcp[key]  # type: ignore[arg-type]
+        (c_host, c_port), (s_host, s_port) = conn.client, conn.server
+        for key in ((c_host, c_port, s_host, s_port), (s_host, s_port, c_host, c_port)):
+            entry = self._tcp.get(key)
+            if entry is not None and entry[0] is conn:
+                del self._tcp[key]
 
     def _evict(self, table: dict[Any, Any], now: float) -> None:
         """Forget the longest idle tenth of the UDP flows."""
@@ -447,6 +508,12 @@ class Capture:
         stats.bytes += len(data)
         stats.last = ts
         if conn.closed:
+            return items
+        if conn.flow is not None and conn.decoder is None:  # nothing to decode: watch the end
+            if flags & _FIN:
+                conn.streams[direction].fin(seq)
+            if flags & _RST or all(s.fin_at is not None for s in conn.streams.values()):
+                items += self._close_conn(conn, ts, n)
             return items
         other_dir: Direction = "to_client" if direction == "to_server" else "to_server"
         stream = conn.streams[direction]
@@ -515,7 +582,7 @@ class Capture:
             key=lambda c: c.stats.last if c.stats else 0.0,
         )
         for conn in live[: max(1, len(live) // 10)]:
-            for item in self._close_conn(conn, self._now, self._packet):
+            for item in self._close_conn(conn, self._now, self.packets):
                 del item  # what a forced close finds goes with the connection
             self._forget(conn)
 
@@ -532,10 +599,11 @@ class Capture:
                 conn.held.append((direction, piece, ts, n))
                 if not isinstance(piece, int):
                     conn.held_bytes += len(piece)
-            if not self._decide(conn, direction):
+            found = self._decide(conn, direction, ts, n)
+            if found is None:
                 return []
             held, conn.held, conn.held_bytes = conn.held, [], 0
-            items: list[Item] = []
+            items: list[Item] = found
             for d, piece, t, k in held:
                 items += self._feed(conn, d, [piece], t, k)
             return items
@@ -547,22 +615,21 @@ class Capture:
         decoder = conn.decoder
         flow = conn.flow
         items: list[Item] = []
+        pos = conn.pos
         for piece in pieces:
             if isinstance(piece, int):
-                stream = conn.streams[direction]
                 if piece == 0:
-                    message = (
-                        "the connection's start was not captured: the stream is picked up here"
-                    )
-                    offset = 0
+                    message = "the connection's start was not captured: it is picked up here"
                 else:
                     message = f"{piece} bytes of the stream were not captured"
-                    offset = stream.offset - piece
-                items.append(CaptureError("tcp", message, ts, n, flow, direction, offset))
+                items.append(CaptureError("tcp", message, ts, n, flow, direction, pos[direction]))
+                pos[direction] += piece
                 if decoder is not None:
                     items += decoder.gap(direction, piece, ts, n)
-            elif decoder is not None:
-                items += decoder.feed(direction, piece, ts, n)
+            else:
+                pos[direction] += len(piece)
+                if decoder is not None:
+                    items += decoder.feed(direction, piece, ts, n)
         return self._count(conn, items)
 
     def _count(self, conn: _Conn, items: list[Item]) -> list[Item]:
@@ -571,7 +638,6 @@ class Capture:
         for item in items:
             if item.__class__ is Unit:
                 stats.units += 1
-                self.units += 1
             else:
                 stats.errors += 1
                 self._error(item)  # type: ignore[arg-type]
@@ -590,30 +656,40 @@ class Capture:
                     break
         return bytes(out)
 
-    def _decide(self, conn: _Conn, direction: Direction, final: bool = False) -> bool:
-        """Choose the connection's protocol if its first bytes allow; True once chosen."""
+    def _decide(
+        self, conn: _Conn, direction: Direction, ts: float, n: int, final: bool = False
+    ) -> list[Item] | None:
+        """Choose the connection's protocol if its first bytes allow (else ``None``).
+
+        Returns what choosing found: a flow on a known port whose content is not
+        that protocol's, a protocol without a stream decoder.
+        """
         guess = conn.guess
         content = None
         if guess is None or not guess.override:
-            for d in (direction, "to_client" if direction == "to_server" else "to_server"):
-                first = self._first_bytes(conn, d)  # type: ignore[arg-type]
+            for d in (direction, _OTHER[direction]):
+                first = self._first_bytes(conn, d)
                 if first:
                     conn.seen.add(d)
                     content = tcp_content(first)
                     if content is not None:
-                        if not conn.oriented and content.from_server is not None:
-                            if content.from_server != (d == "to_client"):
-                                self._swap(conn)
+                        turned = content.from_server is not None and content.from_server != (
+                            d == "to_client"
+                        )
+                        if turned and not conn.oriented:
+                            self._swap(conn)
                         break
             waiting = len(conn.seen) < 2 and conn.held_bytes < _HOLD_LIMIT
             if content is None and waiting and not final:
-                return False
+                return None
         if guess is not None and guess.override:
             protocol: str | None = guess.protocol
             reason = guess.why
         else:
             protocol, reason = _verdict(
-                guess, None if content is None else content.protocol, content and content.why
+                guess,
+                None if content is None else content.protocol,
+                None if content is None else content.why,
             )
             if not conn.held_bytes and guess is not None and content is None:
                 protocol, reason = guess.protocol, f"{guess.why}; no data to confirm it"
@@ -623,14 +699,13 @@ class Capture:
         conn.stats.flow = flow
         if protocol is None:
             if guess is not None:
-                self._count(conn, [CaptureError("detect", reason, None, None, flow)])
-            return True
+                return self._count(conn, [CaptureError("detect", reason, ts, n, flow)])
+            return []
         decoder = stream_decoder(protocol, flow)
         if isinstance(decoder, str):
-            self._count(conn, [CaptureError("decode", decoder, None, None, flow)])
-        else:
-            conn.decoder = decoder
-        return True
+            return self._count(conn, [CaptureError("decode", decoder, ts, n, flow)])
+        conn.decoder = decoder
+        return []
 
     def _swap(self, conn: _Conn) -> None:
         """The first bytes showed the client is the other end: turn the connection round."""
@@ -640,24 +715,25 @@ class Capture:
             "to_server": conn.streams["to_client"],
             "to_client": conn.streams["to_server"],
         }
-        flip = {"to_server": "to_client", "to_client": "to_server"}
-        conn.held = [(flip[d], p, t, k) for d, p, t, k in conn.held]  # type: ignore[misc]
+        conn.pos = {"to_server": conn.pos["to_client"], "to_client": conn.pos["to_server"]}
+        flip = _OTHER
+        conn.held = [(flip[d], p, t, k) for d, p, t, k in conn.held]
         conn.seen = {flip[d] for d in conn.seen}
         for key, (c, d) in list(self._tcp.items()):
             if c is conn:
-                self._tcp[key] = (c, flip[d])  # type: ignore[assignment]
+                self._tcp[key] = (c, flip[d])
 
     def _close_conn(self, conn: _Conn, ts: float, n: int) -> list[Item]:
         if conn.closed:
             return []
         conn.closed = True
         items: list[Item] = []
-        for direction in ("to_server", "to_client"):
+        for direction in _DIRECTIONS:
             pieces = conn.streams[direction].flush()
             if pieces:
-                items += self._deliver(conn, direction, pieces, ts, n)  # type: ignore[arg-type]
+                items += self._deliver(conn, direction, pieces, ts, n)
         if conn.flow is None:
-            self._decide(conn, "to_server", final=True)
+            items += self._decide(conn, "to_server", ts, n, final=True) or []
             held, conn.held = conn.held, []
             for d, piece, t, k in held:
                 items += self._feed(conn, d, [piece], t, k)

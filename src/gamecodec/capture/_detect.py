@@ -77,7 +77,7 @@ def parse_override(text: str) -> Override:
     last = int(match[4]) if match[4] else first
     if not 0 <= first <= last <= 65535:
         raise ValueError(f"bad port range in {text!r}")
-    return Override(protocol, transport, first, last)  # type: ignore[arg-type]
+    return Override(protocol, _TRANSPORTS[protocol], first, last)
 
 
 @dataclass(frozen=True, slots=True)

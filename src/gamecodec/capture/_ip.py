@@ -9,6 +9,7 @@ __all__ = ["Defragmenter", "IPError", "host_text", "ip_packet"]
 _V6_EXTENSIONS = frozenset({0, 43, 60})  # hop-by-hop, routing, destination options
 _V6_FRAGMENT = 44
 _V6_AH = 51
+_V6_HEADERS = _V6_EXTENSIONS | {_V6_FRAGMENT, _V6_AH}
 
 Fragment = tuple[int, int, bool]
 """A fragment's identification, byte offset and more-fragments flag."""
@@ -71,7 +72,7 @@ def _ipv6(buf: bytes, off: int, size: int) -> tuple[int, bytes, bytes, bytes, Fr
     nxt = buf[off + 6]
     pos = off + 40
     fragment: Fragment | None = None
-    while nxt in _V6_EXTENSIONS or nxt == _V6_FRAGMENT or nxt == _V6_AH:
+    while nxt in _V6_HEADERS:
         if pos + 8 > end:
             raise IPError("IPv6 extension header cut short")
         if nxt == _V6_FRAGMENT:

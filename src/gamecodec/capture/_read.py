@@ -15,7 +15,14 @@ import os
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
-import dpkt
+
+def _dpkt() -> Any:
+    try:
+        import dpkt  # type: ignore[import-untyped]
+    except ImportError:
+        raise ImportError("reading captures needs dpkt: pip install 'gamecodec[capture]'") from None
+    return dpkt
+
 
 __all__ = ["LINK_TYPES", "CaptureFile", "FileError", "link_slicer", "open_capture"]
 
@@ -125,6 +132,7 @@ def open_capture(
     Raises :class:`FileError` (offset 0) if it is neither, :class:`OSError` if
     the path cannot be opened.
     """
+    dpkt = _dpkt()
     owned: IO[bytes] | None = None
     if isinstance(source, str | os.PathLike):
         owned = open(source, "rb")  # noqa: SIM115 (closed by CaptureFile.close)
@@ -160,26 +168,26 @@ def _ethernet(buf: bytes) -> int:
         return -2
     kind = buf[12] << 8 | buf[13]
     off = 14
-    while kind == 0x8100 or kind == 0x88A8:  # VLAN tags
+    while kind in {0x8100, 0x88A8}:  # VLAN tags
         if len(buf) < off + 4:
             return -2
         kind = buf[off + 2] << 8 | buf[off + 3]
         off += 4
-    return off if kind == 0x0800 or kind == 0x86DD else -1
+    return off if kind in {0x0800, 0x86DD} else -1
 
 
 def _sll(buf: bytes) -> int:
     if len(buf) < 16:
         return -2
     kind = buf[14] << 8 | buf[15]
-    return 16 if kind == 0x0800 or kind == 0x86DD else -1
+    return 16 if kind in {0x0800, 0x86DD} else -1
 
 
 def _sll2(buf: bytes) -> int:
     if len(buf) < 20:
         return -2
     kind = buf[0] << 8 | buf[1]
-    return 20 if kind == 0x0800 or kind == 0x86DD else -1
+    return 20 if kind in {0x0800, 0x86DD} else -1
 
 
 _BSD_FAMILIES = frozenset({2, 24, 28, 30})  # AF_INET, AF_INET6 (NetBSD/OpenBSD, FreeBSD, macOS)

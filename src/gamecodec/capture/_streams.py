@@ -107,7 +107,7 @@ class BzrcStream:
         """``size`` bytes of ``direction`` were never captured: resynchronise."""
         if direction == "to_server":
             self._client_pos += size
-            self._client_skip = bool(self._line) or size > 0
+            self._client_skip = True  # the rest of the line the gap cut (or an unknown line)
             self._line.clear()
         else:
             self._server_pos += size
@@ -255,12 +255,18 @@ class YwindowStream:
 
     def __init__(self, flow: Flow) -> None:
         self.flow = flow
-        self._dirs = {"to_server": _YDirection(), "to_client": _YDirection()}
+        self._dirs: dict[Direction, _YDirection] = {
+            "to_server": _YDirection(),
+            "to_client": _YDirection(),
+        }
+        self._time = 0.0
+        self._packet = 0
 
     def feed(self, direction: Direction, data: bytes, time: float, packet: int) -> list[Item]:
         """The units (and errors) that ``data`` completes."""
         state = self._dirs[direction]
         items: list[Item] = []
+        self._time, self._packet = time, packet
         if state.dead:
             state.pos += len(data)
             return items
@@ -268,99 +274,72 @@ class YwindowStream:
             if state.phase == "start":
                 state.phase = "greeting" if data[:1] == b"Y" else "words"
             if state.phase == "greeting":
-                data = self._greeting(state, direction, data, time, packet, items)
-            elif state.phase in ("cookie", "digest"):
-                data = self._blob(state, direction, data, time, packet, items)
+                data = self._greeting(state, direction, data, items)
+            elif state.phase in {"cookie", "digest"}:
+                data = self._blob(state, direction, data, items)
             else:
-                self._words(state, direction, data, time, packet, items)
+                self._words(state, direction, data, items)
                 data = b""
         return items
 
+    def _unit(self, direction: Direction, name: str, value: object, payload: bytes) -> Unit:
+        return Unit(
+            self._time, self._packet, self.flow, direction, "ywindow", (name,), value,
+            len(payload), payload,
+        )  # fmt: skip
+
+    def _error(self, direction: Direction, message: str, offset: int) -> CaptureError:
+        return CaptureError(
+            "decode", message, self._time, self._packet, self.flow, direction, offset
+        )
+
     def _greeting(
-        self,
-        state: _YDirection,
-        direction: Direction,
-        data: bytes,
-        time: float,
-        packet: int,
-        items: list[Item],
+        self, state: _YDirection, direction: Direction, data: bytes, items: list[Item]
     ) -> bytes:
         room = ywindow.MAX_GREETING - len(state.buf)
         nl = data.find(b"\n", 0, room)
         if nl < 0:
             state.buf += data[:room]
             if len(state.buf) >= ywindow.MAX_GREETING:
-                self._die(
-                    state, direction, "no greeting line in the first 100 bytes", time, packet, items
-                )
+                self._die(state, direction, "no greeting line in the first 100 bytes", items)
             return b""
         line = bytes(state.buf + data[: nl + 1])
         role = ywindow.Role.SERVER if direction == "to_client" else ywindow.Role.CLIENT
         try:
-            greeting: Any = ywindow.parse_greeting(line, role)
+            greeting = ywindow.parse_greeting(line, role)
         except GameCodecError as exc:
-            self._die(state, direction, str(exc), time, packet, items)
+            self._die(state, direction, str(exc), items)
             return b""
-        items.append(
-            Unit(
-                time,
-                packet,
-                self.flow,
-                direction,
-                "ywindow",
-                ("greeting",),
-                greeting,
-                len(line),
-                line,
-            )
-        )
+        items.append(self._unit(direction, "greeting", greeting, line))
         state.pos += len(line)
         state.buf.clear()
         state.phase = "cookie"
         return data[nl + 1 :]
 
     def _blob(
-        self,
-        state: _YDirection,
-        direction: Direction,
-        data: bytes,
-        time: float,
-        packet: int,
-        items: list[Item],
+        self, state: _YDirection, direction: Direction, data: bytes, items: list[Item]
     ) -> bytes:
         size = ywindow.COOKIE_SIZE if state.phase == "cookie" else ywindow.DIGEST_SIZE
         take = size - len(state.buf)
         state.buf += data[:take]
         if len(state.buf) == size:
             blob = bytes(state.buf)
-            items.append(
-                Unit(
-                    time, packet, self.flow, direction, "ywindow", (state.phase,), blob, size, blob
-                )
-            )
+            items.append(self._unit(direction, state.phase, blob, blob))
             state.pos += size
             state.buf.clear()
             state.phase = "digest" if state.phase == "cookie" else "words"
         return data[take:]
 
     def _words(
-        self,
-        state: _YDirection,
-        direction: Direction,
-        data: bytes,
-        time: float,
-        packet: int,
-        items: list[Item],
+        self, state: _YDirection, direction: Direction, data: bytes, items: list[Item]
     ) -> None:
         if state.decoder is None:
             state.decoder = ywindow.Decoder(offset=state.pos)
         try:
             messages = state.decoder.feed(data)
         except DecodeError as exc:
-            items.append(
-                CaptureError("decode", str(exc), time, packet, self.flow, direction, exc.offset)
-            )
-            self._die(state, direction, "", time, packet, items)
+            items.append(self._error(direction, str(exc), exc.offset))
+            self._die(state, direction, "", items)
             return
         state.buf += data
         if not messages:
@@ -372,26 +351,15 @@ class YwindowStream:
         for message, size in zip(messages, sizes, strict=True):
             payload = bytes(state.buf[at : at + size])
             at += size
-            names = (message.method or message.kind,)
-            items.append(
-                Unit(time, packet, self.flow, direction, "ywindow", names, message, size, payload)
-            )
+            items.append(self._unit(direction, message.method or message.kind, message, payload))
         del state.buf[:at]
         state.pos += at
 
     def _die(
-        self,
-        state: _YDirection,
-        direction: Direction,
-        message: str,
-        time: float,
-        packet: int,
-        items: list[Item],
+        self, state: _YDirection, direction: Direction, message: str, items: list[Item]
     ) -> None:
         if message:
-            items.append(
-                CaptureError("decode", message, time, packet, self.flow, direction, state.pos)
-            )
+            items.append(self._error(direction, message, state.pos))
         state.dead = True
         state.buf.clear()
         state.decoder = None
@@ -400,25 +368,23 @@ class YwindowStream:
         """``size`` bytes of ``direction`` were never captured: the rest of it is skipped."""
         state = self._dirs[direction]
         items: list[Item] = []
-        if not state.dead and (state.phase != "start" or size == 0):
+        self._time, self._packet = time, packet
+        if state.phase == "start":
+            state.phase = "words"  # picked up mid-stream: read on as messages
+        elif not state.dead:
             message = (
                 "ywindow cannot resynchronise after a gap: the rest of this direction is skipped"
             )
-            if state.phase == "start":
-                state.phase = "words"
-                return items  # picked up mid-stream: read on as messages
-            self._die(state, direction, message, time, packet, items)
+            self._die(state, direction, message, items)
         state.pos += size
         return items
 
     def close(self, time: float, packet: int) -> list[Item]:
         """The connection ended: a message left incomplete, as an error."""
         items: list[Item] = []
+        self._time, self._packet = time, packet
         for direction, state in self._dirs.items():
             if not state.dead and state.buf:
-                message = f"the stream ended inside a {state.phase if state.phase != 'words' else 'message'}"
-                offset = state.pos
-                items.append(
-                    CaptureError("decode", message, time, packet, self.flow, direction, offset)
-                )  # type: ignore[arg-type]
+                what = "message" if state.phase == "words" else state.phase
+                items.append(self._error(direction, f"the stream ended inside a {what}", state.pos))
         return items
