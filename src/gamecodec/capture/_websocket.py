@@ -20,6 +20,8 @@ ends the connection's reading.
 
 from __future__ import annotations
 
+import codecs
+import re
 import zlib
 from dataclasses import dataclass, field, replace
 
@@ -56,6 +58,12 @@ class Opcode:
 
 
 _KNOWN_OPCODES = frozenset({0, 1, 2, 8, 9, 10})
+_CHAIN = 5
+_CONTROL_CHARACTER = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CHECKABLE = frozenset({Opcode.TEXT, Opcode.BINARY, Opcode.CLOSE})
+"""Where a scan may start: frames whose payload can be checked (a binary one only
+when compressed). A ping, a pong or a plain binary frame right after a gap is lost."""
+"""Frames in a row that must be well formed before a scan takes a header for one."""
 _DEFLATE_TAIL = b"\x00\x00\xff\xff"
 _HEAD_START: dict[Direction, bytes] = {"to_server": b"GET ", "to_client": b"HTTP/"}
 
@@ -382,6 +390,8 @@ class PassiveWebSocket:
         for stream in self._streams.values():
             if stream.dead:
                 continue
+            if stream.ready and stream.searching and not stream.skip and stream.buffer:
+                self._read_frames(stream, out, final=True)
             end = stream.base + len(stream.buffer)
             if stream.in_head and stream.buffer:
                 out.append(Problem(stream.direction, stream.base, "HTTP head never ended"))
@@ -511,7 +521,7 @@ class PassiveWebSocket:
 
     # ------------------------------------------------------------------ frames
 
-    def _read_frames(self, stream: _Stream, out: list[Event]) -> None:
+    def _read_frames(self, stream: _Stream, out: list[Event], final: bool = False) -> None:
         buf = stream.buffer
         end = len(buf)
         pos = 0
@@ -528,7 +538,7 @@ class PassiveWebSocket:
                 pos = end
                 break
             if stream.searching:
-                pos, confirmed = self._search(stream, buf, pos, end)
+                pos, confirmed = self._search(stream, buf, pos, end, final)
                 if not confirmed:
                     break
                 stream.searching = False
@@ -572,25 +582,92 @@ class PassiveWebSocket:
             del buf[:pos]
             stream.base += pos
 
-    def _search(self, stream: _Stream, buf: bytearray, pos: int, end: int) -> tuple[int, bool]:
-        """The first offset from ``pos`` that may hold a frame, and whether the frame
-        header after it confirms it (False: more bytes are needed to tell)."""
-        limit = self.max_message_size
+    def _search(
+        self, stream: _Stream, buf: bytearray, pos: int, end: int, final: bool = False
+    ) -> tuple[int, bool]:
+        """The first offset from ``pos`` that may hold a frame, and whether the frames
+        after it confirm it (False: more bytes are needed to tell)."""
         for at in range(pos, end - 1):
             first = buf[at]
-            if not first & 0x0F or (first & 0x40 and first & 0x0F > 2):
-                continue  # not a message's first frame
-            try:
-                header = _parse_header(buf, at, end, stream.masked, limit)
-                if header is None:
-                    return at, False
-                after = at + header.size + header.length
-                if end - after < 2 or _parse_header(buf, after, end, stream.masked) is None:
-                    return at, False
-            except _BadHeader:
+            if first & 0x0F not in _CHECKABLE or (first & 0x40 and first & 0x0F > 2):
+                continue  # not a frame whose payload can confirm it
+            if first & 0x0F == Opcode.BINARY and not first & 0x40:
                 continue
-            return at, True
+            confirmed = self._chain(stream, buf, at, end, final)
+            if confirmed is None:
+                return at, False
+            if confirmed:
+                return at, True
         return max(pos, end - 1), False
+
+    def _chain(
+        self, stream: _Stream, buf: bytearray, at: int, end: int, final: bool
+    ) -> bool | None:
+        """Whether ``_CHAIN`` frames in a row from ``at`` are well formed and in a
+        possible order (None: the bytes end before that is known; at the ``final``
+        end of the stream, a chain ending exactly there is enough)."""
+        in_message = False
+        compressed_ok = not stream.deflate_known or stream.deflate_on
+        for depth in range(_CHAIN):
+            if final and at == end and depth:
+                return True
+            try:
+                header = _parse_header(buf, at, end, stream.masked, self.max_message_size)
+            except _BadHeader:
+                return False
+            if header is None:
+                return False if final else None
+            if header.opcode == Opcode.CONTINUATION:
+                if not in_message or header.rsv1:
+                    return False
+            elif header.opcode < 8 and in_message:
+                return False
+            if header.rsv1 and not compressed_ok:
+                return False
+            if depth == _CHAIN - 1:
+                return True
+            if at + header.size + header.length > end:
+                return False if final else None
+            if not self._plausible_payload(buf, at, header):
+                return False
+            if header.opcode < 8:
+                in_message = not header.fin
+            at += header.size + header.length
+        return True
+
+    def _plausible_payload(self, buf: bytearray, at: int, header: _Header) -> bool:
+        """Whether a frame's payload may be what its header claims: a compressed one
+        inflatable (or referring to history a fresh inflater lacks), a text one valid
+        UTF-8 without control characters (what a mask guessed from masked text
+        gives), a close one a valid code and a UTF-8 reason."""
+        if header.opcode not in (Opcode.TEXT, Opcode.BINARY, Opcode.CLOSE):
+            return True
+        start = at + header.size
+        payload = bytes(buf[start : start + header.length])
+        if header.key is not None:
+            payload = _unmask(payload, header.key)
+        if header.opcode == Opcode.CLOSE:
+            if not payload:
+                return True
+            code = int.from_bytes(payload[:2], "big")
+            if len(payload) < 2 or not 1000 <= code <= 4999:
+                return False
+            payload = payload[2:]
+        elif header.rsv1:
+            inflater = zlib.decompressobj(-15)
+            try:
+                payload = inflater.decompress(
+                    payload + (_DEFLATE_TAIL if header.fin else b""), self.max_message_size + 1
+                )
+            except zlib.error as exc:
+                return "too far back" in str(exc)
+        if header.opcode == Opcode.BINARY:
+            return True
+        try:
+            text = codecs.getincrementaldecoder("utf-8")().decode(payload, header.fin)
+        except UnicodeDecodeError:
+            return False
+        return _CONTROL_CHARACTER.search(text) is None
 
     def _frame(
         self, stream: _Stream, header: _Header, payload: bytes, offset: int, out: list[Event]
