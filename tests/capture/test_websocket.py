@@ -696,3 +696,27 @@ def test_gaps_anywhere_never_misread_a_message(deflate: Deflate | None) -> None:
                     m for m in sent if m.offset + m.size <= start or m.offset >= start + size
                 ]
                 assert messages == outside, (start, size)
+
+
+def test_gap_in_held_client_frames_while_the_response_is_still_coming() -> None:
+    """Client frames held for a response whose head is still arriving: a gap in the
+    client's stream reads the held frames first, and the response head is not
+    taken for frames."""
+    wire = corpus_wire(Deflate(11, 11))
+    server, client = bytes(wire.streams["to_client"]), bytes(wire.streams["to_server"])
+    sent = [e for e in wire.expected["to_server"] if type(e) is Message]
+    cut = sent[4].offset
+    ws = PassiveWebSocket()
+    events = ws.feed("to_client", server[:20])
+    events += ws.feed("to_server", client[:cut])
+    assert events == []
+    events += ws.gap("to_server", 10)
+    events += ws.feed("to_server", client[cut + 10 :])
+    events += ws.feed("to_client", server[20:]) + ws.close()
+    assert events[0] == Problem("to_server", cut, "a gap before any upgrade response")
+    got = [e for e in events if e.direction == "to_server"]
+    assert got[1:5] == sent[:4]
+    assert got[5] == Problem("to_server", cut, "10 bytes lost; looking for the next frame")
+    sound(got, wire.expected["to_server"])
+    assert ws.handshake.deflate == Deflate(11, 11)
+    assert [e for e in events if e.direction == "to_client"] == wire.expected["to_client"]

@@ -326,10 +326,12 @@ class PassiveWebSocket:
             self._start(stream, out)
         if stream.in_head:
             self._read_head(stream, out)
+            if stream.in_head or stream.dead:
+                return out
         if stream.ready:
             self._read_frames(stream, out)
         elif len(stream.buffer) > self.max_message_size + 14:
-            self._negotiated(None, "no upgrade response", out)
+            self._negotiated(None, "no upgrade response", out, direction)
         return out
 
     def gap(self, direction: Direction, size: int) -> list[Event]:
@@ -351,8 +353,13 @@ class PassiveWebSocket:
             else:
                 stream.ready = self._streams["to_client"].ready
             return out
+        if not stream.ready:  # frames held for the response: read them as they are
+            self._negotiated(None, "a gap before any upgrade response", out, direction)
+            if stream.dead:
+                return out
+            gap_at = stream.base + len(stream.buffer)
         known = None
-        if stream.ready and not stream.searching and not stream.skip:
+        if not stream.searching and not stream.skip:
             try:
                 known = _parse_header(stream.buffer, 0, len(stream.buffer), stream.masked)
             except _BadHeader:
@@ -390,7 +397,7 @@ class PassiveWebSocket:
         for stream in self._streams.values():
             if stream.dead:
                 continue
-            if stream.ready and stream.searching and not stream.skip and stream.buffer:
+            if stream.ready and not stream.in_head and stream.searching and stream.buffer:
                 self._read_frames(stream, out, final=True)
             end = stream.base + len(stream.buffer)
             if stream.in_head and stream.buffer:
@@ -413,8 +420,8 @@ class PassiveWebSocket:
                     Problem(
                         stream.direction,
                         stream.inflation.lost_at or 0,
-                        f"{failed} messages could not be inflated: they refer to data lost "
-                        "at this offset (context takeover)",
+                        f"{failed} messages could not be inflated: they refer to data "
+                        "before this offset, which was not captured (context takeover)",
                     )
                 )
             stream.dead = True
@@ -484,9 +491,16 @@ class PassiveWebSocket:
             return
         self._negotiated(deflate, None, out)
 
-    def _negotiated(self, deflate: Deflate | None, unknown: str | None, out: list[Event]) -> None:
+    def _negotiated(
+        self,
+        deflate: Deflate | None,
+        unknown: str | None,
+        out: list[Event],
+        told: Direction = "to_client",
+    ) -> None:
         """Set both directions' inflation: from ``deflate``, or, when ``unknown`` is not
-        None, as a sender with any parameters (15 bits, rsv1 means compressed)."""
+        None, as a sender with any parameters (15 bits, rsv1 means compressed); a
+        non-empty ``unknown`` is a problem of ``told``'s stream."""
         self.handshake = replace(self.handshake, deflate=deflate)
         for stream in self._streams.values():
             if unknown is not None:
@@ -505,7 +519,8 @@ class PassiveWebSocket:
                         else deflate.server_no_context_takeover
                     )
         if unknown:
-            out.append(Problem("to_client", self._streams["to_client"].base, unknown))
+            told_stream = self._streams[told]
+            out.append(Problem(told, told_stream.base + len(told_stream.buffer), unknown))
         for stream in self._streams.values():
             if not stream.ready and not stream.in_head and stream.started:
                 stream.ready = True
@@ -740,9 +755,9 @@ class PassiveWebSocket:
                             Problem(
                                 direction,
                                 start,
-                                f"{exc}: the message refers to data lost at offset "
-                                f"{inflation.lost_at} (context takeover); later such "
-                                "messages are counted at the close",
+                                f"{exc}: the message refers to data before offset "
+                                f"{inflation.lost_at}, which was not captured (context "
+                                "takeover); later such messages are counted at the close",
                             )
                         )
                     return
