@@ -42,9 +42,12 @@ class Flow:
         return f"{self.transport} {self.client} > {self.server}"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Unit:
-    """One decoded protocol unit.
+    """One decoded protocol unit (read-only by convention).
+
+    Not frozen: a capture makes one per datagram or message, and a frozen
+    dataclass costs four times as much to make (about 1 us against 0.25 us).
 
     A datagram (Avara, LLUDP), a WebSocket message (Archipelago), a command or a
     response (BZRC), a message (ywindow). ``value`` is what the protocol's own decoder

@@ -1,0 +1,167 @@
+"""One direction of a TCP connection put back in order: a byte stream with its gaps.
+
+Segments arrive in any order, repeated or overlapping; the stream releases bytes
+as they become contiguous, each byte once (the first copy captured wins). A hole
+becomes a gap (an ``int``, the number of bytes never captured) when the other
+side acknowledges past it (it was delivered, only not captured), when more than
+``max_pending`` bytes wait behind it, or when the connection ends.
+"""
+
+from __future__ import annotations
+
+__all__ = ["MAX_PENDING", "MAX_SEGMENTS", "Piece", "TcpStream"]
+
+MAX_PENDING = 1 << 20
+"""Bytes held out of order per direction before the hole before them is given up."""
+
+MAX_SEGMENTS = 1024
+"""Segments held out of order per direction before the hole before them is given up."""
+
+_MASK = 0xFFFFFFFF
+_HALF = 1 << 31
+_WINDOW = 1 << 30  # a segment further ahead than this is not of this stream
+
+Piece = bytes | int
+"""What a stream releases: contiguous bytes, or the size of a gap (an ``int``)."""
+
+
+class TcpStream:
+    """The reassembled bytes of one direction.
+
+    ``offset`` counts the stream's bytes released so far (gaps included);
+    ``started`` is False until the first sequence number is known; ``picked_up``
+    is True when that was a data segment, not a SYN (the start was not captured).
+    """
+
+    __slots__ = (
+        "fin_at",
+        "max_pending",
+        "next",
+        "offset",
+        "pending",
+        "pending_bytes",
+        "picked_up",
+        "retransmitted",
+    )
+
+    def __init__(self, max_pending: int = MAX_PENDING) -> None:
+        self.next: int | None = None
+        self.pending: dict[int, bytes] = {}
+        self.pending_bytes = 0
+        self.max_pending = max_pending
+        self.offset = 0
+        self.fin_at: int | None = None
+        self.picked_up = False
+        self.retransmitted = 0
+
+    @property
+    def started(self) -> bool:
+        """Whether the stream's position is known."""
+        return self.next is not None
+
+    def syn(self, seq: int) -> None:
+        """A SYN with sequence number ``seq``: data starts at ``seq + 1``."""
+        if self.next is None:
+            self.next = (seq + 1) & _MASK
+
+    def fin(self, seq: int) -> None:
+        """A FIN at sequence number ``seq`` (after the segment's data)."""
+        self.fin_at = seq & _MASK
+
+    def add(self, seq: int, data: bytes) -> list[Piece]:
+        """A segment's data at ``seq``; the pieces it releases (usually zero or one)."""
+        if not data:
+            return []
+        if self.next is None:
+            self.next = seq
+            self.picked_up = True
+        ahead = (seq - self.next) & _MASK
+        if ahead >= _HALF:  # starts before what was released: repeated or overlapping
+            behind = _HALF * 2 - ahead
+            if behind >= len(data):
+                self.retransmitted += 1
+                return []
+            data = data[behind:]
+            ahead = 0
+        if ahead == 0:
+            out: list[Piece] = []
+            self._release(out, data)
+            if self.pending:
+                self._drain(out)
+            return out
+        if ahead >= _WINDOW:
+            return []
+        old = self.pending.get(seq)
+        if old is None or len(old) < len(data):
+            self.pending_bytes += len(data) - (0 if old is None else len(old))
+            self.pending[seq] = data
+        if self.pending_bytes > self.max_pending or len(self.pending) > MAX_SEGMENTS:
+            return self._skip_hole()
+        return []
+
+    def _release(self, out: list[Piece], data: bytes) -> None:
+        assert self.next is not None
+        out.append(data)
+        self.next = (self.next + len(data)) & _MASK
+        self.offset += len(data)
+
+    def _drain(self, out: list[Piece]) -> None:
+        """Release the pending segments that now touch the stream."""
+        pending = self.pending
+        while pending:
+            data = pending.pop(self.next, None)  # type: ignore[arg-type]
+            if data is not None:
+                self.pending_bytes -= len(data)
+                self._release(out, data)
+                continue
+            progressed = False
+            for seq in list(pending):  # segments starting before the stream's end: overlaps
+                assert self.next is not None
+                ahead = (seq - self.next) & _MASK
+                if ahead >= _HALF:
+                    data = pending.pop(seq)
+                    self.pending_bytes -= len(data)
+                    behind = _HALF * 2 - ahead
+                    if behind < len(data):
+                        self._release(out, data[behind:])
+                        progressed = True
+                        break
+            if not progressed:
+                return
+
+    def _skip_hole(self) -> list[Piece]:
+        """Give up the hole before the first pending segment: a gap, then what follows."""
+        assert self.next is not None
+        first = min(self.pending, key=lambda s: (s - self.next) & _MASK)  # type: ignore[operator]
+        return self.skip_to(first)
+
+    def skip_to(self, seq: int) -> list[Piece]:
+        """Bytes up to ``seq`` were never captured: a gap, then what is pending after it."""
+        if self.next is None:
+            return []
+        size = (seq - self.next) & _MASK
+        if size == 0 or size >= _HALF:
+            return []
+        out: list[Piece] = [size]
+        self.next = seq & _MASK
+        self.offset += size
+        self._drain(out)
+        return out
+
+    def acked(self, ack: int) -> list[Piece]:
+        """The other side acknowledged up to ``ack``: a hole before it was only not captured."""
+        if self.next is None:
+            return []
+        ahead = (ack - self.next) & _MASK
+        if ahead == 0 or ahead >= _WINDOW:
+            return []
+        if self.fin_at is not None and ack == (self.fin_at + 1) & _MASK:
+            ack = self.fin_at  # the FIN takes a sequence number but is not a stream byte
+        return self.skip_to(ack)
+
+    def flush(self) -> list[Piece]:
+        """The connection ended: every hole left becomes a gap, and what is pending is released."""
+        out: list[Piece] = []
+        while self.pending:
+            out += self._skip_hole()
+        return out

@@ -1,0 +1,89 @@
+"""UDP datagrams to units: Avara and LLUDP, each with the protocol's own decoder."""
+
+from __future__ import annotations
+
+from gamecodec import avara, lludp
+from gamecodec.capture._records import CaptureError, Direction, Flow, Item, Unit
+from gamecodec.errors import DecodeError
+
+__all__ = ["AvaraDatagrams", "DatagramDecoder", "LludpDatagrams", "datagram_decoder"]
+
+_COMMAND_NAMES = {c.value: c.name for c in avara.CommandId}
+_PUNCH_NAMES = {c.value: c.name for c in avara.PunchCommand}
+
+
+class DatagramDecoder:
+    """Decodes one flow's datagrams, one unit (or error) each."""
+
+    protocol = ""
+
+    def decode(
+        self, payload: bytes, time: float, packet: int, flow: Flow, direction: Direction
+    ) -> Item:
+        """The unit ``payload`` makes, or the error decoding it gave."""
+        raise NotImplementedError
+
+
+class AvaraDatagrams(DatagramDecoder):
+    """Avara: :func:`gamecodec.avara.decode` with the flow's net version.
+
+    A datagram whose checksum does not match is an error (the game drops it).
+    """
+
+    protocol = "avara"
+
+    def __init__(self, version: int = avara.DEFAULT_VERSION, layout: int = 1) -> None:
+        self.version = version
+        self.layout = layout
+
+    def decode(
+        self, payload: bytes, time: float, packet: int, flow: Flow, direction: Direction
+    ) -> Item:
+        """The unit ``payload`` makes, or the error decoding it gave."""
+        try:
+            value = avara.decode(payload, version=self.version, layout=self.layout)
+        except DecodeError as exc:
+            return CaptureError("decode", str(exc), time, packet, flow, direction, exc.offset)
+        if isinstance(value, avara.HolePunch):
+            names: tuple[str, ...] = (_PUNCH_NAMES.get(value.command, f"punch {value.command}"),)
+        elif not value.crc_ok:
+            message = f"Avara checksum does not match net version {self.version}"
+            return CaptureError("decode", message, time, packet, flow, direction, 0)
+        else:
+            names = tuple(
+                [_COMMAND_NAMES.get(c.command, f"command {c.command}") for c in value.commands]
+            )
+        return Unit(time, packet, flow, direction, "avara", names, value, len(payload), payload)
+
+
+class LludpDatagrams(DatagramDecoder):
+    """LLUDP: :func:`gamecodec.lludp.decode` (tolerant, as the viewer reads)."""
+
+    protocol = "lludp"
+
+    def __init__(self) -> None:
+        self.template = lludp.default_template()
+
+    def decode(
+        self, payload: bytes, time: float, packet: int, flow: Flow, direction: Direction
+    ) -> Item:
+        """The unit ``payload`` makes, or the error decoding it gave."""
+        try:
+            value = lludp.decode(payload, template=self.template)
+        except DecodeError as exc:
+            return CaptureError("decode", str(exc), time, packet, flow, direction, exc.offset)
+        return Unit(
+            time, packet, flow, direction, "lludp", (value.name,), value, len(payload), payload
+        )
+
+
+def datagram_decoder(protocol: str, version: int | None = None) -> DatagramDecoder | None:
+    """The decoder of a UDP protocol (``version``: Avara's net version), else ``None``."""
+    if protocol == "avara":
+        from gamecodec.capture._detect import avara_layout
+
+        v = avara.DEFAULT_VERSION if version is None else version
+        return AvaraDatagrams(v, avara_layout(v))
+    if protocol == "lludp":
+        return LludpDatagrams()
+    return None
