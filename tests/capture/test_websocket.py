@@ -720,3 +720,25 @@ def test_gap_in_held_client_frames_while_the_response_is_still_coming() -> None:
     sound(got, wire.expected["to_server"])
     assert ws.handshake.deflate == Deflate(11, 11)
     assert [e for e in events if e.direction == "to_client"] == wire.expected["to_client"]
+
+
+def test_a_scan_holds_no_more_than_the_message_limit() -> None:
+    """A scan does not buffer a chain of frames longer than the message limit to
+    confirm it (each frame under the limit, five of them well over it)."""
+    limit = 2048
+    wire = Wire(None)
+    wire.raw("to_client", b"\x83")  # a bad header: the reader scans from here
+    for _ in range(6):
+        wire.raw("to_client", raw_frame(b"a" * 2000, masked=False))
+    for direction, raw in corpus_messages()[:12]:
+        wire.message(direction, raw[:200])
+    data = bytes(wire.streams["to_client"])
+    ws = PassiveWebSocket(max_message_size=limit)
+    held = 0
+    events: list[Event] = []
+    for i in range(0, len(data), 100):
+        events += ws.feed("to_client", data[i : i + 100])
+        held = max(held, len(ws._streams["to_client"].buffer))
+    assert held <= limit + 5 * 14 + 100
+    sent = [e for e in wire.expected["to_client"] if type(e) is Message]
+    assert [e for e in events if type(e) is Message][-len(sent) :] == sent

@@ -10,12 +10,24 @@ response accepted.
 Nothing here answers, validates a key, or closes: bad bytes become a :class:`Problem`
 located by stream offset, and reading goes on. After a gap, or garbage, the reader
 finds the next frame again: exactly, when the gap ended inside a frame whose length
-it knew; otherwise by scanning for a frame header that the next one confirms.
+it knew; otherwise by scanning for a header that starts five well-formed frames in a
+possible order whose payloads check (text: UTF-8 without control characters;
+compressed: inflatable; close: a valid code), so that it skips what it cannot be
+sure of rather than misread it.
+
+With context takeover, a gap loses the sender's deflate history. Later messages
+are still inflated, each from where the last failure left off: zlib refuses any
+back-reference beyond the history it holds, so a message either inflates exactly
+as sent or fails. The first failure is a problem saying why; the close counts the
+rest. When the upgrade was not captured, frames are read with the widest window
+(15 bits) and a compressed bit means compressed.
 
 Memory is bounded: a message larger than ``max_message_size`` (compressed or
 inflated; :data:`MAX_MESSAGE_SIZE` by default) is dropped with a problem, inflation
-never produces more than that, and an HTTP head longer than :data:`MAX_HEAD_SIZE`
-ends the connection's reading.
+never produces more than that, and a scan never waits for more than that to confirm
+a frame, so a direction holds a few times ``max_message_size`` at most (the frame
+being read, the message being assembled, its inflation); an HTTP head longer than
+:data:`MAX_HEAD_SIZE` ends the connection's reading.
 """
 
 from __future__ import annotations
@@ -59,11 +71,11 @@ class Opcode:
 
 _KNOWN_OPCODES = frozenset({0, 1, 2, 8, 9, 10})
 _CHAIN = 5
-_CONTROL_CHARACTER = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+"""Frames in a row that must be well formed before a scan takes a header for one."""
 _CHECKABLE = frozenset({Opcode.TEXT, Opcode.BINARY, Opcode.CLOSE})
 """Where a scan may start: frames whose payload can be checked (a binary one only
 when compressed). A ping, a pong or a plain binary frame right after a gap is lost."""
-"""Frames in a row that must be well formed before a scan takes a header for one."""
+_CONTROL_CHARACTER = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _DEFLATE_TAIL = b"\x00\x00\xff\xff"
 _HEAD_START: dict[Direction, bytes] = {"to_server": b"GET ", "to_client": b"HTTP/"}
 
@@ -623,6 +635,7 @@ class PassiveWebSocket:
         end of the stream, a chain ending exactly there is enough)."""
         in_message = False
         compressed_ok = not stream.deflate_known or stream.deflate_on
+        reach = at + self.max_message_size + _CHAIN * 14  # what a scan may hold
         for depth in range(_CHAIN):
             if final and at == end and depth:
                 return True
@@ -641,13 +654,16 @@ class PassiveWebSocket:
                 return False
             if depth == _CHAIN - 1:
                 return True
-            if at + header.size + header.length > end:
+            after = at + header.size + header.length
+            if after > reach:
+                return False
+            if after > end:
                 return False if final else None
             if not self._plausible_payload(buf, at, header):
                 return False
             if header.opcode < 8:
                 in_message = not header.fin
-            at += header.size + header.length
+            at = after
         return True
 
     def _plausible_payload(self, buf: bytearray, at: int, header: _Header) -> bool:
