@@ -742,3 +742,19 @@ def test_a_scan_holds_no_more_than_the_message_limit() -> None:
     assert held <= limit + 5 * 14 + 100
     sent = [e for e in wire.expected["to_client"] if type(e) is Message]
     assert [e for e in events if type(e) is Message][-len(sent) :] == sent
+
+
+def test_a_message_ending_in_a_final_deflate_block() -> None:
+    """A sender may end a message with a final deflate block (BFINAL); with context
+    takeover the next message may still refer to it."""
+    first, second = b'[{"cmd":"Say","text":"hello there"}]', b'[{"cmd":"Say","text":"hello again"}]'
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    body1 = compressor.compress(first) + compressor.flush(zlib.Z_FINISH)
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15, zdict=first)
+    body2 = compressor.compress(second) + compressor.flush(zlib.Z_SYNC_FLUSH)
+    assert len(body2[:-4]) < len(second) // 2  # it does refer to the first
+    stream = response("permessage-deflate")
+    stream += raw_frame(body1, masked=False, rsv1=True)
+    stream += raw_frame(body2[:-4], masked=False, rsv1=True)
+    events = PassiveWebSocket().feed("to_client", stream)
+    assert [e.payload for e in events if type(e) is Message] == [first, second]

@@ -270,6 +270,11 @@ class _Inflation:
             raise ValueError(f"cannot inflate: {exc}") from None
         if len(out) > limit or inflater.unconsumed_tail:
             raise ValueError(f"message inflates past the {limit}-byte limit")
+        if inflater.eof and self.takeover:
+            # a final block ended the sender's deflate stream; its window goes on
+            # (what came before this message is lost: referring to it fails)
+            bits = max(self.window_bits, 9)
+            inflater = zlib.decompressobj(-bits, zdict=out[-(1 << bits) :])
         if self.takeover:
             self.inflater = inflater
         return out
