@@ -758,3 +758,13 @@ def test_a_message_ending_in_a_final_deflate_block() -> None:
     stream += raw_frame(body2[:-4], masked=False, rsv1=True)
     events = PassiveWebSocket().feed("to_client", stream)
     assert [e.payload for e in events if type(e) is Message] == [first, second]
+
+
+def test_client_frames_are_read_at_the_close_when_no_response_came() -> None:
+    wire = corpus_wire(Deflate(11, 11))
+    ws = PassiveWebSocket()
+    client = bytes(wire.streams["to_server"])
+    assert ws.feed("to_server", client) == []
+    events = ws.close()
+    assert events[0] == Problem("to_server", len(client), "no upgrade response")
+    assert events[1:] == wire.expected["to_server"]

@@ -411,6 +411,9 @@ class PassiveWebSocket:
     def close(self) -> list[Event]:
         """The connection ended: what was left unread, as problems."""
         out: list[Event] = []
+        client = self._streams["to_server"]
+        if client.started and not (client.ready or client.in_head or client.dead):
+            self._negotiated(None, "no upgrade response", out, "to_server")
         for stream in self._streams.values():
             if stream.dead:
                 continue
@@ -419,10 +422,6 @@ class PassiveWebSocket:
             end = stream.base + len(stream.buffer)
             if stream.in_head and stream.buffer:
                 out.append(Problem(stream.direction, stream.base, "HTTP head never ended"))
-            elif not stream.ready and stream.buffer:
-                out.append(
-                    Problem(stream.direction, stream.base, "frames before any upgrade response")
-                )
             elif stream.buffer and not stream.closed:
                 out.append(Problem(stream.direction, stream.base, "the stream ends inside a frame"))
             elif stream.skip:
