@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -42,6 +42,8 @@ __all__ = ["Capture", "FlowStats", "read"]
 Source = str | os.PathLike[str] | IO[bytes]
 
 _SYN, _FIN, _RST, _ACK = 0x02, 0x01, 0x04, 0x10
+_FIXED_LINK: dict[int, tuple[int, int]] = {1: (12, 14), 113: (14, 16), 276: (0, 20)}
+"""Link types whose EtherType is at a fixed place: (its offset, the IP header's)."""
 _DIRECTIONS: tuple[Direction, Direction] = ("to_server", "to_client")
 _OTHER: dict[Direction, Direction] = {"to_server": "to_client", "to_client": "to_server"}
 _HOLD_LIMIT = 64 * 1024  # bytes of a TCP connection held while its protocol is unknown
@@ -64,11 +66,11 @@ class FlowStats:
 
 
 class _UdpFlow:
-    __slots__ = ("decoder", "flow", "stats")
+    __slots__ = ("decode", "flow", "stats")
 
     def __init__(self, flow: Flow, decoder: DatagramDecoder | None, stats: FlowStats) -> None:
         self.flow = flow
-        self.decoder = decoder
+        self.decode = None if decoder is None else decoder.decode
         self.stats = stats
 
 
@@ -85,6 +87,7 @@ class _Conn:
         "held_bytes",
         "index",
         "oriented",
+        "pos",
         "seen",
         "server",
         "stats",
@@ -104,6 +107,7 @@ class _Conn:
         self.guess: Guess | None = None
         self.held: list[tuple[Direction, Piece, float, int]] = []
         self.held_bytes = 0
+        self.pos: dict[Direction, int] = {"to_server": 0, "to_client": 0}  # stream offsets fed
         self.seen: set[Direction] = set()  # directions whose first bytes were looked at
         self.closed = False
         self.stats: FlowStats | None = None
@@ -153,7 +157,6 @@ class Capture:
         self.max_pending = max_pending
         self.packets = 0
         """Packets (records) read so far."""
-        self.units = 0
         self.errors = 0
         self.error_counts: dict[str, int] = {}
         """Errors by ``CaptureError.where``."""
@@ -172,15 +175,19 @@ class Capture:
         except FileError as exc:
             self._open_error = exc
         self._iter: Iterator[Item] | None = None
-        self._udp: dict[tuple[bytes, int, bytes, int], tuple[_UdpFlow, Direction]] = {}
+        self._udp: dict[bytes, tuple[_UdpFlow, Direction]] = {}  # addresses + ports -> flow
         self._tcp: dict[tuple[bytes, int, bytes, int], tuple[_Conn, Direction]] = {}
         self._last_seen: dict[int, float] = {}  # id(flow state) -> capture time
         self._defrag = Defragmenter()
         self._next_index = 1
         self._now = 0.0
-        self._packet = 0
 
     # -- public --
+
+    @property
+    def units(self) -> int:
+        """Units yielded so far."""
+        return sum(s.units for s in self.flows)
 
     def __iter__(self) -> Iterator[Item]:
         if self._iter is None:
@@ -221,110 +228,154 @@ class Capture:
             )
             cf.close()
             return
-        try:
-            yield from self._packets(cf, slicer)
-        finally:
-            cf.close()
-
-    def _packets(self, cf: CaptureFile, slicer: Any) -> Iterator[Item]:
+        # The fast path: an IPv4 UDP datagram of a known flow, no options, no fragment,
+        # behind a link header whose EtherType sits at a fixed place.
+        et_at, ip_at = _FIXED_LINK.get(cf.linktype, (-1, 0))
+        min_len = ip_at + 28
         udp = self._udp
         nano = cf.nano
         guard = cf.guard
+        reader = cf.reader
         next_sweep = 0.0
         n = 0
         ts = 0.0
-        reader = cf.reader
         file_error: CaptureError | None = None
-        while True:
-            try:
-                ts, buf = next(reader)
-            except StopIteration:
-                if guard.short_at is not None and guard.short_at < guard.pos:
-                    message = "the file ends inside a record header"
-                    file_error = CaptureError("file", message, None, n + 1, offset=guard.short_at)
-                break
-            except FileError as exc:
-                file_error = CaptureError("file", exc.message, None, n + 1, offset=exc.offset)
-                break
-            except Exception as exc:  # dpkt: NeedData, UnpackError, ValueError, struct.error
-                if guard.short_at is not None:
-                    message, offset = "the file ends inside a record", guard.short_at
-                else:
-                    message, offset = f"unreadable record: {type(exc).__name__}: {exc}", guard.pos
-                file_error = CaptureError("file", message, None, n + 1, offset=offset)
-                break
-            n += 1
-            self._packet = self.packets = n
-            if guard.short_at is not None:
-                message = "the file ends inside a packet record"
-                file_error = CaptureError("file", message, None, n, offset=guard.short_at)
-                break
-            if nano:
-                ts = float(ts)
-            self._now = ts
-            if ts >= next_sweep:
-                yield from self._sweep(ts)
-                next_sweep = ts + _SWEEP_EVERY
-            off = slicer(buf)
-            if off < 0:
-                if off == -2:
-                    message = f"link header cut short: {len(buf)} bytes captured"
-                    yield self._error(CaptureError("link", message, ts, n))
-                continue
-            try:
-                proto, src, dst, payload, frag = ip_packet(buf, off)
-            except IPError as exc:
-                yield self._error(CaptureError("ip", exc.message, ts, n, offset=off))
-                continue
-            if frag is not None:
-                whole, dropped = self._defrag.add(
-                    (proto, src, dst, frag[0]), frag[1], frag[2], payload, ts
-                )
-                for frag_key, message in dropped:
-                    yield self._fragment_error(frag_key, message, ts, n)
-                if whole is None:
-                    continue
-                payload = whole
-            if proto == 17:
-                if len(payload) < 8:
-                    yield self._error(CaptureError("udp", "UDP header cut short", ts, n))
-                    continue
-                sport = payload[0] << 8 | payload[1]
-                dport = payload[2] << 8 | payload[3]
-                ulen = payload[4] << 8 | payload[5]
-                if ulen < 8 or ulen > len(payload):
-                    message = f"UDP length {ulen} with {len(payload)} bytes in the packet"
-                    yield self._error(CaptureError("udp", message, ts, n))
-                    continue
-                data = payload[8:ulen]
-                key = (src, sport, dst, dport)
-                entry = udp.get(key)
-                if entry is None:
-                    entry, errors = self._new_udp(key, data, ts)
-                    for error in errors:
-                        yield self._error(error)
-                state, direction = entry
-                stats = state.stats
-                stats.packets += 1
-                stats.bytes += len(data)
-                stats.last = ts
-                decoder = state.decoder
-                if decoder is not None:
-                    item = decoder.decode(data, ts, n, state.flow, direction)
-                    if item.__class__ is Unit:
-                        stats.units += 1
-                        self.units += 1
+        try:
+            while True:
+                try:
+                    ts, buf = next(reader)
+                except StopIteration:
+                    if guard.short_at is not None and guard.short_at < guard.pos:
+                        message = "the file ends inside a record header"
+                        file_error = CaptureError(
+                            "file", message, None, n + 1, offset=guard.short_at
+                        )
+                    break
+                except FileError as exc:  # a record longer than max_record: point at its header
+                    start = max(0, exc.offset - (16 if cf.format == "pcap" else 8))
+                    file_error = CaptureError("file", exc.message, None, n + 1, offset=start)
+                    break
+                except Exception as exc:  # dpkt: NeedData, UnpackError, ValueError, struct.error
+                    if guard.short_at is not None:
+                        message, offset = "the file ends inside a record", guard.short_at
                     else:
-                        stats.errors += 1
-                        self._error(item)  # type: ignore[arg-type]
-                    yield item
-            elif proto == 6:
-                items = self._tcp_segment(src, dst, payload, ts, n)
+                        message = f"unreadable record: {type(exc).__name__}: {exc}"
+                        offset = guard.pos
+                    file_error = CaptureError("file", message, None, n + 1, offset=offset)
+                    break
+                n += 1
+                self.packets = n
+                if guard.short_at is not None:
+                    message = "the file ends inside a packet record"
+                    file_error = CaptureError("file", message, None, n, offset=guard.short_at)
+                    break
+                if nano:
+                    ts = float(ts)
+                if ts >= next_sweep:
+                    self._now = ts
+                    yield from self._sweep(ts)
+                    next_sweep = ts + _SWEEP_EVERY
+                if (
+                    et_at >= 0
+                    and len(buf) >= min_len
+                    and buf[ip_at] == 0x45
+                    and buf[ip_at + 9] == 17
+                    and buf[et_at] == 8
+                    and buf[et_at + 1] == 0
+                    and not (buf[ip_at + 6] & 0x3F or buf[ip_at + 7])
+                ):
+                    entry = udp.get(buf[ip_at + 12 : ip_at + 24])
+                    if entry is not None:
+                        end = ip_at + 20 + (buf[ip_at + 24] << 8 | buf[ip_at + 25])
+                        if (
+                            ip_at + 28
+                            <= end
+                            <= ip_at + (buf[ip_at + 2] << 8 | buf[ip_at + 3])
+                            <= len(buf)
+                        ):
+                            state, direction = entry
+                            stats = state.stats
+                            stats.packets += 1
+                            stats.bytes += end - ip_at - 28
+                            stats.last = ts
+                            decode = state.decode
+                            if decode is not None:
+                                item = decode(buf[ip_at + 28 : end], ts, n, state.flow, direction)
+                                if item.__class__ is Unit:
+                                    stats.units += 1
+                                else:
+                                    stats.errors += 1
+                                    self._error(item)  # type: ignore[arg-type]
+                                yield item
+                            continue
+                self._now = ts
+                items = self._packet(ts, n, buf, slicer)
                 if items:
                     yield from items
-        if file_error is not None:
-            yield self._error(file_error)
-        yield from self._finish(ts, n)
+            if file_error is not None:
+                yield self._error(file_error)
+            yield from self._finish(ts, n)
+        finally:
+            cf.close()
+
+    def _packet(self, ts: float, n: int, buf: bytes, slicer: Callable[[bytes], int]) -> list[Item]:
+        """Everything but the fast path: any link, IP version, fragment, UDP or TCP."""
+        off = slicer(buf)
+        if off < 0:
+            if off == -2:
+                message = f"link header cut short: {len(buf)} bytes captured"
+                return [self._error(CaptureError("link", message, ts, n))]
+            return []
+        try:
+            proto, src, dst, payload, frag = ip_packet(buf, off)
+        except IPError as exc:
+            return [self._error(CaptureError("ip", exc.message, ts, n, offset=off))]
+        items: list[Item] = []
+        if frag is not None:
+            whole, dropped = self._defrag.add(
+                (proto, src, dst, frag[0]), frag[1], frag[2], payload, ts
+            )
+            for frag_key, message in dropped:
+                items.append(self._fragment_error(frag_key, message, ts, n))
+            if whole is None:
+                return items
+            payload = whole
+        if proto == 17:
+            items += self._udp_datagram(src, dst, payload, ts, n)
+        elif proto == 6:
+            items += self._tcp_segment(src, dst, payload, ts, n)
+        return items
+
+    def _udp_datagram(
+        self, src: bytes, dst: bytes, payload: bytes, ts: float, n: int
+    ) -> list[Item]:
+        if len(payload) < 8:
+            return [self._error(CaptureError("udp", "UDP header cut short", ts, n))]
+        ulen = payload[4] << 8 | payload[5]
+        if ulen < 8 or ulen > len(payload):
+            message = f"UDP length {ulen} with {len(payload)} bytes in the packet"
+            return [self._error(CaptureError("udp", message, ts, n))]
+        data = payload[8:ulen]
+        items: list[Item] = []
+        key = src + dst + payload[:4]
+        entry = self._udp.get(key)
+        if entry is None:
+            entry, errors = self._new_udp(src, dst, payload, ts, n)
+            items += [self._error(e) for e in errors]
+        state, direction = entry
+        stats = state.stats
+        stats.packets += 1
+        stats.bytes += len(data)
+        stats.last = ts
+        if state.decode is not None:
+            item = state.decode(data, ts, n, state.flow, direction)
+            if item.__class__ is Unit:
+                stats.units += 1
+            else:
+                stats.errors += 1
+                self._error(item)  # type: ignore[arg-type]
+            items.append(item)
+        return items
 
     def _fragment_error(
         self, key: tuple[int, bytes, bytes, int], message: str, ts: float, n: int
@@ -341,9 +392,11 @@ class Capture:
         return index
 
     def _new_udp(
-        self, key: tuple[bytes, int, bytes, int], data: bytes, ts: float
+        self, src: bytes, dst: bytes, udp: bytes, ts: float, n: int
     ) -> tuple[tuple[_UdpFlow, Direction], list[CaptureError]]:
-        src, sport, dst, dport = key
+        sport = udp[0] << 8 | udp[1]
+        dport = udp[2] << 8 | udp[3]
+        data = udp[8 : udp[4] << 8 | udp[5]]
         if len(self._udp) >= 2 * self.max_flows:
             self._evict(self._udp, ts)
         guess = port_guess("udp", sport, dport, self.overrides)
@@ -373,7 +426,7 @@ class Capture:
             client, server = _address(dst, dport), _address(src, sport)
         flow = Flow("udp", client, server, protocol, reason, self._new_index())
         if protocol is None and guess is not None:
-            errors.append(CaptureError("detect", reason, ts, self._packet, flow))
+            errors.append(CaptureError("detect", reason, ts, n, flow))
         decoder = None if protocol is None else datagram_decoder(protocol, version)
         stats = FlowStats(flow, first=ts, last=ts)
         stats.errors += len(errors)
@@ -382,13 +435,13 @@ class Capture:
         here: Direction = "to_server" if client_is_src else "to_client"
         there: Direction = "to_client" if client_is_src else "to_server"
         entry = (state, here)
-        self._udp[(src, sport, dst, dport)] = entry
-        self._udp[(dst, dport, src, sport)] = (state, there)
+        self._udp[src + dst + udp[:4]] = entry
+        self._udp[dst + src + udp[2:4] + udp[:2]] = (state, there)
         return entry, errors
 
     def _sweep(self, now: float) -> Iterator[Item]:
         for key, message in self._defrag.expire(now):
-            yield self._fragment_error(key, message, now, self._packet)
+            yield self._fragment_error(key, message, now, self.packets)
         stale_udp = [k for k, (s, _) in self._udp.items() if now - s.stats.last > self.udp_timeout]
         for udp_key in stale_udp:
             del self._udp[udp_key]
@@ -396,7 +449,7 @@ class Capture:
         for conn in conns.values():
             idle = now - conn.stats.last if conn.stats is not None else 0.0
             if not conn.closed and idle > self.tcp_timeout:
-                yield from self._close_conn(conn, now, self._packet)
+                yield from self._close_conn(conn, now, self.packets)
             if conn.closed and idle > _CLOSED_LINGER:
                 self._forget(conn)
 
@@ -523,7 +576,7 @@ class Capture:
             key=lambda c: c.stats.last if c.stats else 0.0,
         )
         for conn in live[: max(1, len(live) // 10)]:
-            for item in self._close_conn(conn, self._now, self._packet):
+            for item in self._close_conn(conn, self._now, self.packets):
                 del item  # what a forced close finds goes with the connection
             self._forget(conn)
 
@@ -540,10 +593,11 @@ class Capture:
                 conn.held.append((direction, piece, ts, n))
                 if not isinstance(piece, int):
                     conn.held_bytes += len(piece)
-            if not self._decide(conn, direction):
+            found = self._decide(conn, direction, ts, n)
+            if found is None:
                 return []
             held, conn.held, conn.held_bytes = conn.held, [], 0
-            items: list[Item] = []
+            items: list[Item] = found
             for d, piece, t, k in held:
                 items += self._feed(conn, d, [piece], t, k)
             return items
@@ -555,22 +609,21 @@ class Capture:
         decoder = conn.decoder
         flow = conn.flow
         items: list[Item] = []
+        pos = conn.pos
         for piece in pieces:
             if isinstance(piece, int):
-                stream = conn.streams[direction]
                 if piece == 0:
-                    message = (
-                        "the connection's start was not captured: the stream is picked up here"
-                    )
-                    offset = 0
+                    message = "the connection's start was not captured: it is picked up here"
                 else:
                     message = f"{piece} bytes of the stream were not captured"
-                    offset = stream.offset - piece
-                items.append(CaptureError("tcp", message, ts, n, flow, direction, offset))
+                items.append(CaptureError("tcp", message, ts, n, flow, direction, pos[direction]))
+                pos[direction] += piece
                 if decoder is not None:
                     items += decoder.gap(direction, piece, ts, n)
-            elif decoder is not None:
-                items += decoder.feed(direction, piece, ts, n)
+            else:
+                pos[direction] += len(piece)
+                if decoder is not None:
+                    items += decoder.feed(direction, piece, ts, n)
         return self._count(conn, items)
 
     def _count(self, conn: _Conn, items: list[Item]) -> list[Item]:
@@ -579,7 +632,6 @@ class Capture:
         for item in items:
             if item.__class__ is Unit:
                 stats.units += 1
-                self.units += 1
             else:
                 stats.errors += 1
                 self._error(item)  # type: ignore[arg-type]
@@ -598,8 +650,14 @@ class Capture:
                     break
         return bytes(out)
 
-    def _decide(self, conn: _Conn, direction: Direction, final: bool = False) -> bool:
-        """Choose the connection's protocol if its first bytes allow; True once chosen."""
+    def _decide(
+        self, conn: _Conn, direction: Direction, ts: float, n: int, final: bool = False
+    ) -> list[Item] | None:
+        """Choose the connection's protocol if its first bytes allow (else ``None``).
+
+        Returns what choosing found: a flow on a known port whose content is not
+        that protocol's, a protocol without a stream decoder.
+        """
         guess = conn.guess
         content = None
         if guess is None or not guess.override:
@@ -617,7 +675,7 @@ class Capture:
                         break
             waiting = len(conn.seen) < 2 and conn.held_bytes < _HOLD_LIMIT
             if content is None and waiting and not final:
-                return False
+                return None
         if guess is not None and guess.override:
             protocol: str | None = guess.protocol
             reason = guess.why
@@ -635,14 +693,13 @@ class Capture:
         conn.stats.flow = flow
         if protocol is None:
             if guess is not None:
-                self._count(conn, [CaptureError("detect", reason, None, None, flow)])
-            return True
+                return self._count(conn, [CaptureError("detect", reason, ts, n, flow)])
+            return []
         decoder = stream_decoder(protocol, flow)
         if isinstance(decoder, str):
-            self._count(conn, [CaptureError("decode", decoder, None, None, flow)])
-        else:
-            conn.decoder = decoder
-        return True
+            return self._count(conn, [CaptureError("decode", decoder, ts, n, flow)])
+        conn.decoder = decoder
+        return []
 
     def _swap(self, conn: _Conn) -> None:
         """The first bytes showed the client is the other end: turn the connection round."""
@@ -652,6 +709,7 @@ class Capture:
             "to_server": conn.streams["to_client"],
             "to_client": conn.streams["to_server"],
         }
+        conn.pos = {"to_server": conn.pos["to_client"], "to_client": conn.pos["to_server"]}
         flip = _OTHER
         conn.held = [(flip[d], p, t, k) for d, p, t, k in conn.held]
         conn.seen = {flip[d] for d in conn.seen}
@@ -669,7 +727,7 @@ class Capture:
             if pieces:
                 items += self._deliver(conn, direction, pieces, ts, n)
         if conn.flow is None:
-            self._decide(conn, "to_server", final=True)
+            items += self._decide(conn, "to_server", ts, n, final=True) or []
             held, conn.held = conn.held, []
             for d, piece, t, k in held:
                 items += self._feed(conn, d, [piece], t, k)

@@ -1,7 +1,8 @@
 """One direction of a TCP connection put back in order: a byte stream with its gaps.
 
 Segments arrive in any order, repeated or overlapping; the stream releases bytes
-as they become contiguous, each byte once (the first copy captured wins). A hole
+as they become contiguous, each byte once (the copy that first reaches the
+stream's end wins; real retransmissions carry the same bytes anyway). A hole
 becomes a gap (an ``int``, the number of bytes never captured) when the other
 side acknowledges past it (it was delivered, only not captured), when more than
 ``max_pending`` bytes wait behind it, or when the connection ends.
@@ -152,12 +153,22 @@ class TcpStream:
         """The other side acknowledged up to ``ack``: a hole before it was only not captured."""
         if self.next is None:
             return []
-        ahead = (ack - self.next) & _MASK
-        if ahead == 0 or ahead >= _WINDOW:
-            return []
         if self.fin_at is not None and ack == (self.fin_at + 1) & _MASK:
             ack = self.fin_at  # the FIN takes a sequence number but is not a stream byte
-        return self.skip_to(ack)
+        out: list[Piece] = []
+        while True:
+            ahead = (ack - self.next) & _MASK
+            if ahead == 0 or ahead >= _WINDOW:
+                return out
+            target = ack
+            if self.pending:
+                first = min(self.pending, key=lambda s: (s - self.next) & _MASK)  # type: ignore[operator]
+                if (first - self.next) & _MASK < ahead:
+                    target = first  # the hole ends where captured bytes start
+            pieces = self.skip_to(target)
+            if not pieces:
+                return out
+            out += pieces
 
     def flush(self) -> list[Piece]:
         """The connection ended: every hole left becomes a gap, and what is pending is released."""

@@ -8,8 +8,20 @@ from gamecodec.errors import DecodeError
 
 __all__ = ["AvaraDatagrams", "DatagramDecoder", "LludpDatagrams", "datagram_decoder"]
 
-_COMMAND_NAMES = {c.value: c.name for c in avara.CommandId}
-_PUNCH_NAMES = {c.value: c.name for c in avara.PunchCommand}
+
+class _Names(dict[int, str]):
+    """Known ids to their names; an unknown id reads as ``"<what> <id>"``."""
+
+    def __init__(self, what: str, names: dict[int, str]) -> None:
+        super().__init__(names)
+        self.what = what
+
+    def __missing__(self, key: int) -> str:
+        return f"{self.what} {key}"
+
+
+_COMMAND_NAMES = _Names("command", {c.value: c.name for c in avara.CommandId})
+_PUNCH_NAMES = _Names("punch", {c.value: c.name for c in avara.PunchCommand})
 
 
 class DatagramDecoder:
@@ -45,14 +57,16 @@ class AvaraDatagrams(DatagramDecoder):
         except DecodeError as exc:
             return CaptureError("decode", str(exc), time, packet, flow, direction, exc.offset)
         if isinstance(value, avara.HolePunch):
-            names: tuple[str, ...] = (_PUNCH_NAMES.get(value.command, f"punch {value.command}"),)
+            names: tuple[str, ...] = (_PUNCH_NAMES[value.command],)
         elif not value.crc_ok:
             message = f"Avara checksum does not match net version {self.version}"
             return CaptureError("decode", message, time, packet, flow, direction, 0)
         else:
-            names = tuple(
-                [_COMMAND_NAMES.get(c.command, f"command {c.command}") for c in value.commands]
-            )
+            commands = value.commands
+            if len(commands) == 1:  # most datagrams: skip building a list
+                names = (_COMMAND_NAMES[commands[0].command],)
+            else:
+                names = tuple([_COMMAND_NAMES[c.command] for c in commands])
         return Unit(time, packet, flow, direction, "avara", names, value, len(payload), payload)
 
 
