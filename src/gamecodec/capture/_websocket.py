@@ -10,16 +10,30 @@ response accepted.
 Nothing here answers, validates a key, or closes: bad bytes become a :class:`Problem`
 located by stream offset, and reading goes on. After a gap, or garbage, the reader
 finds the next frame again: exactly, when the gap ended inside a frame whose length
-it knew; otherwise by scanning for a frame header that the next one confirms.
+it knew; otherwise by scanning for a header that starts five well-formed frames in a
+possible order whose payloads check (text: UTF-8 without control characters;
+compressed: inflatable; close: a valid code), so that it skips what it cannot be
+sure of rather than misread it.
+
+With context takeover, a gap loses the sender's deflate history. Later messages
+are still inflated, each from where the last failure left off: zlib refuses any
+back-reference beyond the history it holds, so a message either inflates exactly
+as sent or fails. The first failure is a problem saying why; the close counts the
+rest. When the upgrade was not captured, frames are read with the widest window
+(15 bits) and a compressed bit means compressed.
 
 Memory is bounded: a message larger than ``max_message_size`` (compressed or
 inflated; :data:`MAX_MESSAGE_SIZE` by default) is dropped with a problem, inflation
-never produces more than that, and an HTTP head longer than :data:`MAX_HEAD_SIZE`
-ends the connection's reading.
+never produces more than that, and a scan never waits for more than that to confirm
+a frame, so a direction holds a few times ``max_message_size`` at most (the frame
+being read, the message being assembled, its inflation); an HTTP head longer than
+:data:`MAX_HEAD_SIZE` ends the connection's reading.
 """
 
 from __future__ import annotations
 
+import codecs
+import re
 import zlib
 from dataclasses import dataclass, field, replace
 
@@ -56,6 +70,12 @@ class Opcode:
 
 
 _KNOWN_OPCODES = frozenset({0, 1, 2, 8, 9, 10})
+_CHAIN = 5
+"""Frames in a row that must be well formed before a scan takes a header for one."""
+_CHECKABLE = frozenset({Opcode.TEXT, Opcode.BINARY, Opcode.CLOSE})
+"""Where a scan may start: frames whose payload can be checked (a binary one only
+when compressed). A ping, a pong or a plain binary frame right after a gap is lost."""
+_CONTROL_CHARACTER = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _DEFLATE_TAIL = b"\x00\x00\xff\xff"
 _HEAD_START: dict[Direction, bytes] = {"to_server": b"GET ", "to_client": b"HTTP/"}
 
@@ -250,6 +270,11 @@ class _Inflation:
             raise ValueError(f"cannot inflate: {exc}") from None
         if len(out) > limit or inflater.unconsumed_tail:
             raise ValueError(f"message inflates past the {limit}-byte limit")
+        if inflater.eof and self.takeover:
+            # a final block ended the sender's deflate stream; its window goes on
+            # (what came before this message is lost: referring to it fails)
+            bits = max(self.window_bits, 9)
+            inflater = zlib.decompressobj(-bits, zdict=out[-(1 << bits) :])
         if self.takeover:
             self.inflater = inflater
         return out
@@ -318,10 +343,12 @@ class PassiveWebSocket:
             self._start(stream, out)
         if stream.in_head:
             self._read_head(stream, out)
+            if stream.in_head or stream.dead:
+                return out
         if stream.ready:
             self._read_frames(stream, out)
         elif len(stream.buffer) > self.max_message_size + 14:
-            self._negotiated(None, "no upgrade response", out)
+            self._negotiated(None, "no upgrade response", out, direction)
         return out
 
     def gap(self, direction: Direction, size: int) -> list[Event]:
@@ -343,8 +370,13 @@ class PassiveWebSocket:
             else:
                 stream.ready = self._streams["to_client"].ready
             return out
+        if not stream.ready:  # frames held for the response: read them as they are
+            self._negotiated(None, "a gap before any upgrade response", out, direction)
+            if stream.dead:
+                return out
+            gap_at = stream.base + len(stream.buffer)
         known = None
-        if stream.ready and not stream.searching and not stream.skip:
+        if not stream.searching and not stream.skip:
             try:
                 known = _parse_header(stream.buffer, 0, len(stream.buffer), stream.masked)
             except _BadHeader:
@@ -379,16 +411,17 @@ class PassiveWebSocket:
     def close(self) -> list[Event]:
         """The connection ended: what was left unread, as problems."""
         out: list[Event] = []
+        client = self._streams["to_server"]
+        if client.started and not (client.ready or client.in_head or client.dead):
+            self._negotiated(None, "no upgrade response", out, "to_server")
         for stream in self._streams.values():
             if stream.dead:
                 continue
+            if stream.ready and not stream.in_head and stream.searching and stream.buffer:
+                self._read_frames(stream, out, final=True)
             end = stream.base + len(stream.buffer)
             if stream.in_head and stream.buffer:
                 out.append(Problem(stream.direction, stream.base, "HTTP head never ended"))
-            elif not stream.ready and stream.buffer:
-                out.append(
-                    Problem(stream.direction, stream.base, "frames before any upgrade response")
-                )
             elif stream.buffer and not stream.closed:
                 out.append(Problem(stream.direction, stream.base, "the stream ends inside a frame"))
             elif stream.skip:
@@ -403,8 +436,8 @@ class PassiveWebSocket:
                     Problem(
                         stream.direction,
                         stream.inflation.lost_at or 0,
-                        f"{failed} messages could not be inflated: they refer to data lost "
-                        "at this offset (context takeover)",
+                        f"{failed} messages could not be inflated: they refer to data "
+                        "before this offset, which was not captured (context takeover)",
                     )
                 )
             stream.dead = True
@@ -474,9 +507,16 @@ class PassiveWebSocket:
             return
         self._negotiated(deflate, None, out)
 
-    def _negotiated(self, deflate: Deflate | None, unknown: str | None, out: list[Event]) -> None:
+    def _negotiated(
+        self,
+        deflate: Deflate | None,
+        unknown: str | None,
+        out: list[Event],
+        told: Direction = "to_client",
+    ) -> None:
         """Set both directions' inflation: from ``deflate``, or, when ``unknown`` is not
-        None, as a sender with any parameters (15 bits, rsv1 means compressed)."""
+        None, as a sender with any parameters (15 bits, rsv1 means compressed); a
+        non-empty ``unknown`` is a problem of ``told``'s stream."""
         self.handshake = replace(self.handshake, deflate=deflate)
         for stream in self._streams.values():
             if unknown is not None:
@@ -495,7 +535,8 @@ class PassiveWebSocket:
                         else deflate.server_no_context_takeover
                     )
         if unknown:
-            out.append(Problem("to_client", self._streams["to_client"].base, unknown))
+            told_stream = self._streams[told]
+            out.append(Problem(told, told_stream.base + len(told_stream.buffer), unknown))
         for stream in self._streams.values():
             if not stream.ready and not stream.in_head and stream.started:
                 stream.ready = True
@@ -511,7 +552,7 @@ class PassiveWebSocket:
 
     # ------------------------------------------------------------------ frames
 
-    def _read_frames(self, stream: _Stream, out: list[Event]) -> None:
+    def _read_frames(self, stream: _Stream, out: list[Event], final: bool = False) -> None:
         buf = stream.buffer
         end = len(buf)
         pos = 0
@@ -528,7 +569,7 @@ class PassiveWebSocket:
                 pos = end
                 break
             if stream.searching:
-                pos, confirmed = self._search(stream, buf, pos, end)
+                pos, confirmed = self._search(stream, buf, pos, end, final)
                 if not confirmed:
                     break
                 stream.searching = False
@@ -572,25 +613,96 @@ class PassiveWebSocket:
             del buf[:pos]
             stream.base += pos
 
-    def _search(self, stream: _Stream, buf: bytearray, pos: int, end: int) -> tuple[int, bool]:
-        """The first offset from ``pos`` that may hold a frame, and whether the frame
-        header after it confirms it (False: more bytes are needed to tell)."""
-        limit = self.max_message_size
+    def _search(
+        self, stream: _Stream, buf: bytearray, pos: int, end: int, final: bool = False
+    ) -> tuple[int, bool]:
+        """The first offset from ``pos`` that may hold a frame, and whether the frames
+        after it confirm it (False: more bytes are needed to tell)."""
         for at in range(pos, end - 1):
             first = buf[at]
-            if not first & 0x0F or (first & 0x40 and first & 0x0F > 2):
-                continue  # not a message's first frame
-            try:
-                header = _parse_header(buf, at, end, stream.masked, limit)
-                if header is None:
-                    return at, False
-                after = at + header.size + header.length
-                if end - after < 2 or _parse_header(buf, after, end, stream.masked) is None:
-                    return at, False
-            except _BadHeader:
+            if first & 0x0F not in _CHECKABLE or (first & 0x40 and first & 0x0F > 2):
+                continue  # not a frame whose payload can confirm it
+            if first & 0x0F == Opcode.BINARY and not first & 0x40:
                 continue
-            return at, True
+            confirmed = self._chain(stream, buf, at, end, final)
+            if confirmed is None:
+                return at, False
+            if confirmed:
+                return at, True
         return max(pos, end - 1), False
+
+    def _chain(
+        self, stream: _Stream, buf: bytearray, at: int, end: int, final: bool
+    ) -> bool | None:
+        """Whether ``_CHAIN`` frames in a row from ``at`` are well formed and in a
+        possible order (None: the bytes end before that is known; at the ``final``
+        end of the stream, a chain ending exactly there is enough)."""
+        in_message = False
+        compressed_ok = not stream.deflate_known or stream.deflate_on
+        reach = at + self.max_message_size + _CHAIN * 14  # what a scan may hold
+        for depth in range(_CHAIN):
+            if final and at == end and depth:
+                return True
+            try:
+                header = _parse_header(buf, at, end, stream.masked, self.max_message_size)
+            except _BadHeader:
+                return False
+            if header is None:
+                return False if final else None
+            if header.opcode == Opcode.CONTINUATION:
+                if not in_message or header.rsv1:
+                    return False
+            elif header.opcode < 8 and in_message:
+                return False
+            if header.rsv1 and not compressed_ok:
+                return False
+            if depth == _CHAIN - 1:
+                return True
+            after = at + header.size + header.length
+            if after > reach:
+                return False
+            if after > end:
+                return False if final else None
+            if not self._plausible_payload(buf, at, header):
+                return False
+            if header.opcode < 8:
+                in_message = not header.fin
+            at = after
+        return True
+
+    def _plausible_payload(self, buf: bytearray, at: int, header: _Header) -> bool:
+        """Whether a frame's payload may be what its header claims: a compressed one
+        inflatable (or referring to history a fresh inflater lacks), a text one valid
+        UTF-8 without control characters (what a mask guessed from masked text
+        gives), a close one a valid code and a UTF-8 reason."""
+        if header.opcode not in (Opcode.TEXT, Opcode.BINARY, Opcode.CLOSE):
+            return True
+        start = at + header.size
+        payload = bytes(buf[start : start + header.length])
+        if header.key is not None:
+            payload = _unmask(payload, header.key)
+        if header.opcode == Opcode.CLOSE:
+            if not payload:
+                return True
+            code = int.from_bytes(payload[:2], "big")
+            if len(payload) < 2 or not 1000 <= code <= 4999:
+                return False
+            payload = payload[2:]
+        elif header.rsv1:
+            inflater = zlib.decompressobj(-15)
+            try:
+                payload = inflater.decompress(
+                    payload + (_DEFLATE_TAIL if header.fin else b""), self.max_message_size + 1
+                )
+            except zlib.error as exc:
+                return "too far back" in str(exc)
+        if header.opcode == Opcode.BINARY:
+            return True
+        try:
+            text = codecs.getincrementaldecoder("utf-8")().decode(payload, header.fin)
+        except UnicodeDecodeError:
+            return False
+        return _CONTROL_CHARACTER.search(text) is None
 
     def _frame(
         self, stream: _Stream, header: _Header, payload: bytes, offset: int, out: list[Event]
@@ -663,9 +775,9 @@ class PassiveWebSocket:
                             Problem(
                                 direction,
                                 start,
-                                f"{exc}: the message refers to data lost at offset "
-                                f"{inflation.lost_at} (context takeover); later such "
-                                "messages are counted at the close",
+                                f"{exc}: the message refers to data before offset "
+                                f"{inflation.lost_at}, which was not captured (context "
+                                "takeover); later such messages are counted at the close",
                             )
                         )
                     return
