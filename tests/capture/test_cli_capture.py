@@ -174,3 +174,11 @@ def test_real_captures_json_lines_and_parquet_agree(name: str, tmp_path: Path, c
     count = per_unit.get(protocol, lambda x: len(x["value"]))
     assert len(rows) == sum(count(x) for x in units)
     assert sorted({r["packet"] for r in rows}) == sorted({x["packet"] for x in units})
+
+
+def test_a_missing_capture_is_one_line_and_status_2(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    for command in ("dump", "stats"):
+        assert main([command, str(tmp_path / "absent.pcap")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("gamecodec: error: cannot read") and "absent.pcap" in err
+        assert "Traceback" not in err

@@ -98,6 +98,23 @@ def _progress(args: argparse.Namespace) -> _Progress:
     return _Progress(args.captures, enabled)
 
 
+def _failing(command: Any) -> Any:
+    """``command`` with a missing file or extra reported in one line (status 2)."""
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return int(command(args))
+        except OSError as exc:
+            where = exc.filename or "the output"
+            print(f"gamecodec: error: cannot read {where}: {exc.strerror}", file=sys.stderr)
+        except ImportError as exc:
+            print(f"gamecodec: error: {exc}", file=sys.stderr)
+        return 2
+
+    run.__doc__ = command.__doc__
+    return run
+
+
 def dump(args: argparse.Namespace) -> int:
     """``gamecodec dump``: decoded messages as JSON lines, Parquet or Arrow files."""
     progress = _progress(args)
@@ -235,7 +252,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     _common(p)
     p.add_argument("--format", choices=("jsonl", "parquet", "arrow"), default="jsonl")
     p.add_argument("-o", "--output", metavar="PATH", help="a file (jsonl) or directory")
-    p.set_defaults(func=dump)
+    p.set_defaults(func=_failing(dump))
     p = sub.add_parser(
         "stats",
         help="per-flow statistics of packet captures",
@@ -245,4 +262,4 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     _common(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--plot", metavar="FILE", help="draw rates and sizes into FILE (png, svg)")
-    p.set_defaults(func=stats)
+    p.set_defaults(func=_failing(stats))
