@@ -30,7 +30,7 @@ def contests(tmp_path_factory: pytest.TempPathFactory) -> list[Contest | Row]:
 
 
 @pytest.mark.parametrize("side", ["gamecodec", "floor"])
-@pytest.mark.parametrize("index", [0, 1], ids=["lludp", "avara"])
+@pytest.mark.parametrize("index", [0, 1, 2, 3], ids=["lludp", "lludp-read", "avara", "avara-read"])
 def test_capture_to_parquet(
     benchmark: Any, contests: list[Contest | Row], index: int, side: str
 ) -> None:

@@ -99,7 +99,7 @@ def avara_capture(count: int) -> bytes:
     )
 
 
-def _contest(protocol: str, data: bytes, count: int, out: str) -> Contest:
+def _contests(protocol: str, data: bytes, count: int, out: str) -> list[Contest]:
     import dpkt
 
     from gamecodec.capture import read
@@ -114,17 +114,37 @@ def _contest(protocol: str, data: bytes, count: int, out: str) -> Contest:
     def ours(_: object) -> object:
         return write_tables(read(io.BytesIO(data)), out)
 
-    return Contest(
-        "capture",
-        f"{protocol} capture -> Parquet vs iterating its packets with dpkt",
-        f"{count:,} datagrams, {len(data) / 1e6:.1f} MB pcap",
-        count,
-        "packet",
-        Side("read + write_tables", ours),
-        Side("dpkt.pcap.Reader", floor),
-        kind="cost",
-        limit=LIMIT,
-    )
+    def read_only(_: object) -> int:
+        n = 0
+        for _item in read(io.BytesIO(data)):
+            n += 1
+        return n
+
+    workload = f"{count:,} datagrams, {len(data) / 1e6:.1f} MB pcap"
+    floor_side = Side("dpkt.pcap.Reader", floor)
+    return [
+        Contest(
+            "capture",
+            f"{protocol} capture -> Parquet vs iterating its packets with dpkt",
+            workload,
+            count,
+            "packet",
+            Side("read + write_tables", ours),
+            floor_side,
+            kind="cost",
+            limit=LIMIT,
+        ),
+        Contest(
+            "capture",
+            f"{protocol} capture read and decoded, no tables, vs the same floor",
+            workload,
+            count,
+            "packet",
+            Side("read", read_only),
+            floor_side,
+            kind="cost",
+        ),
+    ]
 
 
 def contests(config: Config, out: str) -> list[Contest | Row]:
@@ -135,22 +155,33 @@ def contests(config: Config, out: str) -> list[Contest | Row]:
 
         from gamecodec.capture import read  # noqa: F401
     except ImportError as exc:
+        why = f"needs gamecodec[capture] ({exc.name} is missing)"
         return [
-            skipped(
-                "capture",
-                f"{p} capture -> Parquet vs iterating its packets with dpkt",
-                f"needs gamecodec[capture] ({exc.name} is missing)",
-                peer="dpkt.pcap.Reader",
-                kind="cost",
-                limit=LIMIT,
-            )
+            row
             for p in ("lludp", "avara")
+            for row in (
+                skipped(
+                    "capture",
+                    f"{p} capture -> Parquet vs iterating its packets with dpkt",
+                    why,
+                    peer="dpkt.pcap.Reader",
+                    kind="cost",
+                    limit=LIMIT,
+                ),
+                skipped(
+                    "capture",
+                    f"{p} capture read and decoded, no tables, vs the same floor",
+                    why,
+                    peer="dpkt.pcap.Reader",
+                    kind="cost",
+                ),
+            )
         ]
     count = config.size(5_000, 50_000)
     config.say(f"capture: writing LLUDP and Avara captures of {count:,} datagrams ...")
     return [
-        _contest("lludp", lludp_capture(count), count, out),
-        _contest("avara", avara_capture(count), count, out),
+        *_contests("lludp", lludp_capture(count), count, out),
+        *_contests("avara", avara_capture(count), count, out),
     ]
 
 
