@@ -182,3 +182,10 @@ def test_a_missing_capture_is_one_line_and_status_2(tmp_path: Path, capsys) -> N
         err = capsys.readouterr().err
         assert err.startswith("gamecodec: error: cannot read") and "absent.pcap" in err
         assert "Traceback" not in err
+
+
+def test_a_bad_override_is_a_usage_error(mixed: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(SystemExit) as exit_:
+        main(["dump", str(mixed), "--protocol", "bogus"])
+    assert exit_.value.code == 2
+    assert "bogus" in capsys.readouterr().err

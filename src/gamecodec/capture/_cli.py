@@ -214,12 +214,22 @@ def stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _override(text: str) -> Any:
+    from gamecodec.capture import parse_override
+
+    try:
+        return parse_override(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("captures", metavar="CAPTURE", nargs="+", help="pcap or pcapng files")
     p.add_argument(
         "--protocol",
         metavar="PROTO:TRANSPORT/PORT",
         action="append",
+        type=_override,
         help="take flows on this port for this protocol, e.g. lludp:udp/9000 (repeatable)",
     )
     p.add_argument("--only", metavar="PROTO", action="append", help="only this protocol's flows")

@@ -6,20 +6,18 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import BinaryIO, cast
 
+from gamecodec.capture._capture import read
+from gamecodec.capture._detect import Override
 from gamecodec.capture._records import Item
 
 __all__ = ["capture_name", "items"]
 
 
 def items(
-    source: str | os.PathLike[str] | BinaryIO, protocols: Sequence[str] = ()
+    source: str | os.PathLike[str] | BinaryIO, protocols: Sequence[str | Override] = ()
 ) -> Iterator[Item]:
-    """What :func:`gamecodec.capture.read` yields for ``source``."""
-    from gamecodec import capture
-
-    read = getattr(capture, "read", None)
-    if read is None:  # pragma: no cover - only before the reader is in place
-        raise RuntimeError("gamecodec.capture.read is not available in this build")
+    """What :func:`gamecodec.capture.read` yields for ``source`` (``protocols``:
+    overrides such as ``"lludp:udp/9000"``)."""
     yield from read(source, protocols=tuple(protocols))
 
 
@@ -35,7 +33,9 @@ Source = str | os.PathLike[str] | BinaryIO
 
 
 def as_items(
-    source: Source | Iterable[Item], protocols: Sequence[str] = (), capture: str | None = None
+    source: Source | Iterable[Item],
+    protocols: Sequence[str | Override] = (),
+    capture: str | None = None,
 ) -> tuple[Iterable[Item], str]:
     """Items and the capture's name: ``source`` read when it is a path or a file,
     else taken as items already read."""
