@@ -165,3 +165,17 @@ def test_the_guide_documents_every_column() -> None:
         assert f"### {name}" in guide
         for column in schema.names:
             assert f"`{column}`" in guide, (name, column)
+
+
+def test_bzrc_commands_waiting_for_answers_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gamecodec.capture import _tables
+
+    monkeypatch.setattr(_tables, "MAX_UNANSWERED", 3)
+    units = [u for u in unitgen.bzrc_units() if u.direction == "to_server"][:10]
+    builder = _tables.TableBuilder()
+    for unit in units:
+        builder.add(unit)
+    assert len(builder.pairs.pending[units[0].flow]) == 3
+    rows = pa.Table.from_batches([b for _, b in builder.finish()]).to_pylist()
+    assert [r["packet"] for r in rows] == [u.packet for u in units]
+    assert all(r["response"] is None for r in rows)

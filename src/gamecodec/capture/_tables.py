@@ -395,6 +395,11 @@ def _add_error(cols: _Columns, error: CaptureError) -> None:
     cols.add(error, (protocol, error.where, error.offset, error.message))
 
 
+MAX_UNANSWERED = 4096
+"""BZRC commands of one connection kept waiting for their responses; past it the
+oldest gets its row without one (memory stays bounded)."""
+
+
 class _Pairs:
     """BZRC rows: each command with the response that answers it, in order."""
 
@@ -405,6 +410,8 @@ class _Pairs:
         queue = self.pending.setdefault(unit.flow, deque())
         if unit.direction == "to_server":
             queue.append(unit)
+            if len(queue) > MAX_UNANSWERED:  # a server that stopped answering
+                self.row(cols, queue.popleft(), None)
             return
         answers = _answers(unit)
         if answers is None:  # the greeting, or a line that answers nothing
