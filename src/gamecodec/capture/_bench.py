@@ -10,6 +10,7 @@ dpkt's pcap reader and nothing else. gamecodec's side reads the same bytes with
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import struct
 import tempfile
@@ -100,7 +101,7 @@ def avara_capture(count: int) -> bytes:
 
 
 def _contests(protocol: str, data: bytes, count: int, out: str) -> list[Contest]:
-    import dpkt
+    import dpkt  # type: ignore[import-untyped]
 
     from gamecodec.capture import read
     from gamecodec.capture._output import write_tables
@@ -149,13 +150,9 @@ def _contests(protocol: str, data: bytes, count: int, out: str) -> list[Contest]
 
 def contests(config: Config, out: str) -> list[Contest | Row]:
     """The capture contests (Parquet files go to ``out``)."""
-    try:
-        import dpkt  # noqa: F401
-        import pyarrow  # noqa: F401
-
-        from gamecodec.capture import read  # noqa: F401
-    except ImportError as exc:
-        why = f"needs gamecodec[capture] ({exc.name} is missing)"
+    missing = [name for name in ("dpkt", "pyarrow") if importlib.util.find_spec(name) is None]
+    if missing:
+        why = f"needs gamecodec[capture] ({', '.join(missing)} missing)"
         return [
             row
             for p in ("lludp", "avara")
