@@ -102,7 +102,8 @@ def test_progress_bar_when_asked(mixed: Path, capsys, monkeypatch) -> None:  # t
     import gamecodec.capture._cli as cli
 
     monkeypatch.setattr(cli, "SHOW_AFTER", 0.0)
-    assert main(["stats", str(mixed), "--progress"]) == 0
+    lines = _dump(capsys, str(mixed), "--progress")  # the bar goes to stderr only
+    assert lines and all("protocol" in line for line in lines)
     assert main(["stats", str(mixed), "--no-progress"]) == 0
 
 

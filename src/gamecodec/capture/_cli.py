@@ -60,9 +60,10 @@ class _Progress:
         if self.bar is None:
             if time.monotonic() - self.start < SHOW_AFTER:
                 return
+            from rich.console import Console
             from rich.progress import Progress
 
-            self.bar = Progress(transient=True)
+            self.bar = Progress(console=Console(stderr=True), transient=True)
             self.bar.start()
             self.task = self.bar.add_task("decoding", total=self.total)
         self.bar.update(self.task, completed=self.done + position)
@@ -154,7 +155,10 @@ def dump(args: argparse.Namespace) -> int:
 def _text_report(data: dict[str, Any]) -> str:
     lines = [f"{data['units']} units, {data['errors']} errors"]
     for error in data["error_list"]:
-        lines.append(f"  error ({error['where']}) packet {error['packet']}: {error['message']}")
+        lines.append(
+            f"  error ({error['where']}) packet {error['packet']} offset {error['offset']}: "
+            f"{error['message']}"
+        )
     for flow in data["flows"]:
         rate = flow["units_per_second"]
         lines.append("")
