@@ -181,7 +181,7 @@ def test_a_missing_capture_is_one_line_and_status_2(tmp_path: Path, capsys) -> N
     for command in ("dump", "stats"):
         assert main([command, str(tmp_path / "absent.pcap")]) == 2
         err = capsys.readouterr().err
-        assert err.startswith("gamecodec: error: cannot read") and "absent.pcap" in err
+        assert err.startswith("gamecodec: error:") and "absent.pcap" in err
         assert "Traceback" not in err
 
 

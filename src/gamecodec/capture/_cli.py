@@ -105,9 +105,11 @@ def _failing(command: Any) -> Any:
     def run(args: argparse.Namespace) -> int:
         try:
             return int(command(args))
+        except BrokenPipeError:  # the reader went away (| head): gamecodec.cli.main's case
+            raise
         except OSError as exc:
-            where = exc.filename or "the output"
-            print(f"gamecodec: error: cannot read {where}: {exc.strerror}", file=sys.stderr)
+            where = exc.filename or "a capture"
+            print(f"gamecodec: error: {where}: {exc.strerror}", file=sys.stderr)
         except ImportError as exc:
             print(f"gamecodec: error: {exc}", file=sys.stderr)
         return 2
