@@ -179,3 +179,15 @@ def test_bzrc_commands_waiting_for_answers_are_bounded(monkeypatch: pytest.Monke
     rows = pa.Table.from_batches([b for _, b in builder.finish()]).to_pylist()
     assert [r["packet"] for r in rows] == [u.packet for u in units]
     assert all(r["response"] is None for r in rows)
+
+
+def test_lludp_a_message_the_template_does_not_know_keeps_its_body() -> None:
+    wire = bytes([0x00, 0, 0, 0, 5, 0, 0xFF, 0xFF, 0xFE, 0x99, 1, 2, 3])
+    m = lludp.decode(wire)
+    unit = Unit(1.0, 1, unitgen.flow("lludp", 1), "to_server", "lludp", (m.name,), m, 13, wire)
+    (row,) = tables([unit])["lludp"].to_pylist()
+    assert (row["message"], row["body"], row["blocks"]) == (
+        "Unknown:0xfffffe99",
+        b"\x01\x02\x03",
+        [],
+    )

@@ -74,6 +74,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("extra", pa.binary()),
             ("excess", pa.binary()),
             ("truncated", pa.bool_()),
+            ("body", pa.binary()),
             ("blocks", pa.list_(BLOCK)),
         ]
     ),
@@ -329,6 +330,7 @@ def _add_lludp(cols: _Columns, unit: Unit) -> None:
             m.extra,
             m.excess,
             m.truncated,
+            m.body,
             first,
         ),
     )
