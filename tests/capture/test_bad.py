@@ -253,3 +253,39 @@ def test_idle_flows_time_out_and_a_later_packet_is_a_new_flow() -> None:
     _cap, items = _read(pcapgen.capture(packets), udp_timeout=60.0)
     units, _errors = _split(items)
     assert [u.flow.index for u in units] == [1, 1, 2]
+
+
+def test_an_unrecognised_stream_of_tiny_segments_reads_in_linear_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Detection looks at a direction's first bytes only when they grow, up to 4 KiB."""
+    from gamecodec.capture import _connections
+
+    calls = []
+    real = _connections.tcp_content
+    monkeypatch.setattr(
+        _connections, "tcp_content", lambda data: calls.append(len(data)) or real(data)
+    )
+    conn = pcapgen.TcpConnection(("10.0.0.2", 40000), ("10.0.0.1", 41000))
+    packets = conn.open() + conn.send("to_server", bytes(range(256)) * 40, segment=1)
+    cap, items = _read(pcapgen.capture(packets))
+    assert items == [] and cap.flows[0].flow.protocol is None
+    assert len(calls) <= 4096 and max(calls) <= 4096
+
+
+def test_a_packet_in_thousands_of_tiny_fragments() -> None:
+    """At most 1,024 fragments are held for one packet: no quadratic reassembly."""
+    frames = pcapgen.frames(pcapgen.udp(1.0, CLIENT, SERVER, bytes(24_000), fragment=8))
+    import dpkt
+
+    out = io.BytesIO()
+    writer = dpkt.pcap.Writer(out)
+    for k, (frame, _length) in enumerate(frames[:-1]):  # the last never comes
+        writer.writepkt(frame, ts=1.0 + k * 1e-5)
+    start = time.monotonic()
+    cap, items = _read(out.getvalue())
+    assert time.monotonic() - start < 30
+    units, errors = _split(items)
+    assert units == [] and {e.where for e in errors} == {"ip"}
+    assert any("too many" in e.message for e in errors)
+    assert cap.packets == len(frames) - 1

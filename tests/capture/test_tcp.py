@@ -185,7 +185,7 @@ def test_out_of_order_bytes_are_bounded() -> None:
     cap = capture.Capture(io.BytesIO(pcapgen.capture(packets)), max_pending=8192)
     peak = 0
     for _item in cap:
-        for c, _d in cap._tcp.values():
+        for c, _d in cap._tcp.table.values():
             peak = max(peak, c.streams["to_server"].pending_bytes)
     assert peak <= 8192 + 1000
     assert cap.error_counts.get("tcp") == 1

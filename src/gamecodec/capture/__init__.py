@@ -12,7 +12,7 @@ order, a :class:`Unit` per decoded datagram or message and a
 :class:`CaptureError` per thing that could not be read or decoded.
 """
 
-from gamecodec.capture._capture import Capture, FlowStats, read
+from gamecodec.capture._capture import Capture, read
 from gamecodec.capture._detect import PORTS, Override, parse_override
 from gamecodec.capture._records import (
     Address,
@@ -24,6 +24,7 @@ from gamecodec.capture._records import (
     Unit,
 )
 from gamecodec.capture._streams import STREAM_DECODERS
+from gamecodec.capture._tally import FlowStats
 
 __all__ = [
     "PORTS",

@@ -17,6 +17,7 @@ __all__ = [
     "port_guess",
     "tcp_content",
     "udp_content",
+    "verdict",
 ]
 
 Transport = Literal["udp", "tcp"]
@@ -206,3 +207,16 @@ def _ywindow_words(data: bytes) -> bool:
         return bool(decoder.feed(data[:4096])) and decoder.at_boundary
     except DecodeError:
         return False
+
+
+def verdict(guess: Guess | None, protocol: str | None, why: str | None) -> tuple[str | None, str]:
+    """The protocol and reason from what the port and the content said."""
+    if protocol is not None:
+        if guess is None:
+            return protocol, f"content: {why}"
+        if guess.protocol == protocol:
+            return protocol, f"{guess.why}, confirmed by {why}"
+        return protocol, f"content: {why} (the port is {guess.protocol}'s)"
+    if guess is None:
+        return None, "no known port, content not recognised"
+    return None, f"{guess.why}, but the content is not {guess.protocol}"

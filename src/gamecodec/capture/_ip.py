@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import socket
 
-__all__ = ["Defragmenter", "IPError", "host_text", "ip_packet"]
+from gamecodec.capture._records import Address
+
+__all__ = ["Defragmenter", "IPError", "address", "host_text", "ip_packet"]
 
 _V6_EXTENSIONS = frozenset({0, 43, 60})  # hop-by-hop, routing, destination options
 _V6_FRAGMENT = 44
 _V6_AH = 51
 _V6_HEADERS = _V6_EXTENSIONS | {_V6_FRAGMENT, _V6_AH}
+
+_MAX_PARTS = 1024  # fragments of one packet (1,480-byte fragments of 64 KiB: 45)
 
 Fragment = tuple[int, int, bool]
 """A fragment's identification, byte offset and more-fragments flag."""
@@ -93,6 +97,11 @@ def _ipv6(buf: bytes, off: int, size: int) -> tuple[int, bytes, bytes, bytes, Fr
     return nxt, buf[off + 8 : off + 24], buf[off + 24 : off + 40], buf[pos:end], fragment
 
 
+def address(host: bytes, port: int) -> Address:
+    """The :class:`Address` of raw host bytes and a port."""
+    return Address(host_text(host), port)
+
+
 def host_text(raw: bytes) -> str:
     """An address's text form (``10.0.0.1``, ``::1``)."""
     return socket.inet_ntop(socket.AF_INET if len(raw) == 4 else socket.AF_INET6, raw)
@@ -113,9 +122,10 @@ class Defragmenter:
     """Puts fragmented IP packets back together.
 
     Holds at most ``max_packets`` packets in reassembly (the oldest is dropped
-    to make room), each at most ``max_size`` bytes, each for at most ``timeout``
-    seconds of capture time. What is dropped comes back from :meth:`add` or
-    :meth:`expire` as ``(key, message)`` so the caller can report it.
+    to make room), each at most ``max_size`` bytes in at most 1,024 fragments,
+    each for at most ``timeout`` seconds of capture time. What is dropped comes
+    back from :meth:`add` or :meth:`expire` as ``(key, message)`` so the caller
+    can report it.
     """
 
     def __init__(
@@ -145,9 +155,10 @@ class Defragmenter:
                 dropped.append((old_key, f"dropped unfinished ({old.size} bytes) to make room"))
             entry = self._pending[key] = _Pending(time)
         end = offset + len(data)
-        if end > self.max_size:
+        if end > self.max_size or len(entry.parts) >= _MAX_PARTS:
             del self._pending[key]
-            dropped.append((key, f"fragments reach byte {end}, past {self.max_size}"))
+            why = f"reach byte {end}, past {self.max_size}" if end > self.max_size else "too many"
+            dropped.append((key, f"fragments {why}"))
             return None, dropped
         if offset not in entry.parts:
             entry.size += len(data)

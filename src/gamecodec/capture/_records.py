@@ -44,16 +44,16 @@ class Flow:
 
 @dataclass(slots=True)
 class Unit:
-    """One decoded protocol unit (read-only by convention).
-
-    Not frozen: a capture makes one per datagram or message, and a frozen
-    dataclass costs four times as much to make (about 1 us against 0.25 us).
+    """One decoded protocol unit.
 
     A datagram (Avara, LLUDP), a WebSocket message (Archipelago), a command or a
     response (BZRC), a message (ywindow). ``value`` is what the protocol's own decoder
     gives for ``payload``; ``names`` are the message names it holds (LLUDP: the
     message; Avara: its commands; Archipelago: each command's ``cmd``; BZRC: the
     command word, or the response's kind; ywindow: the word).
+
+    Read-only by convention, not frozen: a capture makes one per datagram or
+    message, and a frozen dataclass costs four times as much to make.
     """
 
     time: float
@@ -106,7 +106,11 @@ class StreamDecoder(Protocol):
         ...
 
     def gap(self, direction: Direction, size: int, time: float, packet: int) -> list[Item]:
-        """``size`` bytes of ``direction`` were never captured: resynchronise."""
+        """``size`` bytes of ``direction`` were never captured: resynchronise.
+
+        ``size`` 0: the direction is picked up after its start (the capture began
+        inside the connection), so its first bytes may be the middle of anything.
+        """
         ...
 
     def close(self, time: float, packet: int) -> list[Item]:
