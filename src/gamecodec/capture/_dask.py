@@ -18,7 +18,7 @@ from typing import Any
 from gamecodec.capture._output import write_tables
 from gamecodec.capture._source import capture_name
 
-__all__ = ["capture_to_parquet", "to_parquet"]
+__all__ = ["capture_to_parquet", "single_process", "to_parquet"]
 
 
 def capture_to_parquet(
