@@ -1,24 +1,21 @@
-"""The ``gamecodec`` command: ``decode``, ``bench`` and ``info``."""
+"""The ``gamecodec`` command: ``decode``, ``dump``, ``stats``, ``bench`` and ``info``."""
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import enum
 import functools
 import importlib
 import json
-import math
 import os
 import platform
 import sys
 import textwrap
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import gamecodec
 from gamecodec._bench import Config, Row, legend, render_table, stderr_progress
+from gamecodec._json import to_json
 from gamecodec.errors import DecodeError
 
 __all__ = ["main", "to_json"]
@@ -81,87 +78,6 @@ _DECODERS: dict[str, Callable[[Any, argparse.Namespace], Iterator[Any]]] = {
 }
 _DATAGRAMS = ("avara", "lludp")
 _TEXT = ("archipelago",)
-_NON_FINITE = {math.inf: "Infinity", -math.inf: "-Infinity"}
-
-
-def to_json(value: object) -> Any:
-    """``value`` (a decoded model) as plain JSON data, the same on every run.
-
-    Bytes become hex, UUIDs strings, enum members their names, numpy arrays
-    lists, NaN and infinities the strings ``"NaN"``, ``"Infinity"`` and
-    ``"-Infinity"``. NamedTuples, dataclasses and msgspec Structs become objects
-    whose ``"type"`` is the class name, followed by their fields in order (a
-    field that is itself called ``type`` is written ``type_``; unset fields are
-    left out). A ``str`` subclass such as ``ywindow.Keyword`` becomes
-    ``{"type": "Keyword", "value": "..."}``."""
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, enum.Enum):
-        return value.name if value.name is not None else to_json(value.value)
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        if math.isfinite(value):
-            return float(value)
-        return _NON_FINITE.get(value, "NaN")
-    if isinstance(value, str):
-        if type(value) is str:
-            return value
-        return {"type": type(value).__name__, "value": str(value)}
-    if isinstance(value, bytes | bytearray | memoryview):
-        return bytes(value).hex()
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    if isinstance(value, dict):
-        return {_key(k): to_json(v) for k, v in value.items()}
-    fields = _fields(value)
-    if fields is not None:
-        return _object(value, fields)
-    if isinstance(value, list | tuple):
-        return [to_json(v) for v in value]
-    if isinstance(value, set | frozenset):
-        return sorted((to_json(v) for v in value), key=repr)
-    if type(value).__module__ == "numpy" and hasattr(value, "tolist"):
-        return to_json(value.tolist())
-    return {"type": type(value).__name__, "repr": repr(value)}
-
-
-def _key(key: object) -> str:
-    if isinstance(key, str):
-        return str(key)
-    converted = to_json(key)
-    return converted if isinstance(converted, str) else json.dumps(converted)
-
-
-def _fields(value: object) -> tuple[str, ...] | None:
-    """The field names of a NamedTuple, msgspec Struct or dataclass instance."""
-    cls = type(value)
-    if isinstance(value, tuple):
-        names = getattr(cls, "_fields", None)
-        return tuple(names) if isinstance(names, tuple) else None
-    struct_fields = getattr(cls, "__struct_fields__", None)
-    if isinstance(struct_fields, tuple):
-        return struct_fields
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return tuple(f.name for f in dataclasses.fields(value))
-    return None
-
-
-def _is_unset(value: object) -> bool:
-    cls = type(value)
-    return cls.__name__ == "UnsetType" and cls.__module__ == "msgspec"
-
-
-def _object(value: object, fields: tuple[str, ...]) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": type(value).__name__}
-    if isinstance(value, tuple):
-        items: Iterator[tuple[str, object]] = zip(fields, value, strict=False)
-    else:
-        items = ((name, getattr(value, name)) for name in fields)
-    for name, item in items:
-        if not _is_unset(item):
-            out["type_" if name == "type" else name] = to_json(item)
-    return out
 
 
 class _InputError(Exception):
@@ -240,6 +156,7 @@ _SUITES: dict[str, tuple[str, ...]] = {
     "avara": ("gamecodec.avara._bench",),
     "bzrc": ("gamecodec.bzrc._bench",),
     "ywindow": ("gamecodec.ywindow._bench",),
+    "capture": ("gamecodec.capture._bench",),
 }
 
 _EXPLAIN = (
@@ -521,8 +438,8 @@ def _add_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--protocol",
         action="append",
-        choices=gamecodec.PROTOCOLS,
-        help="only this protocol (repeatable)",
+        choices=list(_SUITES),
+        help="only this protocol, or capture (repeatable)",
     )
     p.add_argument(
         "--progress",
@@ -531,6 +448,29 @@ def _add_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="a line on stderr as each row finishes (default: when stdout is a terminal)",
     )
     p.set_defaults(func=bench)
+
+
+def _capture_missing(error: ImportError, args: argparse.Namespace) -> int:
+    print(
+        f"gamecodec: error: {args.command} needs the capture extra "
+        f"(pip install 'gamecodec[capture]'): {error}",
+        file=sys.stderr,
+    )
+    return 2
+
+
+def _add_capture(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``dump`` and ``stats`` (gamecodec.capture); without the capture extra, each
+    says what to install."""
+    try:
+        from gamecodec.capture._cli import add_commands
+    except ImportError as exc:
+        for name in ("dump", "stats"):
+            p = sub.add_parser(name, help="decode packet captures (needs gamecodec[capture])")
+            p.add_argument("rest", nargs=argparse.REMAINDER)
+            p.set_defaults(func=functools.partial(_capture_missing, exc))
+        return
+    add_commands(sub)
 
 
 def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
@@ -543,6 +483,7 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     parser.add_argument("--version", action="version", version=f"gamecodec {gamecodec.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     decode_parser = _add_decode(sub)
+    _add_capture(sub)
     _add_bench(sub)
     p = sub.add_parser(
         "info",

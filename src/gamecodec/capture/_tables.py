@@ -1,0 +1,568 @@
+"""Decoded capture items as Arrow record batches: one table per protocol.
+
+Every table starts with the same columns (:data:`COMMON`); the rest are the
+protocol's own (``docs/capture.md`` lists them all). Rows are built in batches of
+``batch_size`` so that memory stays flat however long the capture is.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+try:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "gamecodec.capture tables need pyarrow: pip install 'gamecodec[capture]'"
+    ) from exc
+
+import msgspec
+
+from gamecodec._json import to_json
+from gamecodec.capture._records import CaptureError, Flow, Item, Unit
+from gamecodec.capture._source import Source, as_items
+
+__all__ = ["COMMON", "PROTOCOLS", "SCHEMAS", "TableBuilder", "record_batches", "tables"]
+
+BATCH_SIZE = 65_536
+"""Rows per record batch (and so per Parquet row group) unless told otherwise; a
+batch closes after the unit that fills it, so one unit's rows never straddle two."""
+BATCH_BYTES = 4 << 20
+"""A batch also closes once its units took this many bytes on the wire (their
+decoded fields, kept as JSON text until the batch is made, take a few times more)."""
+
+TIME = pa.timestamp("us", tz="UTC")
+
+COMMON = pa.schema(
+    [
+        ("capture", pa.string()),
+        ("time", TIME),
+        ("packet", pa.int64()),
+        ("flow", pa.int32()),
+        ("flow_id", pa.string()),
+        ("client", pa.string()),
+        ("server", pa.string()),
+        ("direction", pa.string()),
+    ]
+)
+"""The columns every table starts with: the capture's name, the time and number
+of the packet that completed the unit, the flow's number and id, its client and
+server addresses, and ``to_server`` or ``to_client``."""
+
+BLOCK = pa.struct([("block", pa.string()), ("fields", pa.string())])
+
+_SIZE = [("size", pa.int32())]
+
+SCHEMAS: dict[str, pa.Schema] = {
+    "lludp": pa.schema(
+        [
+            *COMMON,
+            *_SIZE,
+            ("message", pa.string()),
+            ("number", pa.uint32()),
+            ("frequency", pa.string()),
+            ("flags", pa.uint8()),
+            ("reliable", pa.bool_()),
+            ("resent", pa.bool_()),
+            ("zerocoded", pa.bool_()),
+            ("sequence", pa.uint32()),
+            ("acks", pa.list_(pa.uint32())),
+            ("extra", pa.binary()),
+            ("excess", pa.binary()),
+            ("truncated", pa.bool_()),
+            ("body", pa.binary()),
+            ("blocks", pa.list_(BLOCK)),
+        ]
+    ),
+    "avara": pa.schema(
+        [
+            *COMMON,
+            *_SIZE,
+            ("crc_ok", pa.bool_()),
+            ("ack", pa.int32()),
+            ("ack_bitmap", pa.int64()),
+            ("index", pa.int16()),
+            ("command_name", pa.string()),
+            ("command", pa.int16()),
+            ("serial", pa.int32()),
+            ("send_count", pa.int16()),
+            ("flags", pa.uint8()),
+            ("distribution", pa.int32()),
+            ("p1", pa.int32()),
+            ("p2", pa.int32()),
+            ("p3", pa.int32()),
+            ("sender", pa.int16()),
+            ("data", pa.binary()),
+        ]
+    ),
+    "archipelago": pa.schema(
+        [
+            *COMMON,
+            *_SIZE,
+            ("index", pa.int32()),
+            ("cmd", pa.string()),
+            ("fields", pa.string()),
+        ]
+    ),
+    "bzrc": pa.schema(
+        [
+            *COMMON,
+            ("command", pa.string()),
+            ("command_fields", pa.string()),
+            ("command_size", pa.int32()),
+            ("response_time", TIME),
+            ("response_packet", pa.int64()),
+            ("response", pa.string()),
+            ("response_fields", pa.string()),
+            ("response_size", pa.int32()),
+        ]
+    ),
+    "ywindow": pa.schema([*COMMON, *_SIZE, ("kind", pa.string()), ("fields", pa.string())]),
+    "errors": pa.schema(
+        [
+            *COMMON,
+            ("protocol", pa.string()),
+            ("where", pa.string()),
+            ("offset", pa.int64()),
+            ("message", pa.string()),
+        ]
+    ),
+}
+"""The schema of each table. ``errors`` holds every :class:`CaptureError`
+(its ``flow``/``client``/``server``/``direction``/``time``/``packet`` are null
+when the error has none)."""
+
+PROTOCOLS = ("lludp", "avara", "archipelago", "bzrc", "ywindow")
+
+
+def json_text(value: object) -> str:
+    """``value`` as the JSON text JSON lines give it (:func:`gamecodec.cli.to_json`)."""
+    return json.dumps(to_json(value), ensure_ascii=False, separators=(",", ":"))
+
+
+# ---- LLUDP blocks: the fast path -------------------------------------------------
+
+_ENCODE = msgspec.json.Encoder().encode
+_BYTES_TYPES = ("VARIABLE", "FIXED")
+_BLOCK_TYPES: dict[type, tuple[Any, tuple[int, ...]]] = {}
+
+
+def _block_type(cls: type) -> tuple[Any, tuple[int, ...]]:
+    """A msgspec Struct with the block's field names, and which fields are bytes."""
+    fields = cls._spec.fields  # type: ignore[attr-defined]
+    struct = msgspec.defstruct(cls.__name__, [f.name for f in fields])
+    hexed = tuple(i for i, f in enumerate(fields) if f.type.name in _BYTES_TYPES)
+    _BLOCK_TYPES[cls] = struct, hexed
+    return struct, hexed
+
+
+def _block_json(block: Any) -> bytes:
+    """One block's fields as JSON text (UTF-8), equal as JSON to what JSON lines
+    give for the block (:func:`gamecodec.cli.to_json`) without its ``type`` key.
+
+    msgspec writes UUIDs, tuples, ints and floats as ``to_json`` does once bytes
+    are hex; it writes a non-finite float as ``null``, which ``to_json`` never
+    gives for an LLUDP field, so a block with ``null`` in its text is written by
+    ``to_json`` instead."""
+    cls = type(block)
+    try:
+        struct, hexed = _BLOCK_TYPES[cls]
+    except KeyError:
+        struct, hexed = _block_type(cls)
+    if hexed:
+        values = list(block)
+        for i in hexed:
+            values[i] = values[i].hex()
+        text: bytes = _ENCODE(struct(*values))
+    else:
+        text = _ENCODE(struct(*block))
+    if b"null" in text:
+        data = to_json(block)
+        data.pop("type", None)
+        return json.dumps(data, separators=(",", ":")).encode()
+    return text
+
+
+# ---- the builders ------------------------------------------------------------------
+
+_NO_FLOW = (None, None, None, None, None)
+
+
+class _Columns:
+    """The rows of one table (kept as tuples), and the record batch they make.
+
+    Each row is a *place* (a unit or an error: its ``time``, ``packet``, ``flow``
+    and ``direction`` fill the common columns) and a tuple of the table's own
+    columns in schema order; columns are built from them when a batch is made."""
+
+    def __init__(self, schema: pa.Schema, capture: str) -> None:
+        self.schema = schema
+        self.own = schema.names[len(COMMON) :]
+        self.capture = capture
+        self.places: list[Any] = []
+        self.values: list[tuple[Any, ...]] = []
+        self.captures: list[tuple[int, str]] = []
+        self.block_names: list[str] = []
+        self.block_fields: list[bytes] = []
+        self.bytes = 0
+        """Wire bytes of the units in the rows, to close a batch of big units early."""
+        self._flows: dict[int, tuple[Any, ...]] = {}
+
+    @property
+    def rows(self) -> int:
+        return len(self.values)
+
+    def add(self, place: Any, values: tuple[Any, ...]) -> None:
+        """One row: ``place`` gives the common columns (only its time, packet, flow
+        and direction are kept, not the decoded value), ``values`` the others."""
+        if not self.captures or self.captures[-1][1] != self.capture:
+            self.captures.append((len(self.values), self.capture))
+        self.places.append((place.time, place.packet, place.flow, place.direction))
+        self.values.append(values)
+
+    def _flow(self, flow: Flow | None) -> tuple[Any, ...]:
+        # by identity: the reader hands out one Flow object per flow
+        if flow is None:
+            return _NO_FLOW
+        got = self._flows.get(id(flow))
+        if got is None or got[0] is not flow:
+            got = (flow, flow.index, flow.id, str(flow.client), str(flow.server))
+            if len(self._flows) > 4096:
+                self._flows.clear()
+            self._flows[id(flow)] = got
+        return got
+
+    def _capture_column(self) -> list[str]:
+        out: list[str] = []
+        ends = [start for start, _ in self.captures[1:]] + [len(self.values)]
+        for (start, name), end in zip(self.captures, ends, strict=True):
+            out.extend([name] * (end - start))
+        return out
+
+    def batch(self) -> pa.RecordBatch:
+        times, packets, flow_objects, directions = zip(*self.places, strict=True)
+        flows = [self._flow(f) for f in flow_objects]
+        columns: dict[str, Any] = {
+            "capture": self._capture_column(),
+            "time": times,
+            "packet": packets,
+            "flow": [f[1] for f in flows],
+            "flow_id": [f[2] for f in flows],
+            "client": [f[3] for f in flows],
+            "server": [f[4] for f in flows],
+            "direction": directions,
+        }
+        columns.update(zip(self.own, zip(*self.values, strict=True), strict=True))
+        arrays = [self._array(field, columns[field.name]) for field in self.schema]
+        self.places = []
+        self.values = []
+        self.captures = []
+        self.block_names = []
+        self.block_fields = []
+        self.bytes = 0
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+    def _array(self, field: pa.Field, values: Any) -> pa.Array:
+        if field.name in ("time", "response_time"):  # seconds -> microseconds
+            seconds = pa.array(values, pa.float64())
+            micros = pc.round(pc.multiply(seconds, 1e6), round_mode="half_to_even")
+            return micros.cast(pa.int64()).cast(field.type)
+        if field.name == "blocks":
+            blocks = pa.StructArray.from_arrays(
+                [
+                    pa.array(self.block_names, pa.string()),
+                    pa.array(self.block_fields, pa.binary()).cast(pa.string()),
+                ],
+                fields=list(BLOCK),
+            )
+            offsets = pa.array([*values, len(self.block_names)], pa.int32())
+            return pa.ListArray.from_arrays(offsets, blocks, type=field.type)
+        return pa.array(values, field.type)
+
+
+_FREQUENCIES: dict[object, str] = {}
+
+
+def _add_lludp(cols: _Columns, unit: Unit) -> None:
+    m: Any = unit.value
+    frequency = m.frequency
+    name = _FREQUENCIES.get(frequency)
+    if name is None:
+        name = _FREQUENCIES[frequency] = frequency.name
+    names = cols.block_names
+    first = len(names)  # where this row's blocks start
+    fields = cols.block_fields
+    types = _BLOCK_TYPES
+    for block_name, instances in m.blocks.items():
+        for block in instances:
+            names.append(block_name)
+            known = types.get(type(block))
+            if known is None:
+                fields.append(_block_json(block))
+                continue
+            struct, hexed = known  # _block_json, inlined for the common case
+            if hexed:
+                values = list(block)
+                for i in hexed:
+                    values[i] = values[i].hex()
+                text = _ENCODE(struct(*values))
+            else:
+                text = _ENCODE(struct(*block))
+            fields.append(_block_json(block) if b"null" in text else text)
+    flags = m.flags
+    cols.add(
+        unit,
+        (
+            unit.size,
+            m.name,
+            m.code,
+            name,
+            flags,
+            bool(flags & 0x40),
+            bool(flags & 0x20),
+            bool(flags & 0x80),
+            m.sequence,
+            m.acks,
+            m.extra,
+            m.excess,
+            m.truncated,
+            m.body,
+            first,
+        ),
+    )
+
+
+_NO_COMMAND = (None,) * 12
+
+
+def _add_avara(cols: _Columns, unit: Unit) -> None:
+    d: Any = unit.value
+    commands = getattr(d, "commands", None)
+    if commands is None:  # a hole-punch datagram: no ack block, no commands
+        cols.add(unit, (unit.size, None, None, None, None, _first(unit.names), *_NO_COMMAND[2:]))
+        return
+    head = (unit.size, d.crc_ok, d.ack, d.ack_bitmap)
+    if not commands:
+        cols.add(unit, (*head, *_NO_COMMAND))
+        return
+    names = unit.names
+    for index, c in enumerate(commands):
+        name = names[index] if index < len(names) else None
+        cols.add(
+            unit,
+            (
+                *head,
+                index,
+                name,
+                c.command,
+                c.serial,
+                c.send_count,
+                c.flags,
+                c.distribution,
+                c.p1,
+                c.p2,
+                c.p3,
+                c.sender,
+                c.data,
+            ),
+        )
+
+
+def _fields_json(command: object) -> str:
+    data = to_json(command)
+    if isinstance(data, dict):
+        data.pop("type", None)
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def _add_archipelago(cols: _Columns, unit: Unit) -> None:
+    value: Any = unit.value
+    commands = value if isinstance(value, list | tuple) else [value]
+    names = unit.names
+    for index, command in enumerate(commands):
+        name = names[index] if index < len(names) else None
+        cols.add(unit, (unit.size, index, name, _fields_json(command)))
+
+
+def _add_ywindow(cols: _Columns, unit: Unit) -> None:
+    cols.add(unit, (unit.size, _first(unit.names), _fields_json(unit.value)))
+
+
+def _add_error(cols: _Columns, error: CaptureError) -> None:
+    protocol = None if error.flow is None else error.flow.protocol
+    cols.add(error, (protocol, error.where, error.offset, error.message))
+
+
+MAX_UNANSWERED = 4096
+"""BZRC commands of one connection kept waiting for their responses; past it the
+oldest gets its row without one (memory stays bounded)."""
+
+
+class _Pairs:
+    """BZRC rows: each command with the response that answers it, in order."""
+
+    def __init__(self) -> None:
+        self.pending: dict[Flow, deque[Unit]] = {}
+
+    def add(self, cols: _Columns, unit: Unit) -> None:
+        queue = self.pending.setdefault(unit.flow, deque())
+        if unit.direction == "to_server":
+            queue.append(unit)
+            if len(queue) > MAX_UNANSWERED:  # a server that stopped answering
+                self.row(cols, queue.popleft(), None)
+            return
+        answers = _answers(unit)
+        if answers is None:  # the greeting, or a line that answers nothing
+            self.row(cols, None, unit)
+            return
+        # commands the server never answers (``agent``) come before the one it did
+        while queue and answers and _first(queue[0].names) != answers:
+            if not any(_first(c.names) == answers for c in queue):
+                break
+            self.row(cols, queue.popleft(), None)
+        self.row(cols, queue.popleft() if queue else None, unit)
+
+    def row(self, cols: _Columns, command: Unit | None, response: Unit | None) -> None:
+        place = command if command is not None else response
+        values: list[Any] = []
+        for unit in (command, response):
+            if unit is None:
+                values += [None, None, None]
+            else:
+                values += [_first(unit.names), _fields_json(unit.value), unit.size]
+        cols.add(
+            place,
+            (
+                *values[:3],
+                None if response is None else response.time,
+                None if response is None else response.packet,
+                *values[3:],
+            ),
+        )
+
+    def finish(self, cols: _Columns) -> None:
+        """Rows for the commands still unanswered."""
+        for queue in self.pending.values():
+            for command in queue:
+                self.row(cols, command, None)
+        self.pending.clear()
+
+
+def _first(names: tuple[str, ...]) -> str | None:
+    return names[0] if names else None
+
+
+def _answers(unit: Unit) -> str | None:
+    """The command a response answers (its ack's command word; ``""`` when it
+    names none); ``None`` for the greeting and unsolicited lines."""
+    value = unit.value
+    if type(value).__name__ in ("Greeting", "Unsolicited"):
+        return None
+    ack = getattr(value, "ack", None)
+    command = getattr(ack, "command", None)
+    return command if isinstance(command, str) else ""
+
+
+_ADDERS: dict[str, Callable[[_Columns, Unit], None]] = {
+    "lludp": _add_lludp,
+    "avara": _add_avara,
+    "archipelago": _add_archipelago,
+    "ywindow": _add_ywindow,
+}
+
+
+class TableBuilder:
+    """Turns items into record batches, one stream of batches per protocol.
+
+    :meth:`add` returns the batches that became full; :meth:`finish` the rest.
+    ``capture`` fills the ``capture`` column (the file's name, say)."""
+
+    def __init__(self, capture: str = "", *, batch_size: int = BATCH_SIZE) -> None:
+        self._capture = capture
+        self.batch_size = batch_size
+        self.columns: dict[str, _Columns] = {}
+        self.pairs = _Pairs()
+
+    @property
+    def capture(self) -> str:
+        """What the ``capture`` column of the rows added next holds."""
+        return self._capture
+
+    @capture.setter
+    def capture(self, name: str) -> None:
+        self._capture = name
+        for cols in self.columns.values():
+            cols.capture = name
+
+    def _cols(self, table: str) -> _Columns:
+        cols = self.columns.get(table)
+        if cols is None:
+            cols = self.columns[table] = _Columns(SCHEMAS[table], self._capture)
+        return cols
+
+    def add(self, item: Item) -> list[tuple[str, pa.RecordBatch]]:
+        """Add one item; the batches it filled."""
+        if isinstance(item, CaptureError):
+            table = "errors"
+            _add_error(self._cols(table), item)
+        else:
+            table = item.protocol
+            if table == "bzrc":
+                self.pairs.add(self._cols(table), item)
+            else:
+                adder = _ADDERS.get(table)
+                if adder is None:
+                    return []
+                adder(self._cols(table), item)
+        cols = self.columns[table]
+        cols.bytes += getattr(item, "size", 0)
+        if cols.rows >= self.batch_size or cols.bytes >= BATCH_BYTES:
+            return [(table, cols.batch())]
+        return []
+
+    def finish(self) -> list[tuple[str, pa.RecordBatch]]:
+        """The last batches (unanswered BZRC commands included)."""
+        if self.pairs.pending:
+            self.pairs.finish(self._cols("bzrc"))
+        return [(name, cols.batch()) for name, cols in self.columns.items() if cols.rows]
+
+
+def record_batches(
+    source: Source | Iterable[Item],
+    *,
+    protocols: Sequence[str] = (),
+    capture: str | None = None,
+    batch_size: int = BATCH_SIZE,
+) -> Iterator[tuple[str, pa.RecordBatch]]:
+    """``(table name, record batch)`` pairs, as batches fill up.
+
+    ``source``: a capture (a path or a binary file, read with ``protocols`` as
+    overrides) or items already read. ``capture`` fills the ``capture`` column
+    (default: the file's name)."""
+    items, name = as_items(source, protocols, capture)
+    builder = TableBuilder(name, batch_size=batch_size)
+    for item in items:
+        if done := builder.add(item):
+            yield from done
+    yield from builder.finish()
+
+
+def tables(
+    source: Source | Iterable[Item],
+    *,
+    protocols: Sequence[str] = (),
+    capture: str | None = None,
+    batch_size: int = BATCH_SIZE,
+) -> dict[str, pa.Table]:
+    """Every table ``source`` fills, whole (for a capture that fits in memory);
+    arguments as for :func:`record_batches`."""
+    batches: dict[str, list[pa.RecordBatch]] = {}
+    for name, batch in record_batches(
+        source, protocols=protocols, capture=capture, batch_size=batch_size
+    ):
+        batches.setdefault(name, []).append(batch)
+    return {name: pa.Table.from_batches(b, SCHEMAS[name]) for name, b in batches.items()}
