@@ -28,6 +28,7 @@ PUBLIC_MODULES = [
     "gamecodec.bzrc.compat",
     "gamecodec.archipelago.names",
     "gamecodec.archipelago.datapackage",
+    "gamecodec.capture",
     "gamecodec.lludp.circuit",
     "gamecodec.lludp.template",
     "gamecodec.ywindow.authority",

@@ -26,12 +26,41 @@ from gamecodec.capture._records import (
 from gamecodec.capture._streams import STREAM_DECODERS
 from gamecodec.capture._tally import FlowStats
 
+# the tables, JSON lines, statistics and the Dask path, imported when first used
+# (pyarrow, matplotlib and dask are optional)
+_LAZY = {
+    "SCHEMAS": ("gamecodec.capture._tables", "SCHEMAS"),
+    "record_batches": ("gamecodec.capture._tables", "record_batches"),
+    "tables": ("gamecodec.capture._tables", "tables"),
+    "write_tables": ("gamecodec.capture._output", "write_tables"),
+    "json_lines": ("gamecodec.capture._jsonl", "json_lines"),
+    "write_json_lines": ("gamecodec.capture._jsonl", "write_json_lines"),
+    "stats": ("gamecodec.capture._stats", "collect"),
+    "CaptureStats": ("gamecodec.capture._stats", "CaptureStats"),
+    "dask_to_parquet": ("gamecodec.capture._dask", "to_parquet"),
+}
+
+
+def __getattr__(name: str) -> object:
+    try:
+        module, attribute = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    import importlib
+
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value
+    return value
+
+
 __all__ = [
     "PORTS",
+    "SCHEMAS",
     "STREAM_DECODERS",
     "Address",
     "Capture",
     "CaptureError",
+    "CaptureStats",
     "Direction",
     "Flow",
     "FlowStats",
@@ -39,6 +68,13 @@ __all__ = [
     "Override",
     "StreamDecoder",
     "Unit",
+    "dask_to_parquet",
+    "json_lines",
     "parse_override",
     "read",
+    "record_batches",
+    "stats",
+    "tables",
+    "write_json_lines",
+    "write_tables",
 ]
