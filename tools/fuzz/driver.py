@@ -69,8 +69,8 @@ def target(
 
 def load_targets() -> dict[str, Target]:
     """Import every protocol's target module; the registry."""
-    for protocol in PROTOCOLS:
-        importlib.import_module(f"tools.fuzz.{protocol}")
+    for module in (*PROTOCOLS, "capture"):
+        importlib.import_module(f"tools.fuzz.{module}")
     return TARGETS
 
 
