@@ -20,9 +20,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "gamecodec.capture tables need pyarrow: pip install 'gamecodec[capture]'"
     ) from exc
 
-import msgspec
-
 from gamecodec._json import to_json
+from gamecodec.capture._blocks import BLOCK, Blocks
 from gamecodec.capture._records import CaptureError, Flow, Item, Unit
 from gamecodec.capture._source import Source, as_items
 
@@ -52,8 +51,6 @@ COMMON = pa.schema(
 """The columns every table starts with: the capture's name, the time and number
 of the packet that completed the unit, the flow's number and id, its client and
 server addresses, and ``to_server`` or ``to_client``."""
-
-BLOCK = pa.struct([("block", pa.string()), ("fields", pa.string())])
 
 _SIZE = [("size", pa.int32())]
 
@@ -144,49 +141,6 @@ def json_text(value: object) -> str:
     return json.dumps(to_json(value), ensure_ascii=False, separators=(",", ":"))
 
 
-# ---- LLUDP blocks: the fast path -------------------------------------------------
-
-_ENCODE = msgspec.json.Encoder().encode
-_BYTES_TYPES = ("VARIABLE", "FIXED")
-_BLOCK_TYPES: dict[type, tuple[Any, tuple[int, ...]]] = {}
-
-
-def _block_type(cls: type) -> tuple[Any, tuple[int, ...]]:
-    """A msgspec Struct with the block's field names, and which fields are bytes."""
-    fields = cls._spec.fields  # type: ignore[attr-defined]
-    struct = msgspec.defstruct(cls.__name__, [f.name for f in fields])
-    hexed = tuple(i for i, f in enumerate(fields) if f.type.name in _BYTES_TYPES)
-    _BLOCK_TYPES[cls] = struct, hexed
-    return struct, hexed
-
-
-def _block_json(block: Any) -> bytes:
-    """One block's fields as JSON text (UTF-8), equal as JSON to what JSON lines
-    give for the block (:func:`gamecodec.cli.to_json`) without its ``type`` key.
-
-    msgspec writes UUIDs, tuples, ints and floats as ``to_json`` does once bytes
-    are hex; it writes a non-finite float as ``null``, which ``to_json`` never
-    gives for an LLUDP field, so a block with ``null`` in its text is written by
-    ``to_json`` instead."""
-    cls = type(block)
-    try:
-        struct, hexed = _BLOCK_TYPES[cls]
-    except KeyError:
-        struct, hexed = _block_type(cls)
-    if hexed:
-        values = list(block)
-        for i in hexed:
-            values[i] = values[i].hex()
-        text: bytes = _ENCODE(struct(*values))
-    else:
-        text = _ENCODE(struct(*block))
-    if b"null" in text:
-        data = to_json(block)
-        data.pop("type", None)
-        return json.dumps(data, separators=(",", ":")).encode()
-    return text
-
-
 # ---- the builders ------------------------------------------------------------------
 
 _NO_FLOW = (None, None, None, None, None)
@@ -206,8 +160,7 @@ class _Columns:
         self.places: list[Any] = []
         self.values: list[tuple[Any, ...]] = []
         self.captures: list[tuple[int, str]] = []
-        self.block_names: list[str] = []
-        self.block_fields: list[bytes] = []
+        self.blocks = Blocks()
         self.bytes = 0
         """Wire bytes of the units in the rows, to close a batch of big units early."""
         self._flows: dict[int, tuple[Any, ...]] = {}
@@ -261,8 +214,6 @@ class _Columns:
         self.places = []
         self.values = []
         self.captures = []
-        self.block_names = []
-        self.block_fields = []
         self.bytes = 0
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
@@ -272,15 +223,7 @@ class _Columns:
             micros = pc.round(pc.multiply(seconds, 1e6), round_mode="half_to_even")
             return micros.cast(pa.int64()).cast(field.type)
         if field.name == "blocks":
-            blocks = pa.StructArray.from_arrays(
-                [
-                    pa.array(self.block_names, pa.string()),
-                    pa.array(self.block_fields, pa.binary()).cast(pa.string()),
-                ],
-                fields=list(BLOCK),
-            )
-            offsets = pa.array([*values, len(self.block_names)], pa.int32())
-            return pa.ListArray.from_arrays(offsets, blocks, type=field.type)
+            return self.blocks.array(values)
         return pa.array(values, field.type)
 
 
@@ -293,26 +236,9 @@ def _add_lludp(cols: _Columns, unit: Unit) -> None:
     name = _FREQUENCIES.get(frequency)
     if name is None:
         name = _FREQUENCIES[frequency] = frequency.name
-    names = cols.block_names
-    first = len(names)  # where this row's blocks start
-    fields = cols.block_fields
-    types = _BLOCK_TYPES
-    for block_name, instances in m.blocks.items():
-        for block in instances:
-            names.append(block_name)
-            known = types.get(type(block))
-            if known is None:
-                fields.append(_block_json(block))
-                continue
-            struct, hexed = known  # _block_json, inlined for the common case
-            if hexed:
-                values = list(block)
-                for i in hexed:
-                    values[i] = values[i].hex()
-                text = _ENCODE(struct(*values))
-            else:
-                text = _ENCODE(struct(*block))
-            fields.append(_block_json(block) if b"null" in text else text)
+    blocks = cols.blocks
+    first = blocks.count  # where this row's blocks start
+    blocks.add(m.blocks)
     flags = m.flags
     cols.add(
         unit,
