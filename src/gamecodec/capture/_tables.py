@@ -159,7 +159,8 @@ class _Columns:
         self.capture = capture
         self.places: list[Any] = []
         self.values: list[tuple[Any, ...]] = []
-        self.captures: list[tuple[int, str]] = []
+        self.captures: list[tuple[int, str]] = [(0, capture)]
+        """Where each run of rows with one ``capture`` name starts."""
         self.blocks = Blocks()
         self.bytes = 0
         """Wire bytes of the units in the rows, to close a batch of big units early."""
@@ -172,8 +173,6 @@ class _Columns:
     def add(self, place: Any, values: tuple[Any, ...]) -> None:
         """One row: ``place`` gives the common columns (only its time, packet, flow
         and direction are kept, not the decoded value), ``values`` the others."""
-        if not self.captures or self.captures[-1][1] != self.capture:
-            self.captures.append((len(self.values), self.capture))
         self.places.append((place.time, place.packet, place.flow, place.direction))
         self.values.append(values)
 
@@ -213,7 +212,7 @@ class _Columns:
         arrays = [self._array(field, columns[field.name]) for field in self.schema]
         self.places = []
         self.values = []
-        self.captures = []
+        self.captures = [(0, self.capture)]
         self.bytes = 0
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
@@ -412,6 +411,7 @@ class TableBuilder:
         self.batch_size = batch_size
         self.columns: dict[str, _Columns] = {}
         self.pairs = _Pairs()
+        self._adders = {**_ADDERS, "bzrc": self.pairs.add}
 
     @property
     def capture(self) -> str:
@@ -423,6 +423,10 @@ class TableBuilder:
         self._capture = name
         for cols in self.columns.values():
             cols.capture = name
+            if cols.captures[-1][0] == cols.rows:
+                cols.captures[-1] = (cols.rows, name)
+            else:
+                cols.captures.append((cols.rows, name))
 
     def _cols(self, table: str) -> _Columns:
         cols = self.columns.get(table)
@@ -432,21 +436,20 @@ class TableBuilder:
 
     def add(self, item: Item) -> list[tuple[str, pa.RecordBatch]]:
         """Add one item; the batches it filled."""
-        if isinstance(item, CaptureError):
-            table = "errors"
-            _add_error(self._cols(table), item)
-        else:
+        if type(item) is Unit:
             table = item.protocol
-            if table == "bzrc":
-                self.pairs.add(self._cols(table), item)
-            else:
-                adder = _ADDERS.get(table)
-                if adder is None:
-                    return []
-                adder(self._cols(table), item)
-        cols = self.columns[table]
-        cols.bytes += getattr(item, "size", 0)
-        if cols.rows >= self.batch_size or cols.bytes >= BATCH_BYTES:
+            adder = self._adders.get(table)
+            if adder is None:
+                return []
+            cols = self.columns.get(table) or self._cols(table)
+            adder(cols, item)
+            cols.bytes += item.size
+        else:
+            assert isinstance(item, CaptureError)
+            table = "errors"
+            cols = self._cols(table)
+            _add_error(cols, item)
+        if len(cols.values) >= self.batch_size or cols.bytes >= BATCH_BYTES:
             return [(table, cols.batch())]
         return []
 
