@@ -157,7 +157,7 @@ class _Columns:
         self.schema = schema
         self.own = schema.names[len(COMMON) :]
         self.capture = capture
-        self.places: list[Any] = []
+        self._clear_places()
         self.values: list[tuple[Any, ...]] = []
         self.captures: list[tuple[int, str]] = [(0, capture)]
         """Where each run of rows with one ``capture`` name starts."""
@@ -173,8 +173,20 @@ class _Columns:
     def add(self, place: Any, values: tuple[Any, ...]) -> None:
         """One row: ``place`` gives the common columns (only its time, packet, flow
         and direction are kept, not the decoded value), ``values`` the others."""
-        self.places.append((place.time, place.packet, place.flow, place.direction))
+        self.times.append(place.time)
+        self.packets.append(place.packet)
+        self.flows.append(place.flow)
+        self.directions.append(place.direction)
         self.values.append(values)
+
+    def _clear_places(self) -> None:
+        # the common columns' values, a list each (not a tuple per row: a tuple
+        # holding a Flow stays tracked by the cyclic collector, which then walks
+        # every row held at each full collection)
+        self.times: list[float | None] = []
+        self.packets: list[int | None] = []
+        self.flows: list[Flow | None] = []
+        self.directions: list[str | None] = []
 
     def _flow(self, flow: Flow | None) -> tuple[Any, ...]:
         # by identity: the reader hands out one Flow object per flow
@@ -196,8 +208,8 @@ class _Columns:
         return out
 
     def batch(self) -> pa.RecordBatch:
-        times, packets, flow_objects, directions = zip(*self.places, strict=True)
-        flows = [self._flow(f) for f in flow_objects]
+        times, packets, directions = self.times, self.packets, self.directions
+        flows = [self._flow(f) for f in self.flows]
         columns: dict[str, Any] = {
             "capture": self._capture_column(),
             "time": times,
@@ -208,13 +220,17 @@ class _Columns:
             "server": [f[4] for f in flows],
             "direction": directions,
         }
-        columns.update(zip(self.own, zip(*self.values, strict=True), strict=True))
+        columns.update(self.own_columns())
         arrays = [self._array(field, columns[field.name]) for field in self.schema]
-        self.places = []
+        self._clear_places()
         self.values = []
         self.captures = [(0, self.capture)]
         self.bytes = 0
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+    def own_columns(self) -> dict[str, Sequence[Any]]:
+        """The table's own columns of the rows held."""
+        return dict(zip(self.own, zip(*self.values, strict=True), strict=True))
 
     def _array(self, field: pa.Field, values: Any) -> pa.Array:
         if field.name in ("time", "response_time"):  # seconds -> microseconds
@@ -261,40 +277,85 @@ def _add_lludp(cols: _Columns, unit: Unit) -> None:
     )
 
 
-_NO_COMMAND = (None,) * 12
+_COMMAND_FIELDS = (
+    "serial",
+    "send_count",
+    "flags",
+    "command",
+    "distribution",
+    "p3",
+    "p2",
+    "p1",
+    "sender",
+    "data",
+)
+"""The fields of :class:`gamecodec.avara.Command`, in its order."""
+_NO_COMMAND = (None,) * len(_COMMAND_FIELDS)
+_NO_HEAD = (None, None, None)
+
+
+class _AvaraColumns(_Columns):
+    """The Avara table: one row per command, kept as the decoder's Command
+    tuples (transposed into columns when the batch is made) beside their
+    datagram's size and ack block, index and name."""
+
+    def __init__(self, schema: pa.Schema, capture: str) -> None:
+        super().__init__(schema, capture)
+        self.heads: list[tuple[Any, ...]] = []
+        self.sizes: list[int] = []
+        self.indexes: list[int | None] = []
+        self.names: list[str | None] = []
+
+    def add_datagram(self, unit: Unit) -> None:
+        """The rows of one datagram."""
+        d: Any = unit.value
+        commands = getattr(d, "commands", None)
+        if not commands:  # a hole punch (no ack block) or no commands: one row
+            self.add(unit, _NO_COMMAND)
+            self.sizes.append(unit.size)
+            self.indexes.append(None)
+            if commands is None:
+                self.heads.append(_NO_HEAD)
+                self.names.append(_first(unit.names))
+            else:
+                self.heads.append((d.crc_ok, d.ack, d.ack_bitmap))
+                self.names.append(None)
+            return
+        count = len(commands)
+        self.times += [unit.time] * count
+        self.packets += [unit.packet] * count
+        self.flows += [unit.flow] * count
+        self.directions += [unit.direction] * count
+        self.values += map(tuple, commands)  # plain tuples of atoms: the collector lets go
+        self.sizes += [unit.size] * count
+        self.heads += [(d.crc_ok, d.ack, d.ack_bitmap)] * count
+        self.indexes += range(count)
+        names = unit.names
+        if len(names) == count:
+            self.names += names
+        else:  # pragma: no cover - the reader names every command
+            self.names += [names[i] if i < len(names) else None for i in range(count)]
+
+    def own_columns(self) -> dict[str, Sequence[Any]]:
+        columns: dict[str, Sequence[Any]] = dict(
+            zip(_COMMAND_FIELDS, zip(*self.values, strict=True), strict=True)
+        )
+        crc_ok, ack, ack_bitmap = zip(*self.heads, strict=True)
+        columns.update(
+            size=self.sizes,
+            crc_ok=crc_ok,
+            ack=ack,
+            ack_bitmap=ack_bitmap,
+            index=self.indexes,
+            command_name=self.names,
+        )
+        self.heads, self.sizes, self.indexes, self.names = [], [], [], []
+        return columns
 
 
 def _add_avara(cols: _Columns, unit: Unit) -> None:
-    d: Any = unit.value
-    commands = getattr(d, "commands", None)
-    if commands is None:  # a hole-punch datagram: no ack block, no commands
-        cols.add(unit, (unit.size, None, None, None, None, _first(unit.names), *_NO_COMMAND[2:]))
-        return
-    head = (unit.size, d.crc_ok, d.ack, d.ack_bitmap)
-    if not commands:
-        cols.add(unit, (*head, *_NO_COMMAND))
-        return
-    names = unit.names
-    for index, c in enumerate(commands):
-        name = names[index] if index < len(names) else None
-        cols.add(
-            unit,
-            (
-                *head,
-                index,
-                name,
-                c.command,
-                c.serial,
-                c.send_count,
-                c.flags,
-                c.distribution,
-                c.p1,
-                c.p2,
-                c.p3,
-                c.sender,
-                c.data,
-            ),
-        )
+    assert isinstance(cols, _AvaraColumns)
+    cols.add_datagram(unit)
 
 
 def _fields_json(command: object) -> str:
@@ -431,7 +492,8 @@ class TableBuilder:
     def _cols(self, table: str) -> _Columns:
         cols = self.columns.get(table)
         if cols is None:
-            cols = self.columns[table] = _Columns(SCHEMAS[table], self._capture)
+            kind = _AvaraColumns if table == "avara" else _Columns
+            cols = self.columns[table] = kind(SCHEMAS[table], self._capture)
         return cols
 
     def add(self, item: Item) -> list[tuple[str, pa.RecordBatch]]:
