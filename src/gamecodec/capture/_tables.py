@@ -12,6 +12,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+import numpy as np
+
 try:
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -168,7 +170,7 @@ class _Columns:
 
     @property
     def rows(self) -> int:
-        return len(self.values)
+        return len(self.times)
 
     def add(self, place: Any, values: tuple[Any, ...]) -> None:
         """One row: ``place`` gives the common columns (only its time, packet, flow
@@ -202,7 +204,7 @@ class _Columns:
 
     def _capture_column(self) -> list[str]:
         out: list[str] = []
-        ends = [start for start, _ in self.captures[1:]] + [len(self.values)]
+        ends = [start for start, _ in self.captures[1:]] + [self.rows]
         for (start, name), end in zip(self.captures, ends, strict=True):
             out.extend([name] * (end - start))
         return out
@@ -242,39 +244,82 @@ class _Columns:
         return pa.array(values, field.type)
 
 
-_FREQUENCIES: dict[object, str] = {}
+_FREQUENCY_NAMES = pa.array([None, "HIGH", "MEDIUM", None, "LOW", "FIXED"], pa.string())
+""":class:`gamecodec.lludp.Frequency` names by value."""
+_LLUDP_LISTS = (
+    "size",
+    "message",
+    "frequency",
+    "number",
+    "flags",
+    "sequence",
+    "acks",
+    "extra",
+    "excess",
+    "truncated",
+    "body",
+    "blocks",
+)
+
+
+class _LludpColumns(_Columns):
+    """The LLUDP table: one list per column (a tuple per row would be held by
+    the cyclic collector until the batch is made); the message code, the flag
+    columns and the frequency names are computed per batch."""
+
+    def __init__(self, schema: pa.Schema, capture: str) -> None:
+        super().__init__(schema, capture)
+        self._clear_lists()
+
+    def _clear_lists(self) -> None:
+        self.lists: dict[str, list[Any]] = {name: [] for name in _LLUDP_LISTS}
+
+    def add_message(self, unit: Unit) -> None:
+        """The row of one datagram."""
+        m: Any = unit.value
+        self.times.append(unit.time)
+        self.packets.append(unit.packet)
+        self.flows.append(unit.flow)
+        self.directions.append(unit.direction)
+        lists = self.lists
+        lists["size"].append(unit.size)
+        lists["message"].append(m.name)
+        lists["frequency"].append(m.frequency)
+        lists["number"].append(m.number)
+        lists["flags"].append(m.flags)
+        lists["sequence"].append(m.sequence)
+        lists["acks"].append(m.acks)
+        lists["extra"].append(m.extra)
+        lists["excess"].append(m.excess)
+        lists["truncated"].append(m.truncated)
+        lists["body"].append(m.body)
+        blocks = self.blocks
+        lists["blocks"].append(blocks.count)  # where this row's blocks start
+        blocks.add(m.blocks)
+
+    def own_columns(self) -> dict[str, Sequence[Any]]:
+        columns: dict[str, Any] = self.lists
+        self._clear_lists()
+        frequency = np.array(columns["frequency"], np.int64)
+        number = np.array(columns["number"], np.int64)
+        # the code as one integer (lludp.message_code): High n, Medium 0xFF00|n, Low 0xFFFF0000|n
+        number[frequency == 2] |= 0xFF00
+        number[frequency == 4] |= 0xFFFF0000
+        flags = np.array(columns["flags"], np.uint8)
+        columns.update(
+            number=number,
+            frequency=_FREQUENCY_NAMES.take(pa.array(frequency)),
+            flags=flags,
+            reliable=(flags & 0x40) != 0,
+            resent=(flags & 0x20) != 0,
+            zerocoded=(flags & 0x80) != 0,
+        )
+        return columns
 
 
 def _add_lludp(cols: _Columns, unit: Unit) -> None:
-    m: Any = unit.value
-    frequency = m.frequency
-    name = _FREQUENCIES.get(frequency)
-    if name is None:
-        name = _FREQUENCIES[frequency] = frequency.name
-    blocks = cols.blocks
-    first = blocks.count  # where this row's blocks start
-    blocks.add(m.blocks)
-    flags = m.flags
-    cols.add(
-        unit,
-        (
-            unit.size,
-            m.name,
-            m.code,
-            name,
-            flags,
-            bool(flags & 0x40),
-            bool(flags & 0x20),
-            bool(flags & 0x80),
-            m.sequence,
-            m.acks,
-            m.extra,
-            m.excess,
-            m.truncated,
-            m.body,
-            first,
-        ),
-    )
+    assert isinstance(cols, _LludpColumns)
+    cols.add_message(unit)
 
 
 _COMMAND_FIELDS = (
@@ -290,8 +335,6 @@ _COMMAND_FIELDS = (
     "data",
 )
 """The fields of :class:`gamecodec.avara.Command`, in its order."""
-_NO_COMMAND = (None,) * len(_COMMAND_FIELDS)
-_NO_HEAD = (None, None, None)
 
 
 class _AvaraColumns(_Columns):
@@ -301,7 +344,13 @@ class _AvaraColumns(_Columns):
 
     def __init__(self, schema: pa.Schema, capture: str) -> None:
         super().__init__(schema, capture)
-        self.heads: list[tuple[Any, ...]] = []
+        self._clear_lists()
+
+    def _clear_lists(self) -> None:
+        self.fields: list[list[Any]] = [[] for _ in _COMMAND_FIELDS]
+        self.crc_ok: list[bool | None] = []
+        self.ack: list[int | None] = []
+        self.ack_bitmap: list[int | None] = []
         self.sizes: list[int] = []
         self.indexes: list[int | None] = []
         self.names: list[str | None] = []
@@ -310,25 +359,28 @@ class _AvaraColumns(_Columns):
         """The rows of one datagram."""
         d: Any = unit.value
         commands = getattr(d, "commands", None)
-        if not commands:  # a hole punch (no ack block) or no commands: one row
-            self.add(unit, _NO_COMMAND)
-            self.sizes.append(unit.size)
-            self.indexes.append(None)
-            if commands is None:
-                self.heads.append(_NO_HEAD)
-                self.names.append(_first(unit.names))
-            else:
-                self.heads.append((d.crc_ok, d.ack, d.ack_bitmap))
-                self.names.append(None)
-            return
-        count = len(commands)
+        count = len(commands) if commands else 1  # a hole punch or no commands: one row
         self.times += [unit.time] * count
         self.packets += [unit.packet] * count
         self.flows += [unit.flow] * count
         self.directions += [unit.direction] * count
-        self.values += map(tuple, commands)  # plain tuples of atoms: the collector lets go
         self.sizes += [unit.size] * count
-        self.heads += [(d.crc_ok, d.ack, d.ack_bitmap)] * count
+        if commands is None:  # a hole punch: no ack block
+            self.crc_ok.append(None)
+            self.ack.append(None)
+            self.ack_bitmap.append(None)
+        else:
+            self.crc_ok += [d.crc_ok] * count
+            self.ack += [d.ack] * count
+            self.ack_bitmap += [d.ack_bitmap] * count
+        if not commands:
+            for column in self.fields:
+                column.append(None)
+            self.indexes.append(None)
+            self.names.append(_first(unit.names) if commands is None else None)
+            return
+        for column, values in zip(self.fields, zip(*commands, strict=True), strict=True):
+            column.extend(values)
         self.indexes += range(count)
         names = unit.names
         if len(names) == count:
@@ -337,25 +389,25 @@ class _AvaraColumns(_Columns):
             self.names += [names[i] if i < len(names) else None for i in range(count)]
 
     def own_columns(self) -> dict[str, Sequence[Any]]:
-        columns: dict[str, Sequence[Any]] = dict(
-            zip(_COMMAND_FIELDS, zip(*self.values, strict=True), strict=True)
-        )
-        crc_ok, ack, ack_bitmap = zip(*self.heads, strict=True)
+        columns: dict[str, Sequence[Any]] = dict(zip(_COMMAND_FIELDS, self.fields, strict=True))
         columns.update(
             size=self.sizes,
-            crc_ok=crc_ok,
-            ack=ack,
-            ack_bitmap=ack_bitmap,
+            crc_ok=self.crc_ok,
+            ack=self.ack,
+            ack_bitmap=self.ack_bitmap,
             index=self.indexes,
             command_name=self.names,
         )
-        self.heads, self.sizes, self.indexes, self.names = [], [], [], []
+        self._clear_lists()
         return columns
 
 
 def _add_avara(cols: _Columns, unit: Unit) -> None:
     assert isinstance(cols, _AvaraColumns)
     cols.add_datagram(unit)
+
+
+_KINDS: dict[str, type[_Columns]] = {"lludp": _LludpColumns, "avara": _AvaraColumns}
 
 
 def _fields_json(command: object) -> str:
@@ -492,7 +544,7 @@ class TableBuilder:
     def _cols(self, table: str) -> _Columns:
         cols = self.columns.get(table)
         if cols is None:
-            kind = _AvaraColumns if table == "avara" else _Columns
+            kind = _KINDS.get(table, _Columns)
             cols = self.columns[table] = kind(SCHEMAS[table], self._capture)
         return cols
 
@@ -511,7 +563,7 @@ class TableBuilder:
             table = "errors"
             cols = self._cols(table)
             _add_error(cols, item)
-        if len(cols.values) >= self.batch_size or cols.bytes >= BATCH_BYTES:
+        if len(cols.times) >= self.batch_size or cols.bytes >= BATCH_BYTES:
             return [(table, cols.batch())]
         return []
 
