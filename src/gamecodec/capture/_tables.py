@@ -337,17 +337,20 @@ _COMMAND_FIELDS = (
 """The fields of :class:`gamecodec.avara.Command`, in its order."""
 
 
+_NO_COMMAND = (None,) * len(_COMMAND_FIELDS)
+
+
 class _AvaraColumns(_Columns):
-    """The Avara table: one row per command, kept as the decoder's Command
-    tuples (transposed into columns when the batch is made) beside their
-    datagram's size and ack block, index and name."""
+    """The Avara table: one row per command, its fields kept as a plain tuple
+    (which the cyclic collector stops tracking at its first look, unlike the
+    decoder's Command) and transposed into columns when the batch is made;
+    beside them, one list per other column."""
 
     def __init__(self, schema: pa.Schema, capture: str) -> None:
         super().__init__(schema, capture)
         self._clear_lists()
 
     def _clear_lists(self) -> None:
-        self.fields: list[list[Any]] = [[] for _ in _COMMAND_FIELDS]
         self.crc_ok: list[bool | None] = []
         self.ack: list[int | None] = []
         self.ack_bitmap: list[int | None] = []
@@ -359,6 +362,19 @@ class _AvaraColumns(_Columns):
         """The rows of one datagram."""
         d: Any = unit.value
         commands = getattr(d, "commands", None)
+        if commands and len(commands) == 1:  # most datagrams
+            self.times.append(unit.time)
+            self.packets.append(unit.packet)
+            self.flows.append(unit.flow)
+            self.directions.append(unit.direction)
+            self.sizes.append(unit.size)
+            self.crc_ok.append(d.crc_ok)
+            self.ack.append(d.ack)
+            self.ack_bitmap.append(d.ack_bitmap)
+            self.indexes.append(0)
+            self.names.append(unit.names[0] if unit.names else None)
+            self.values.append(tuple(commands[0]))
+            return
         count = len(commands) if commands else 1  # a hole punch or no commands: one row
         self.times += [unit.time] * count
         self.packets += [unit.packet] * count
@@ -374,13 +390,11 @@ class _AvaraColumns(_Columns):
             self.ack += [d.ack] * count
             self.ack_bitmap += [d.ack_bitmap] * count
         if not commands:
-            for column in self.fields:
-                column.append(None)
+            self.values.append(_NO_COMMAND)
             self.indexes.append(None)
             self.names.append(_first(unit.names) if commands is None else None)
             return
-        for column, values in zip(self.fields, zip(*commands, strict=True), strict=True):
-            column.extend(values)
+        self.values += map(tuple, commands)
         self.indexes += range(count)
         names = unit.names
         if len(names) == count:
@@ -389,7 +403,9 @@ class _AvaraColumns(_Columns):
             self.names += [names[i] if i < len(names) else None for i in range(count)]
 
     def own_columns(self) -> dict[str, Sequence[Any]]:
-        columns: dict[str, Sequence[Any]] = dict(zip(_COMMAND_FIELDS, self.fields, strict=True))
+        columns: dict[str, Sequence[Any]] = dict(
+            zip(_COMMAND_FIELDS, zip(*self.values, strict=True), strict=True)
+        )
         columns.update(
             size=self.sizes,
             crc_ok=self.crc_ok,
