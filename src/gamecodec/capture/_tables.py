@@ -202,6 +202,20 @@ class _Columns:
             self._flows[id(flow)] = got
         return got
 
+    def _flow_columns(self) -> dict[str, pa.Array]:
+        """The flow columns: each flow's values once, taken for every row (the
+        rows' flows found by identity, without a Python step per row)."""
+        ids = list(map(id, self.flows))
+        by_id = dict(zip(ids, self.flows, strict=True))
+        unique, rows = np.unique(np.array(ids, np.uint64), return_inverse=True)
+        flows = [self._flow(by_id[int(i)]) for i in unique]
+        take = pa.array(rows.reshape(-1).astype(np.int64))
+        names = ("flow", "flow_id", "client", "server")  # _flow's items 1 to 4
+        return {
+            name: pa.array([f[k] for f in flows], COMMON.field(name).type).take(take)
+            for k, name in enumerate(names, 1)
+        }
+
     def _capture_column(self) -> list[str]:
         out: list[str] = []
         ends = [start for start, _ in self.captures[1:]] + [self.rows]
@@ -210,17 +224,12 @@ class _Columns:
         return out
 
     def batch(self) -> pa.RecordBatch:
-        times, packets, directions = self.times, self.packets, self.directions
-        flows = [self._flow(f) for f in self.flows]
         columns: dict[str, Any] = {
             "capture": self._capture_column(),
-            "time": times,
-            "packet": packets,
-            "flow": [f[1] for f in flows],
-            "flow_id": [f[2] for f in flows],
-            "client": [f[3] for f in flows],
-            "server": [f[4] for f in flows],
-            "direction": directions,
+            "time": self.times,
+            "packet": self.packets,
+            **self._flow_columns(),
+            "direction": self.directions,
         }
         columns.update(self.own_columns())
         arrays = [self._array(field, columns[field.name]) for field in self.schema]
@@ -317,11 +326,6 @@ class _LludpColumns(_Columns):
         return columns
 
 
-def _add_lludp(cols: _Columns, unit: Unit) -> None:
-    assert isinstance(cols, _LludpColumns)
-    cols.add_message(unit)
-
-
 _COMMAND_FIELDS = (
     "serial",
     "send_count",
@@ -416,11 +420,6 @@ class _AvaraColumns(_Columns):
         )
         self._clear_lists()
         return columns
-
-
-def _add_avara(cols: _Columns, unit: Unit) -> None:
-    assert isinstance(cols, _AvaraColumns)
-    cols.add_datagram(unit)
 
 
 _KINDS: dict[str, type[_Columns]] = {"lludp": _LludpColumns, "avara": _AvaraColumns}
@@ -521,9 +520,10 @@ def _answers(unit: Unit) -> str | None:
     return command if isinstance(command, str) else ""
 
 
-_ADDERS: dict[str, Callable[[_Columns, Unit], None]] = {
-    "lludp": _add_lludp,
-    "avara": _add_avara,
+_ADDERS: dict[str, Callable[[Any, Unit], None]] = {
+    # each table's columns are made by _KINDS, so these take their own kind
+    "lludp": _LludpColumns.add_message,
+    "avara": _AvaraColumns.add_datagram,
     "archipelago": _add_archipelago,
     "ywindow": _add_ywindow,
 }
