@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import io
+import random
+import struct
 from pathlib import Path
 
 import pytest
 
 from gamecodec import avara, capture, lludp
 from tests.capture import pcapgen
-from tests.capture.conftest import CLIENT, SERVER, avara_wires, lludp_wires
+from tests.capture.conftest import CLIENT, SERVER, avara_wires, bzrc_streams, lludp_wires
 
 V6_CLIENT, V6_SERVER = ("2001:db8::2", 51712), ("2001:db8::1", 9000)
 
@@ -201,15 +203,132 @@ def _repeated_capture(path: Path, count: int, fmt: str) -> Path:
 
 @pytest.mark.parametrize("fmt", ["pcap", "pcapng"])
 def test_memory_does_not_grow_with_the_file(tmp_path: Path, fmt: str) -> None:
+    import gc
     import tracemalloc
 
     peaks = []
-    for count in (2_000, 20_000):
+    for count in (1_000, 12_000):
         path = _repeated_capture(tmp_path / f"{count}.{fmt}", count, fmt)
+        gc.collect()
         tracemalloc.start()
         cap = capture.read(path)
-        units = sum(isinstance(item, capture.Unit) for item in cap)
+        units = 0
+        for k, item in enumerate(cap):
+            units += isinstance(item, capture.Unit)
+            if k % 500 == 0:
+                gc.collect()  # what the reader keeps, not garbage waiting for the collector
         peaks.append(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
         assert units == count - 3 and cap.packets == count  # 4 TCP packets, 1 greeting
     assert peaks[1] < peaks[0] * 1.25 + 65536, peaks
+
+
+# -- the fast paths give exactly what the general path gives ------------------------
+
+
+def _varied_packets(seed: int) -> list[pcapgen.Packet]:
+    """LLUDP (IPv4 and IPv6, two flows), Avara, an unknown flow, BZRC over TCP, IPv4
+    fragments, snapped packets and datagrams longer than a read chunk, shuffled in time."""
+    rng = random.Random(seed)
+    lludp_ = lludp_wires()
+    avara_ = avara_wires()
+    other = ("10.0.0.3", 40001)
+    avara_server = ("10.0.0.1", 19567)
+    packets: list[pcapgen.Packet] = []
+    for k in range(120):
+        t = 10.0 + k * 0.013
+        kind = rng.randrange(8)
+        if kind < 3:
+            a, b = (CLIENT, SERVER) if rng.random() < 0.6 else (SERVER, CLIENT)
+            if kind == 2:
+                a, b = (V6_CLIENT, V6_SERVER) if rng.random() < 0.6 else (V6_SERVER, V6_CLIENT)
+            packets.append(pcapgen.udp(t, a, b, rng.choice(lludp_)))
+        elif kind == 3:
+            a, b = (other, avara_server) if rng.random() < 0.5 else (avara_server, other)
+            packets.append(pcapgen.udp(t, a, b, rng.choice(avara_)))
+        elif kind == 4:  # an unknown flow, sometimes a datagram longer than 16 KiB
+            size = rng.choice([5, 300, 20_000, 40_000])
+            packets.append(pcapgen.udp(t, other, ("10.0.0.9", 5555), rng.randbytes(size)))
+        elif kind == 5:  # fragmented, or a garbage datagram in the LLUDP flow
+            wire = rng.choice(lludp_)
+            if rng.random() < 0.5:
+                packets.append(pcapgen.udp(t, CLIENT, SERVER, wire, fragment=16, ip_id=k))
+            else:
+                packets.append(pcapgen.udp(t, CLIENT, SERVER, rng.randbytes(rng.randrange(40))))
+        elif kind == 6:  # snapped inside the link, IP or UDP header or the payload
+            wire = rng.choice(lludp_)
+            packets.append(pcapgen.udp(t, CLIENT, SERVER, wire, snap=rng.randrange(60)))
+        else:
+            packets.append(pcapgen.udp(t, SERVER, CLIENT, rng.choice(lludp_)))
+    conn = pcapgen.TcpConnection(("10.0.0.2", 40000), ("10.0.0.1", 47200), time=10.5)
+    sent, received = bzrc_streams()
+    tcp = conn.open() + conn.send("to_client", b"bzrobots 1\n") + conn.send("to_server", sent)
+    tcp += conn.send("to_client", received[:400], segment=100)
+    packets += tcp
+    packets.sort(key=lambda p: p.time)
+    return packets
+
+
+def _big_endian(data: bytes) -> bytes:
+    """A little-endian microsecond pcap written big-endian."""
+    out = bytearray(struct.pack(">IHHiIII", *struct.unpack_from("<IHHiIII", data)))
+    at = 24
+    while at + 16 <= len(data):
+        header = struct.unpack_from("<IIII", data, at)
+        out += struct.pack(">IIII", *header)
+        out += data[at + 16 : at + 16 + header[2]]
+        at += 16 + header[2]
+    return bytes(out + data[at:])
+
+
+def _general_items(
+    data: bytes, monkeypatch: pytest.MonkeyPatch, **options: object
+) -> tuple[list[capture.Item], list[object]]:
+    """Items and flows with dpkt's record reader and without the known-flow fast path."""
+    from gamecodec.capture import _capture, _read
+
+    with monkeypatch.context() as patch:
+        patch.setattr(_capture, "_FIXED_LINK", {})
+        patch.setattr(_read, "_RECORD_HEADERS", {})
+        return _items_and_flows(data, **options)
+
+
+def _items_and_flows(data: bytes, **options: object) -> tuple[list[capture.Item], list[object]]:
+    cap = capture.read(io.BytesIO(data), **options)  # type: ignore[arg-type]
+    items = list(cap)
+    return items, [cap.flows, cap.packets, cap.errors, cap.error_counts, cap.units]
+
+
+@pytest.mark.parametrize("link", ["ethernet", "sll", "sll2", "raw"])
+@pytest.mark.parametrize("fmt", ["pcap", "pcap-be", "pcapng"])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_fast_paths_equal_the_general_path(
+    link: pcapgen.Link, fmt: str, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    packets = _varied_packets(seed)
+    data = pcapgen.capture(packets, fmt="pcapng" if fmt == "pcapng" else "pcap", link=link)
+    if fmt == "pcap-be":
+        data = _big_endian(data)
+    fast = _items_and_flows(data)
+    assert fast == _general_items(data, monkeypatch)
+    kinds = {(i.protocol if isinstance(i, capture.Unit) else i.where) for i in fast[0]}
+    assert {"lludp", "avara", "bzrc", "decode", "ip"} <= kinds
+    rng = random.Random(seed)
+    for cut in [*sorted(rng.sample(range(25, len(data)), 12)), len(data) - 1]:
+        assert _items_and_flows(data[:cut]) == _general_items(data[:cut], monkeypatch), cut
+    for limit in (300, 20_000):
+        fast = _items_and_flows(data, max_record=limit)
+        assert fast == _general_items(data, monkeypatch, max_record=limit)
+        [error] = [i for i in fast[0] if isinstance(i, capture.CaptureError) and i.where == "file"]
+        assert "the limit is" in error.message
+
+
+def test_unknown_ids_are_named_and_their_names_kept_boundedly() -> None:
+    from gamecodec.capture import _udp
+
+    names = _udp._Names("command", {1: "one"})
+    assert [names[1], names[-8], names[-8]] == ["one", "command -8", "command -8"]
+    assert -8 in names
+    for key in range(5000):
+        assert names[1000 + key] == f"command {1000 + key}"
+    assert len(names) <= _udp._MAX_NAMES

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import struct
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
@@ -29,6 +30,13 @@ Source = str | os.PathLike[str] | IO[bytes]
 _FIXED_LINK: dict[int, tuple[int, int]] = {1: (12, 14), 113: (14, 16), 276: (0, 20)}
 """Link types whose EtherType is at a fixed place: (its offset, the IP header's)."""
 _SWEEP_EVERY = 5.0  # seconds of capture time between looks for idle flows
+
+
+def _fixed_headers(et_at: int, ip_at: int) -> struct.Struct:
+    """The fields the fast path looks at, in one unpack: the EtherType, IPv4's
+    version and header length, total length, flags and fragment offset, protocol,
+    the addresses and ports (the flow's key) and the UDP length."""
+    return struct.Struct(f"!{et_at}xH{ip_at - et_at - 2}xBxH2xHxB2x12sH")
 
 
 class _UdpFlow:
@@ -165,6 +173,7 @@ class Capture:
         # The fast path: an IPv4 UDP datagram of a known flow, no options, no fragment,
         # behind a link header whose EtherType sits at a fixed place.
         et_at, ip_at = _FIXED_LINK.get(cf.linktype, (-1, 0))
+        fixed = None if et_at < 0 else _fixed_headers(et_at, ip_at).unpack_from
         min_len = ip_at + 28
         udp = self._udp
         tally = self._tally
@@ -210,24 +219,12 @@ class Capture:
                     tally.now = ts
                     yield from self._sweep(ts)
                     next_sweep = ts + _SWEEP_EVERY
-                if (
-                    et_at >= 0
-                    and len(buf) >= min_len
-                    and buf[ip_at] == 0x45
-                    and buf[ip_at + 9] == 17
-                    and buf[et_at] == 8
-                    and buf[et_at + 1] == 0
-                    and not (buf[ip_at + 6] & 0x3F or buf[ip_at + 7])
-                ):
-                    entry = udp.get(buf[ip_at + 12 : ip_at + 24])
-                    if entry is not None:
-                        end = ip_at + 20 + (buf[ip_at + 24] << 8 | buf[ip_at + 25])
-                        if (
-                            ip_at + 28
-                            <= end
-                            <= ip_at + (buf[ip_at + 2] << 8 | buf[ip_at + 3])
-                            <= len(buf)
-                        ):
+                if fixed is not None and len(buf) >= min_len:
+                    kind, vihl, total, frag, proto, ends, ulen = fixed(buf)
+                    if kind == 0x0800 and vihl == 0x45 and proto == 17 and not frag & 0x3FFF:
+                        entry = udp.get(ends)
+                        end = ip_at + 20 + ulen
+                        if entry is not None and ip_at + 28 <= end <= ip_at + total <= len(buf):
                             state, direction = entry
                             stats = state.stats
                             stats.packets += 1

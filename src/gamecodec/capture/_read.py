@@ -7,11 +7,20 @@ than ``max_record`` (a garbage length would otherwise read gigabytes), to notice
 the file ending inside a record, and to know the file offset of each record for
 located errors. The link layer is sliced by hand: building dpkt's packet objects
 costs about 7 us a packet, five times the cost of reading the record.
+
+A microsecond pcap file's records (a 16-byte header and the frame) are read
+by :func:`_pcap_records` after dpkt has checked the file header: it reads the
+file in 16 KiB chunks and slices the records out of them with one
+``struct.unpack_from`` a record, under the same guard, where dpkt's reader
+builds a header object for each (1.5 us a packet against 0.5 us, which is most
+of what reading a UDP capture costs besides decoding). Nanosecond pcap (whose
+times dpkt gives as :class:`~decimal.Decimal`) and pcapng go through dpkt.
 """
 
 from __future__ import annotations
 
 import os
+import struct
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
@@ -51,6 +60,12 @@ _PCAP_MAGICS = {
 }
 _PCAPNG_MAGIC = b"\x0a\x0d\x0d\x0a"
 _NANO_MAGICS = {b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d"}
+_RECORD_HEADERS = {
+    b"\xd4\xc3\xb2\xa1": struct.Struct("<IIII"),
+    b"\xa1\xb2\xc3\xd4": struct.Struct(">IIII"),
+}
+"""Microsecond pcap: a record's seconds, microseconds, captured and original length."""
+_CHUNK = 1 << 14
 
 
 class FileError(Exception):
@@ -73,6 +88,21 @@ class _GuardedFile:
         self.limit = limit
         self.pos = 0
         self.short_at: int | None = None
+
+    def take(self) -> bytes:
+        """The bytes read ahead and not yet given out (they are given out now)."""
+        data, self._pending = self._pending, b""
+        return data
+
+    def read_more(self, n: int) -> bytes:
+        """Up to ``n`` more bytes of the file, fewer only where it ends (not counted in ``pos``)."""
+        data = self._read(n)
+        while 0 < len(data) < n:
+            more = self._read(n - len(data))
+            if not more:
+                break
+            data += more
+        return data
 
     def read(self, n: int = -1) -> bytes:
         if n < 0 or n > self.limit:
@@ -98,10 +128,20 @@ class CaptureFile:
     """
 
     def __init__(
-        self, reader: Any, guard: _GuardedFile, fmt: str, nano: bool, owned: IO[bytes] | None
+        self,
+        reader: Any,
+        guard: _GuardedFile,
+        fmt: str,
+        nano: bool,
+        owned: IO[bytes] | None,
+        *,
+        magic: bytes = b"",
     ) -> None:
-        self.reader: Iterator[tuple[Any, bytes]] = iter(reader)
         self.guard = guard
+        header = _RECORD_HEADERS.get(magic)
+        self.reader: Iterator[tuple[Any, bytes]] = (
+            iter(reader) if header is None else _pcap_records(guard, header)
+        )
         self.format = fmt
         self.nano = nano
         self.linktype: int = reader.datalink()
@@ -156,11 +196,61 @@ def open_capture(
             raise
         except Exception as exc:  # dpkt raises ValueError, NeedData, UnpackError, struct.error
             raise FileError(f"bad {fmt} file header: {exc}", 0) from None
-        return CaptureFile(reader, guard, fmt, magic in _NANO_MAGICS, owned)
+        return CaptureFile(reader, guard, fmt, magic in _NANO_MAGICS, owned, magic=magic)
     except BaseException:
         if owned is not None:
             owned.close()
         raise
+
+
+def _pcap_records(guard: _GuardedFile, header: struct.Struct) -> Iterator[tuple[float, bytes]]:
+    """``(time, frame)`` of each record of a microsecond pcap file, as dpkt's reader gives.
+
+    Past the file header. Keeps ``guard.pos`` at the end of the record given and
+    ``guard.short_at`` where the file ran short, and raises what the guarded dpkt
+    reader raises: :class:`FileError` for a record longer than the limit,
+    :class:`EOFError` for a record header cut short (after setting ``short_at``).
+    A frame cut short by the file's end is given as it is, ``short_at`` set.
+    """
+    unpack = header.unpack_from
+    limit = guard.limit
+    data = guard.take()
+    base = guard.pos  # the file offset of data[0]
+    at = 0
+    while True:
+        if len(data) - at < 16:
+            data = data[at:]  # the old chunk goes before the next is read
+            data += guard.read_more(_CHUNK)
+            base += at
+            at = 0
+            if len(data) < 16:
+                guard.pos = base + len(data)
+                if data:
+                    guard.short_at = base
+                    raise EOFError("the file ends inside a record header")
+                return
+        sec, usec, caplen, _ = unpack(data, at)
+        start = at + 16
+        if caplen > limit:
+            guard.pos = base + start
+            raise FileError(f"a record of {caplen} bytes (the limit is {limit})", guard.pos)
+        end = start + caplen
+        if end > len(data):
+            need = end - len(data)
+            data = data[at:]
+            data += guard.read_more(max(_CHUNK, need))
+            base += at
+            start -= at
+            end -= at
+            at = 0
+            if end > len(data):
+                guard.short_at = base + start
+                guard.pos = base + len(data)
+                yield sec + usec / 1e6, data[start:]
+                return
+        at = end
+        guard.pos = base + end
+        yield sec + usec / 1e6, data[start:end]
 
 
 def _ethernet(buf: bytes) -> int:

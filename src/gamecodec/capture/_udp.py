@@ -17,11 +17,18 @@ class _Names(dict[int, str]):
         self.what = what
 
     def __missing__(self, key: int) -> str:
-        return f"{self.what} {key}"
+        name = f"{self.what} {key}"
+        if len(self) < _MAX_NAMES:  # kept: an unknown id tends to come again and again
+            self[key] = name
+        return name
+
+
+_MAX_NAMES = 1024
 
 
 _COMMAND_NAMES = _Names("command", {c.value: c.name for c in avara.CommandId})
 _PUNCH_NAMES = _Names("punch", {c.value: c.name for c in avara.PunchCommand})
+_HOLE_PUNCH = avara.HolePunch
 
 
 class DatagramDecoder:
@@ -56,7 +63,7 @@ class AvaraDatagrams(DatagramDecoder):
             value = avara.decode(payload, version=self.version, layout=self.layout)
         except DecodeError as exc:
             return CaptureError("decode", str(exc), time, packet, flow, direction, exc.offset)
-        if isinstance(value, avara.HolePunch):
+        if value.__class__ is _HOLE_PUNCH:
             names: tuple[str, ...] = (_PUNCH_NAMES[value.command],)
         elif not value.crc_ok:
             message = f"Avara checksum does not match net version {self.version}"
