@@ -191,3 +191,22 @@ def test_lludp_a_message_the_template_does_not_know_keeps_its_body() -> None:
         b"\x01\x02\x03",
         [],
     )
+
+
+def test_the_capture_column_follows_the_builders_capture_name() -> None:
+    from gamecodec.capture._tables import TableBuilder
+
+    units = unitgen.lludp_units()[:6]
+    builder = TableBuilder("a.pcap", batch_size=4)
+    batches = [b for u in units[:3] for b in builder.add(u)]
+    builder.capture = "unused.pcap"  # renamed again before any row: no row of its own
+    builder.capture = "b.pcap"
+    batches += [b for u in units[3:] for b in builder.add(u)] + builder.finish()
+    names = [n for _, batch in batches for n in batch.column("capture").to_pylist()]
+    assert names == ["a.pcap"] * 3 + ["b.pcap"] * 3
+    blocks = [n for _, batch in batches for n in batch.column("blocks").to_pylist()]
+    expected = [
+        [(name, _without_type(to_json(b))) for name, bs in u.value.blocks.items() for b in bs]
+        for u in units
+    ]
+    assert [[(b["block"], json.loads(b["fields"])) for b in row] for row in blocks] == expected

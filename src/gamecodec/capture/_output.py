@@ -17,6 +17,20 @@ __all__ = ["FORMATS", "TableFiles", "write_tables"]
 
 FORMATS = {"parquet": ".parquet", "arrow": ".arrow"}
 
+_FREE_TEXT = frozenset({"fields", "command_fields", "response_fields", "message"})
+
+
+def _dictionary_columns(schema: pa.Schema) -> list[str]:
+    """The columns Parquet dictionary-encodes: the names, addresses and flows that
+    repeat. JSON text and binary columns are written plain (trying a dictionary
+    on them costs time and saves nothing)."""
+    names = [f.name for f in schema if f.type == pa.string() and f.name not in _FREE_TEXT]
+    if "blocks" in schema.names:
+        names.append("blocks.list.element.block")
+    if "message" in schema.names and "number" in schema.names:  # LLUDP: the message name
+        names.append("message")
+    return names
+
 
 class TableFiles:
     """Files ``DIRECTORY/<table><suffix>`` (with ``dataset``:
@@ -56,7 +70,13 @@ class TableFiles:
             if self.format == "parquet":
                 import pyarrow.parquet as pq
 
-                writer = pq.ParquetWriter(path, SCHEMAS[table], compression="zstd")
+                schema = SCHEMAS[table]
+                writer = pq.ParquetWriter(
+                    path,
+                    schema,
+                    compression="zstd",
+                    use_dictionary=_dictionary_columns(schema),
+                )
             else:
                 writer = pa.ipc.new_file(path, SCHEMAS[table])
             self._writers[table] = writer

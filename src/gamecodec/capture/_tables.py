@@ -12,6 +12,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+import numpy as np
+
 try:
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -20,9 +22,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "gamecodec.capture tables need pyarrow: pip install 'gamecodec[capture]'"
     ) from exc
 
-import msgspec
-
 from gamecodec._json import to_json
+from gamecodec.capture._blocks import BLOCK, Blocks
 from gamecodec.capture._records import CaptureError, Flow, Item, Unit
 from gamecodec.capture._source import Source, as_items
 
@@ -52,8 +53,6 @@ COMMON = pa.schema(
 """The columns every table starts with: the capture's name, the time and number
 of the packet that completed the unit, the flow's number and id, its client and
 server addresses, and ``to_server`` or ``to_client``."""
-
-BLOCK = pa.struct([("block", pa.string()), ("fields", pa.string())])
 
 _SIZE = [("size", pa.int32())]
 
@@ -144,49 +143,6 @@ def json_text(value: object) -> str:
     return json.dumps(to_json(value), ensure_ascii=False, separators=(",", ":"))
 
 
-# ---- LLUDP blocks: the fast path -------------------------------------------------
-
-_ENCODE = msgspec.json.Encoder().encode
-_BYTES_TYPES = ("VARIABLE", "FIXED")
-_BLOCK_TYPES: dict[type, tuple[Any, tuple[int, ...]]] = {}
-
-
-def _block_type(cls: type) -> tuple[Any, tuple[int, ...]]:
-    """A msgspec Struct with the block's field names, and which fields are bytes."""
-    fields = cls._spec.fields  # type: ignore[attr-defined]
-    struct = msgspec.defstruct(cls.__name__, [f.name for f in fields])
-    hexed = tuple(i for i, f in enumerate(fields) if f.type.name in _BYTES_TYPES)
-    _BLOCK_TYPES[cls] = struct, hexed
-    return struct, hexed
-
-
-def _block_json(block: Any) -> bytes:
-    """One block's fields as JSON text (UTF-8), equal as JSON to what JSON lines
-    give for the block (:func:`gamecodec.cli.to_json`) without its ``type`` key.
-
-    msgspec writes UUIDs, tuples, ints and floats as ``to_json`` does once bytes
-    are hex; it writes a non-finite float as ``null``, which ``to_json`` never
-    gives for an LLUDP field, so a block with ``null`` in its text is written by
-    ``to_json`` instead."""
-    cls = type(block)
-    try:
-        struct, hexed = _BLOCK_TYPES[cls]
-    except KeyError:
-        struct, hexed = _block_type(cls)
-    if hexed:
-        values = list(block)
-        for i in hexed:
-            values[i] = values[i].hex()
-        text: bytes = _ENCODE(struct(*values))
-    else:
-        text = _ENCODE(struct(*block))
-    if b"null" in text:
-        data = to_json(block)
-        data.pop("type", None)
-        return json.dumps(data, separators=(",", ":")).encode()
-    return text
-
-
 # ---- the builders ------------------------------------------------------------------
 
 _NO_FLOW = (None, None, None, None, None)
@@ -203,26 +159,36 @@ class _Columns:
         self.schema = schema
         self.own = schema.names[len(COMMON) :]
         self.capture = capture
-        self.places: list[Any] = []
+        self._clear_places()
         self.values: list[tuple[Any, ...]] = []
-        self.captures: list[tuple[int, str]] = []
-        self.block_names: list[str] = []
-        self.block_fields: list[bytes] = []
+        self.captures: list[tuple[int, str]] = [(0, capture)]
+        """Where each run of rows with one ``capture`` name starts."""
+        self.blocks = Blocks()
         self.bytes = 0
         """Wire bytes of the units in the rows, to close a batch of big units early."""
         self._flows: dict[int, tuple[Any, ...]] = {}
 
     @property
     def rows(self) -> int:
-        return len(self.values)
+        return len(self.times)
 
     def add(self, place: Any, values: tuple[Any, ...]) -> None:
         """One row: ``place`` gives the common columns (only its time, packet, flow
         and direction are kept, not the decoded value), ``values`` the others."""
-        if not self.captures or self.captures[-1][1] != self.capture:
-            self.captures.append((len(self.values), self.capture))
-        self.places.append((place.time, place.packet, place.flow, place.direction))
+        self.times.append(place.time)
+        self.packets.append(place.packet)
+        self.flows.append(place.flow)
+        self.directions.append(place.direction)
         self.values.append(values)
+
+    def _clear_places(self) -> None:
+        # the common columns' values, a list each (not a tuple per row: a tuple
+        # holding a Flow stays tracked by the cyclic collector, which then walks
+        # every row held at each full collection)
+        self.times: list[float | None] = []
+        self.packets: list[int | None] = []
+        self.flows: list[Flow | None] = []
+        self.directions: list[str | None] = []
 
     def _flow(self, flow: Flow | None) -> tuple[Any, ...]:
         # by identity: the reader hands out one Flow object per flow
@@ -236,35 +202,46 @@ class _Columns:
             self._flows[id(flow)] = got
         return got
 
+    def _flow_columns(self) -> dict[str, pa.Array]:
+        """The flow columns: each flow's values once, taken for every row (the
+        rows' flows found by identity, without a Python step per row)."""
+        ids = list(map(id, self.flows))
+        by_id = dict(zip(ids, self.flows, strict=True))
+        unique, rows = np.unique(np.array(ids, np.uint64), return_inverse=True)
+        flows = [self._flow(by_id[int(i)]) for i in unique]
+        take = pa.array(rows.reshape(-1).astype(np.int64))
+        names = ("flow", "flow_id", "client", "server")  # _flow's items 1 to 4
+        return {
+            name: pa.array([f[k] for f in flows], COMMON.field(name).type).take(take)
+            for k, name in enumerate(names, 1)
+        }
+
     def _capture_column(self) -> list[str]:
         out: list[str] = []
-        ends = [start for start, _ in self.captures[1:]] + [len(self.values)]
+        ends = [start for start, _ in self.captures[1:]] + [self.rows]
         for (start, name), end in zip(self.captures, ends, strict=True):
             out.extend([name] * (end - start))
         return out
 
     def batch(self) -> pa.RecordBatch:
-        times, packets, flow_objects, directions = zip(*self.places, strict=True)
-        flows = [self._flow(f) for f in flow_objects]
         columns: dict[str, Any] = {
             "capture": self._capture_column(),
-            "time": times,
-            "packet": packets,
-            "flow": [f[1] for f in flows],
-            "flow_id": [f[2] for f in flows],
-            "client": [f[3] for f in flows],
-            "server": [f[4] for f in flows],
-            "direction": directions,
+            "time": self.times,
+            "packet": self.packets,
+            **self._flow_columns(),
+            "direction": self.directions,
         }
-        columns.update(zip(self.own, zip(*self.values, strict=True), strict=True))
+        columns.update(self.own_columns())
         arrays = [self._array(field, columns[field.name]) for field in self.schema]
-        self.places = []
+        self._clear_places()
         self.values = []
-        self.captures = []
-        self.block_names = []
-        self.block_fields = []
+        self.captures = [(0, self.capture)]
         self.bytes = 0
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+    def own_columns(self) -> dict[str, Sequence[Any]]:
+        """The table's own columns of the rows held."""
+        return dict(zip(self.own, zip(*self.values, strict=True), strict=True))
 
     def _array(self, field: pa.Field, values: Any) -> pa.Array:
         if field.name in ("time", "response_time"):  # seconds -> microseconds
@@ -272,104 +249,180 @@ class _Columns:
             micros = pc.round(pc.multiply(seconds, 1e6), round_mode="half_to_even")
             return micros.cast(pa.int64()).cast(field.type)
         if field.name == "blocks":
-            blocks = pa.StructArray.from_arrays(
-                [
-                    pa.array(self.block_names, pa.string()),
-                    pa.array(self.block_fields, pa.binary()).cast(pa.string()),
-                ],
-                fields=list(BLOCK),
-            )
-            offsets = pa.array([*values, len(self.block_names)], pa.int32())
-            return pa.ListArray.from_arrays(offsets, blocks, type=field.type)
+            return self.blocks.array(values)
         return pa.array(values, field.type)
 
 
-_FREQUENCIES: dict[object, str] = {}
+_FREQUENCY_NAMES = pa.array([None, "HIGH", "MEDIUM", None, "LOW", "FIXED"], pa.string())
+""":class:`gamecodec.lludp.Frequency` names by value."""
+_LLUDP_LISTS = (
+    "size",
+    "message",
+    "frequency",
+    "number",
+    "flags",
+    "sequence",
+    "acks",
+    "extra",
+    "excess",
+    "truncated",
+    "body",
+    "blocks",
+)
 
 
-def _add_lludp(cols: _Columns, unit: Unit) -> None:
-    m: Any = unit.value
-    frequency = m.frequency
-    name = _FREQUENCIES.get(frequency)
-    if name is None:
-        name = _FREQUENCIES[frequency] = frequency.name
-    names = cols.block_names
-    first = len(names)  # where this row's blocks start
-    fields = cols.block_fields
-    types = _BLOCK_TYPES
-    for block_name, instances in m.blocks.items():
-        for block in instances:
-            names.append(block_name)
-            known = types.get(type(block))
-            if known is None:
-                fields.append(_block_json(block))
-                continue
-            struct, hexed = known  # _block_json, inlined for the common case
-            if hexed:
-                values = list(block)
-                for i in hexed:
-                    values[i] = values[i].hex()
-                text = _ENCODE(struct(*values))
-            else:
-                text = _ENCODE(struct(*block))
-            fields.append(_block_json(block) if b"null" in text else text)
-    flags = m.flags
-    cols.add(
-        unit,
-        (
-            unit.size,
-            m.name,
-            m.code,
-            name,
-            flags,
-            bool(flags & 0x40),
-            bool(flags & 0x20),
-            bool(flags & 0x80),
-            m.sequence,
-            m.acks,
-            m.extra,
-            m.excess,
-            m.truncated,
-            m.body,
-            first,
-        ),
-    )
+class _LludpColumns(_Columns):
+    """The LLUDP table: one list per column (a tuple per row would be held by
+    the cyclic collector until the batch is made); the message code, the flag
+    columns and the frequency names are computed per batch."""
 
+    def __init__(self, schema: pa.Schema, capture: str) -> None:
+        super().__init__(schema, capture)
+        self._clear_lists()
 
-_NO_COMMAND = (None,) * 12
+    def _clear_lists(self) -> None:
+        self.lists: dict[str, list[Any]] = {name: [] for name in _LLUDP_LISTS}
 
+    def add_message(self, unit: Unit) -> None:
+        """The row of one datagram."""
+        m: Any = unit.value
+        self.times.append(unit.time)
+        self.packets.append(unit.packet)
+        self.flows.append(unit.flow)
+        self.directions.append(unit.direction)
+        lists = self.lists
+        lists["size"].append(unit.size)
+        lists["message"].append(m.name)
+        lists["frequency"].append(m.frequency)
+        lists["number"].append(m.number)
+        lists["flags"].append(m.flags)
+        lists["sequence"].append(m.sequence)
+        lists["acks"].append(m.acks)
+        lists["extra"].append(m.extra)
+        lists["excess"].append(m.excess)
+        lists["truncated"].append(m.truncated)
+        lists["body"].append(m.body)
+        blocks = self.blocks
+        lists["blocks"].append(blocks.count)  # where this row's blocks start
+        blocks.add(m.blocks)
 
-def _add_avara(cols: _Columns, unit: Unit) -> None:
-    d: Any = unit.value
-    commands = getattr(d, "commands", None)
-    if commands is None:  # a hole-punch datagram: no ack block, no commands
-        cols.add(unit, (unit.size, None, None, None, None, _first(unit.names), *_NO_COMMAND[2:]))
-        return
-    head = (unit.size, d.crc_ok, d.ack, d.ack_bitmap)
-    if not commands:
-        cols.add(unit, (*head, *_NO_COMMAND))
-        return
-    names = unit.names
-    for index, c in enumerate(commands):
-        name = names[index] if index < len(names) else None
-        cols.add(
-            unit,
-            (
-                *head,
-                index,
-                name,
-                c.command,
-                c.serial,
-                c.send_count,
-                c.flags,
-                c.distribution,
-                c.p1,
-                c.p2,
-                c.p3,
-                c.sender,
-                c.data,
-            ),
+    def own_columns(self) -> dict[str, Sequence[Any]]:
+        columns: dict[str, Any] = self.lists
+        self._clear_lists()
+        frequency = np.array(columns["frequency"], np.int64)
+        number = np.array(columns["number"], np.int64)
+        # the code as one integer (lludp.message_code): High n, Medium 0xFF00|n, Low 0xFFFF0000|n
+        number[frequency == 2] |= 0xFF00
+        number[frequency == 4] |= 0xFFFF0000
+        flags = np.array(columns["flags"], np.uint8)
+        columns.update(
+            number=number,
+            frequency=_FREQUENCY_NAMES.take(pa.array(frequency)),
+            flags=flags,
+            reliable=(flags & 0x40) != 0,
+            resent=(flags & 0x20) != 0,
+            zerocoded=(flags & 0x80) != 0,
         )
+        return columns
+
+
+_COMMAND_FIELDS = (
+    "serial",
+    "send_count",
+    "flags",
+    "command",
+    "distribution",
+    "p3",
+    "p2",
+    "p1",
+    "sender",
+    "data",
+)
+"""The fields of :class:`gamecodec.avara.Command`, in its order."""
+
+
+_NO_COMMAND = (None,) * len(_COMMAND_FIELDS)
+
+
+class _AvaraColumns(_Columns):
+    """The Avara table: one row per command, its fields kept as a plain tuple
+    (which the cyclic collector stops tracking at its first look, unlike the
+    decoder's Command) and transposed into columns when the batch is made;
+    beside them, one list per other column."""
+
+    def __init__(self, schema: pa.Schema, capture: str) -> None:
+        super().__init__(schema, capture)
+        self._clear_lists()
+
+    def _clear_lists(self) -> None:
+        self.crc_ok: list[bool | None] = []
+        self.ack: list[int | None] = []
+        self.ack_bitmap: list[int | None] = []
+        self.sizes: list[int] = []
+        self.indexes: list[int | None] = []
+        self.names: list[str | None] = []
+
+    def add_datagram(self, unit: Unit) -> None:
+        """The rows of one datagram."""
+        d: Any = unit.value
+        commands = getattr(d, "commands", None)
+        if commands and len(commands) == 1:  # most datagrams
+            self.times.append(unit.time)
+            self.packets.append(unit.packet)
+            self.flows.append(unit.flow)
+            self.directions.append(unit.direction)
+            self.sizes.append(unit.size)
+            self.crc_ok.append(d.crc_ok)
+            self.ack.append(d.ack)
+            self.ack_bitmap.append(d.ack_bitmap)
+            self.indexes.append(0)
+            self.names.append(unit.names[0] if unit.names else None)
+            self.values.append(tuple(commands[0]))
+            return
+        count = len(commands) if commands else 1  # a hole punch or no commands: one row
+        self.times += [unit.time] * count
+        self.packets += [unit.packet] * count
+        self.flows += [unit.flow] * count
+        self.directions += [unit.direction] * count
+        self.sizes += [unit.size] * count
+        if commands is None:  # a hole punch: no ack block
+            self.crc_ok.append(None)
+            self.ack.append(None)
+            self.ack_bitmap.append(None)
+        else:
+            self.crc_ok += [d.crc_ok] * count
+            self.ack += [d.ack] * count
+            self.ack_bitmap += [d.ack_bitmap] * count
+        if not commands:
+            self.values.append(_NO_COMMAND)
+            self.indexes.append(None)
+            self.names.append(_first(unit.names) if commands is None else None)
+            return
+        self.values += map(tuple, commands)
+        self.indexes += range(count)
+        names = unit.names
+        if len(names) == count:
+            self.names += names
+        else:  # pragma: no cover - the reader names every command
+            self.names += [names[i] if i < len(names) else None for i in range(count)]
+
+    def own_columns(self) -> dict[str, Sequence[Any]]:
+        columns: dict[str, Sequence[Any]] = dict(
+            zip(_COMMAND_FIELDS, zip(*self.values, strict=True), strict=True)
+        )
+        columns.update(
+            size=self.sizes,
+            crc_ok=self.crc_ok,
+            ack=self.ack,
+            ack_bitmap=self.ack_bitmap,
+            index=self.indexes,
+            command_name=self.names,
+        )
+        self._clear_lists()
+        return columns
+
+
+_KINDS: dict[str, type[_Columns]] = {"lludp": _LludpColumns, "avara": _AvaraColumns}
 
 
 def _fields_json(command: object) -> str:
@@ -467,9 +520,10 @@ def _answers(unit: Unit) -> str | None:
     return command if isinstance(command, str) else ""
 
 
-_ADDERS: dict[str, Callable[[_Columns, Unit], None]] = {
-    "lludp": _add_lludp,
-    "avara": _add_avara,
+_ADDERS: dict[str, Callable[[Any, Unit], None]] = {
+    # each table's columns are made by _KINDS, so these take their own kind
+    "lludp": _LludpColumns.add_message,
+    "avara": _AvaraColumns.add_datagram,
     "archipelago": _add_archipelago,
     "ywindow": _add_ywindow,
 }
@@ -486,6 +540,7 @@ class TableBuilder:
         self.batch_size = batch_size
         self.columns: dict[str, _Columns] = {}
         self.pairs = _Pairs()
+        self._adders = {**_ADDERS, "bzrc": self.pairs.add}
 
     @property
     def capture(self) -> str:
@@ -497,30 +552,34 @@ class TableBuilder:
         self._capture = name
         for cols in self.columns.values():
             cols.capture = name
+            if cols.captures[-1][0] == cols.rows:
+                cols.captures[-1] = (cols.rows, name)
+            else:
+                cols.captures.append((cols.rows, name))
 
     def _cols(self, table: str) -> _Columns:
         cols = self.columns.get(table)
         if cols is None:
-            cols = self.columns[table] = _Columns(SCHEMAS[table], self._capture)
+            kind = _KINDS.get(table, _Columns)
+            cols = self.columns[table] = kind(SCHEMAS[table], self._capture)
         return cols
 
     def add(self, item: Item) -> list[tuple[str, pa.RecordBatch]]:
         """Add one item; the batches it filled."""
-        if isinstance(item, CaptureError):
-            table = "errors"
-            _add_error(self._cols(table), item)
-        else:
+        if type(item) is Unit:
             table = item.protocol
-            if table == "bzrc":
-                self.pairs.add(self._cols(table), item)
-            else:
-                adder = _ADDERS.get(table)
-                if adder is None:
-                    return []
-                adder(self._cols(table), item)
-        cols = self.columns[table]
-        cols.bytes += getattr(item, "size", 0)
-        if cols.rows >= self.batch_size or cols.bytes >= BATCH_BYTES:
+            adder = self._adders.get(table)
+            if adder is None:
+                return []
+            cols = self.columns.get(table) or self._cols(table)
+            adder(cols, item)
+            cols.bytes += item.size
+        else:
+            assert isinstance(item, CaptureError)
+            table = "errors"
+            cols = self._cols(table)
+            _add_error(cols, item)
+        if len(cols.times) >= self.batch_size or cols.bytes >= BATCH_BYTES:
             return [(table, cols.batch())]
         return []
 
