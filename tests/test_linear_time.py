@@ -66,7 +66,11 @@ CASES: dict[str, Case] = {
     "ywindow-blob": (_blob_stream, lambda m, size: m.Decoder(), 1),
     "bzrc-line": (_line_stream, lambda m, size: m.Decoder(max_line=size), 1),
     # a quarter of the bytes: the pure twin decodes a listing at ~3 MB/s
-    "bzrc-listing": (_listing_stream, lambda m, size: m.Decoder(max_response=2 * size), 4),
+    "bzrc-listing": (
+        _listing_stream,
+        lambda m, size: m.Decoder(max_response=2 * size, max_items=size),
+        4,
+    ),
     "bzrc-occgrid": (_grid_stream, lambda m, size: m.Decoder(max_line=size), 1),
 }
 """name: (stream of about N bytes, its decoder, divisor of the sizes)."""
