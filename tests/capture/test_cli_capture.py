@@ -85,6 +85,16 @@ def test_stats_json_and_plot(mixed: Path, tmp_path: Path, capsys) -> None:  # ty
     assert "lludp" in capsys.readouterr().out
 
 
+def test_stats_refuses_a_plot_format_before_reading(mixed: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """An unknown plot suffix is a one-line error (status 2) before any reading,
+    not a traceback after all the work."""
+    assert main(["stats", str(mixed), "--plot", str(tmp_path / "rates.xyz")]) == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err.startswith("gamecodec: error: --plot ") and "png" in out.err
+    assert not (tmp_path / "rates.xyz").exists()
+
+
 def test_a_damaged_capture_gives_located_errors_and_the_rest(
     mixed: Path, tmp_path: Path, capsys
 ) -> None:  # type: ignore[no-untyped-def]

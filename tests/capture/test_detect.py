@@ -58,6 +58,22 @@ def test_avara_hole_punch() -> None:
     assert found is not None and found.protocol == "avara"
 
 
+def test_random_datagrams_on_unknown_ports_are_not_lludp() -> None:
+    """Noise (QUIC, media) on other ports is not taken for LLUDP; on LLUDP's ports,
+    a datagram LLUDP's decoder reads with bytes left over still is."""
+    import random
+
+    rng = random.Random(20)
+    noise = [rng.randbytes(rng.choice((40, 300, 1200))) for _ in range(6000)]
+    found = [c.protocol for p in noise if (c := udp_content(p)) is not None]
+    assert "lludp" not in found
+    for wire in lludp_wires()[:50]:
+        found = udp_content(wire)
+        assert found is not None and found.protocol == "lludp"
+        padded = udp_content(wire + b"\x00\x01", "lludp")
+        assert padded is not None and padded.protocol == "lludp"
+
+
 def test_override_takes_a_port_without_content() -> None:
     a, b = ("10.0.0.2", 40000), ("10.0.0.1", 5555)
     packets = [pcapgen.udp(1.0, a, b, w) for w in lludp_wires()[:3]]

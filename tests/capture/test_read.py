@@ -332,3 +332,50 @@ def test_unknown_ids_are_named_and_their_names_kept_boundedly() -> None:
     for key in range(5000):
         assert names[1000 + key] == f"command {1000 + key}"
     assert len(names) <= _udp._MAX_NAMES
+
+
+def _ng_block(order: str, kind: int, body: bytes) -> bytes:
+    body += b"\0" * (-len(body) % 4)
+    size = len(body) + 12
+    return struct.pack(order + "II", kind, size) + body + struct.pack(order + "I", size)
+
+
+def _ng_section(order: str, interfaces: list[tuple[int, bytes]]) -> bytes:
+    """A section header and its interfaces: (link type, options) each."""
+    out = _ng_block(order, 0x0A0D0D0A, struct.pack(order + "IHHq", 0x1A2B3C4D, 1, 0, -1))
+    for linktype, options in interfaces:
+        out += _ng_block(order, 1, struct.pack(order + "HHI", linktype, 0, 0) + options)
+    return out
+
+
+def _ng_packet(order: str, interface: int, units: int, frame: bytes) -> bytes:
+    head = struct.pack(
+        order + "IIIII", interface, units >> 32, units & 0xFFFFFFFF, len(frame), len(frame)
+    )
+    return _ng_block(order, 6, head + frame)
+
+
+def test_pcapng_interfaces_sections_and_simple_packets() -> None:
+    """Each packet is read with its own interface's link type and time resolution,
+    in every section; a Simple Packet Block is read; a packet on an interface the
+    file does not describe is a located error. (dpkt's loop read all as the first
+    interface's: the loopback packets were silently dropped.)"""
+    wires = lludp_wires()[:6]
+    ip = [pcapgen.ip_packets(pcapgen.udp(1.0, CLIENT, SERVER, w))[0] for w in wires]
+    nanos = struct.pack("<HHb", 9, 1, 9) + b"\0" * 3  # if_tsresol: 10^-9
+    data = _ng_section("<", [(1, b""), (0, nanos)])
+    data += _ng_packet("<", 0, 1_000_000, pcapgen.link_frame(ip[0], "ethernet"))
+    data += _ng_packet("<", 1, 2_500_000_000, pcapgen.link_frame(ip[1], "null"))
+    data += _ng_packet("<", 7, 3_000_000, pcapgen.link_frame(ip[2], "ethernet"))
+    frame = pcapgen.link_frame(ip[3], "ethernet")
+    data += _ng_block("<", 3, struct.pack("<I", len(frame)) + frame)
+    data += _ng_section(">", [(276, b"")])  # big-endian, Linux cooked v2
+    data += _ng_packet(">", 0, 4_000_000, pcapgen.link_frame(ip[4], "sll2"))
+    data += _ng_packet(">", 0, 5_000_000, pcapgen.link_frame(ip[5], "sll2"))
+    items = list(capture.read(io.BytesIO(data)))
+    units = _units(items)
+    assert [u.payload for u in units] == [wires[k] for k in (0, 1, 3, 4, 5)]
+    assert [u.time for u in units] == [1.0, 2.5, 2.5, 4.0, 5.0]
+    assert [u.packet for u in units] == [1, 2, 4, 5, 6]
+    [error] = _errors(items)
+    assert error.where == "link" and error.packet == 3 and "does not describe" in error.message

@@ -114,6 +114,37 @@ def test_sequence_numbers_wrap() -> None:
     assert stream.add(0, b"c") == [b"c", b"d"]
 
 
+def _overlapping_burst(stream: TcpStream, reverse: bool) -> int:
+    """1,000 three-byte segments, each overlapping the next by one byte, held
+    behind a one-byte hole (in ascending or descending order), then the hole."""
+    assert stream.next is not None
+    start = stream.next
+    order = range(999, -1, -1) if reverse else range(1000)
+    for i in order:
+        assert stream.add((start + 1 + 2 * i) & 0xFFFFFFFF, b"abc") == []
+    pieces = stream.add(start, b"x")
+    return sum(len(p) for p in pieces if isinstance(p, bytes))
+
+
+def test_overlapping_segments_drain_in_linear_time() -> None:
+    """Segments held out of order are released earliest first without rescanning
+    them all for each release (descending arrival was ~40x slower than ascending)."""
+    import time
+
+    streams = [TcpStream() for _ in range(2)]
+    for stream in streams:
+        stream.syn(0xFFFFF000)  # the bursts cross the sequence numbers' wrap
+    times: dict[bool, list[float]] = {False: [], True: []}
+    for _ in range(5):
+        for reverse, stream in zip((False, True), streams, strict=True):
+            t0 = time.process_time()
+            assert _overlapping_burst(stream, reverse) == 2002
+            times[reverse].append(time.process_time() - t0)
+            assert not stream.pending and stream.pending_bytes == 0
+    assert streams[0].offset == streams[1].offset == 5 * 2002
+    assert min(times[True]) < 3 * min(times[False])
+
+
 def test_dropped_segment_is_a_gap_and_the_stream_resynchronises() -> None:
     conn, packets = _session(segment=1400)
     server_data = [

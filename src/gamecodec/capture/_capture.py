@@ -187,7 +187,7 @@ class Capture:
         try:
             while True:
                 try:
-                    ts, buf = next(reader)
+                    record = next(reader)
                 except StopIteration:
                     if guard.short_at is not None and guard.short_at < guard.pos:
                         message = "the file ends inside a record header"
@@ -209,6 +209,7 @@ class Capture:
                     break
                 n += 1
                 tally.packets = n
+                ts, buf = record[0], record[1]
                 if guard.short_at is not None:
                     message = "the file ends inside a packet record"
                     file_error = CaptureError("file", message, None, n, offset=guard.short_at)
@@ -219,6 +220,10 @@ class Capture:
                     tally.now = ts
                     yield from self._sweep(ts)
                     next_sweep = ts + _SWEEP_EVERY
+                if len(record) > 2:  # pcapng: an interface of another link type
+                    tally.now = ts
+                    yield from self._other_link(ts, n, buf, record[2])
+                    continue
                 if fixed is not None and len(buf) >= min_len:
                     kind, vihl, total, frag, proto, ends, ulen = fixed(buf)
                     if kind == 0x0800 and vihl == 0x45 and proto == 17 and not frag & 0x3FFF:
@@ -249,6 +254,17 @@ class Capture:
             yield from self._finish(ts, n)
         finally:
             cf.close()
+
+    def _other_link(self, ts: float, n: int, buf: bytes, linktype: int) -> list[Item]:
+        """A pcapng packet whose interface's link type is not the first interface's."""
+        slicer = link_slicer(linktype)
+        if slicer is not None:
+            return self._packet(ts, n, buf, slicer)
+        if linktype < 0:
+            message = "a packet on an interface the file does not describe"
+        else:
+            message = f"link type {linktype} is not read"
+        return [self._error(CaptureError("link", message, ts, n))]
 
     def _packet(self, ts: float, n: int, buf: bytes, slicer: Callable[[bytes], int]) -> list[Item]:
         """Everything but the fast path: any link, IP version, fragment, UDP or TCP."""

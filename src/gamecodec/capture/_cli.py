@@ -199,6 +199,14 @@ def stats(args: argparse.Namespace) -> int:
     """``gamecodec stats``: per-flow statistics, as text or JSON, and a plot."""
     from gamecodec.capture._stats import CaptureStats
 
+    if args.plot:
+        from gamecodec.capture import _plot
+
+        try:
+            _plot.check(args.plot)
+        except ValueError as exc:
+            print(f"gamecodec: error: {exc}", file=sys.stderr)
+            return 2
     progress = _progress(args)
     result = CaptureStats()
     try:

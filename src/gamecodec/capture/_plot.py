@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from typing import Any
 
 from gamecodec.capture._stats import CaptureStats
 
-__all__ = ["plot"]
+__all__ = ["check", "plot"]
 
 TOP = 25
 """Message names shown in the sizes chart (the most frequent)."""
 
 
-def plot(stats: CaptureStats, path: str | os.PathLike[str]) -> None:
-    """Draw ``stats`` into an image at ``path`` (PNG, SVG, PDF: by its suffix)."""
+def _pyplot() -> Any:
     try:
         import matplotlib
 
@@ -22,6 +22,24 @@ def plot(stats: CaptureStats, path: str | os.PathLike[str]) -> None:
         import matplotlib.pyplot as plt
     except ImportError as exc:
         raise ImportError("--plot needs matplotlib: pip install 'gamecodec[capture]'") from exc
+    return plt
+
+
+def check(path: str | os.PathLike[str]) -> None:
+    """Raise before any work if ``path`` cannot be drawn into: :class:`ImportError`
+    without matplotlib, :class:`ValueError` for a suffix it does not write."""
+    plt = _pyplot()
+    suffix = os.path.splitext(os.fspath(path))[1].lstrip(".").lower()
+    known = plt.figure().canvas.get_supported_filetypes()
+    plt.close("all")
+    if suffix not in known:
+        formats = ", ".join(sorted(known))
+        raise ValueError(f"--plot {os.fspath(path)}: the suffix names the format, one of {formats}")
+
+
+def plot(stats: CaptureStats, path: str | os.PathLike[str]) -> None:
+    """Draw ``stats`` into an image at ``path`` (PNG, SVG, PDF: by its suffix)."""
+    plt = _pyplot()
 
     fig, (rates, sizes) = plt.subplots(2, 1, figsize=(10, 9), layout="constrained")
     series: dict[str, dict[int, int]] = defaultdict(dict)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
 
@@ -140,8 +140,15 @@ class CaptureFile:
         self.guard = guard
         header = _RECORD_HEADERS.get(magic)
         self.reader: Iterator[tuple[Any, bytes]] = (
-            iter(reader) if header is None else _pcap_records(guard, header)
+            _pcapng_records(guard, reader)
+            if fmt == "pcapng"
+            else iter(reader)
+            if header is None
+            else _pcap_records(guard, header)
         )
+        """``(time, frame)`` per record; in pcapng, ``(time, frame, linktype)`` for a
+        packet on an interface whose link type is not the first interface's
+        (``linktype`` -1: an interface the file does not describe)."""
         self.format = fmt
         self.nano = nano
         self.linktype: int = reader.datalink()
@@ -251,6 +258,98 @@ def _pcap_records(guard: _GuardedFile, header: struct.Struct) -> Iterator[tuple[
         at = end
         guard.pos = base + end
         yield sec + usec / 1e6, data[start:end]
+
+
+_SHB, _IDB, _SPB, _EPB = 0x0A0D0D0A, 1, 3, 6
+_TSRESOL, _TSOFFSET = 9, 14
+
+
+def _interface(
+    linktype: int, options: Iterable[tuple[int, bytes]], order: str
+) -> tuple[int, float, int]:
+    """An interface's link type, time units per second and time offset (seconds)."""
+    per_second, offset = 1e6, 0
+    for code, value in options:
+        if code == _TSRESOL and len(value) >= 1:
+            per_second = float((2 if value[0] & 0x80 else 10) ** (value[0] & 0x7F))
+        elif code == _TSOFFSET and len(value) >= 8:
+            offset = struct.unpack_from(order + "q", value)[0]
+    return linktype, per_second, offset
+
+
+def _options(block: bytes, at: int, order: str) -> Iterator[tuple[int, bytes]]:
+    """The options of a pcapng block from ``at``: ``(code, value)`` each."""
+    end = len(block) - 4
+    while at + 4 <= end:
+        code, size = struct.unpack_from(order + "HH", block, at)
+        if code == 0:
+            return
+        yield code, block[at + 4 : at + 4 + size]
+        at += 4 + size + (-size % 4)
+
+
+def _pcapng_records(guard: _GuardedFile, reader: Any) -> Iterator[tuple[Any, ...]]:
+    """The packets of a pcapng file, past dpkt's reading of its first section header
+    and interface: each with its own interface's link type and time resolution.
+
+    dpkt's own loop reads every packet as if it came from the first interface and
+    skips Simple Packet Blocks and later sections. Raises :class:`EOFError` for a
+    block cut short by the file's end (``guard.short_at`` set), :class:`FileError`
+    for a block longer than the limit, :class:`ValueError` for a malformed block.
+    """
+    idb = reader.idb
+    order = "<" if idb.__class__.__name__.endswith("LE") else ">"
+    first = [(o.code, bytes(o.data)) for o in idb.opts]
+    interfaces = [_interface(idb.linktype, first, order)]
+    first_link = idb.linktype
+    last = 0.0  # a Simple Packet Block has no time: it gets the one before
+    while True:
+        head = guard.read(8)
+        if len(head) < 8:
+            if head:
+                raise EOFError("the file ends inside a block header")
+            return
+        kind, size = struct.unpack(order + "II", head)
+        if kind == _SHB:  # a new section: its own byte order and interfaces
+            magic = guard.read(4)
+            if magic not in (b"\x4d\x3c\x2b\x1a", b"\x1a\x2b\x3c\x4d"):
+                raise ValueError(f"bad section header block byte-order magic {magic.hex()}")
+            order = "<" if magic == b"\x4d\x3c\x2b\x1a" else ">"
+            size = struct.unpack(order + "I", head[4:])[0]
+            if size < 28 or size % 4:
+                raise ValueError(f"bad section header block length {size}")
+            body = guard.read(size - 12)
+            interfaces = []
+        else:
+            if size < 12 or size % 4:
+                raise ValueError(f"bad block length {size}")
+            body = guard.read(size - 8)
+        if len(body) < size - (12 if kind == _SHB else 8):
+            raise EOFError("the file ends inside a block")
+        if kind == _IDB:
+            block = head + body
+            linktype = struct.unpack_from(order + "H", block, 8)[0]
+            interfaces.append(_interface(linktype, _options(block, 16, order), order))
+        elif kind == _EPB:
+            if size < 32:
+                raise ValueError(f"bad enhanced packet block length {size}")
+            iface, high, low, caplen = struct.unpack_from(order + "IIII", body)
+            frame = body[20 : 20 + min(caplen, size - 32)]
+            if iface >= len(interfaces):
+                yield last, frame, -1
+                continue
+            linktype, per_second, offset = interfaces[iface]
+            last = offset + (high << 32 | low) / per_second
+            if linktype == first_link:
+                yield last, frame
+            else:
+                yield last, frame, linktype
+        elif kind == _SPB:
+            if size < 16:
+                raise ValueError(f"bad simple packet block length {size}")
+            frame = body[4 : 4 + min(struct.unpack_from(order + "I", body)[0], size - 16)]
+            linktype = interfaces[0][0] if interfaces else -1
+            yield (last, frame) if linktype == first_link else (last, frame, linktype)
 
 
 def _ethernet(buf: bytes) -> int:

@@ -10,6 +10,8 @@ side acknowledges past it (it was delivered, only not captured), when more than
 
 from __future__ import annotations
 
+import heapq
+
 __all__ = ["MAX_PENDING", "MAX_SEGMENTS", "Piece", "TcpStream"]
 
 MAX_PENDING = 1 << 20
@@ -43,11 +45,15 @@ class TcpStream:
         "pending_bytes",
         "picked_up",
         "retransmitted",
+        "starts",
     )
 
     def __init__(self, max_pending: int = MAX_PENDING) -> None:
         self.next: int | None = None
         self.pending: dict[int, bytes] = {}
+        """Segments waiting behind a hole, by their start's stream offset."""
+        self.starts: list[int] = []
+        """The keys of ``pending`` as a heap (the earliest first)."""
         self.pending_bytes = 0
         self.max_pending = max_pending
         self.offset = 0
@@ -92,10 +98,13 @@ class TcpStream:
             return out
         if ahead >= _WINDOW:
             return []
-        old = self.pending.get(seq)
+        start = self.offset + ahead  # where it starts in the stream: no wrap to mind
+        old = self.pending.get(start)
+        if old is None:
+            heapq.heappush(self.starts, start)
         if old is None or len(old) < len(data):
             self.pending_bytes += len(data) - (0 if old is None else len(old))
-            self.pending[seq] = data
+            self.pending[start] = data
         if self.pending_bytes > self.max_pending or len(self.pending) > MAX_SEGMENTS:
             return self._skip_hole()
         return []
@@ -107,34 +116,26 @@ class TcpStream:
         self.offset += len(data)
 
     def _drain(self, out: list[Piece]) -> None:
-        """Release the pending segments that now touch the stream."""
-        pending = self.pending
-        while pending:
-            data = pending.pop(self.next, None)  # type: ignore[arg-type]
-            if data is not None:
-                self.pending_bytes -= len(data)
-                self._release(out, data)
-                continue
-            progressed = False
-            for seq in list(pending):  # segments starting before the stream's end: overlaps
-                assert self.next is not None
-                ahead = (seq - self.next) & _MASK
-                if ahead >= _HALF:
-                    data = pending.pop(seq)
-                    self.pending_bytes -= len(data)
-                    behind = _HALF * 2 - ahead
-                    if behind < len(data):
-                        self._release(out, data[behind:])
-                        progressed = True
-                        break
-            if not progressed:
-                return
+        """Release the pending segments that now touch the stream (earliest start first)."""
+        starts, pending = self.starts, self.pending
+        while starts and starts[0] <= self.offset:
+            start = heapq.heappop(starts)
+            data = pending.pop(start)
+            self.pending_bytes -= len(data)
+            if start + len(data) > self.offset:
+                self._release(out, data[self.offset - start :])
 
     def _skip_hole(self) -> list[Piece]:
         """Give up the hole before the first pending segment: a gap, then what follows."""
+        return self._skip(self.starts[0] - self.offset)
+
+    def _skip(self, size: int) -> list[Piece]:
         assert self.next is not None
-        first = min(self.pending, key=lambda s: (s - self.next) & _MASK)  # type: ignore[operator]
-        return self.skip_to(first)
+        out: list[Piece] = [size]
+        self.next = (self.next + size) & _MASK
+        self.offset += size
+        self._drain(out)
+        return out
 
     def skip_to(self, seq: int) -> list[Piece]:
         """Bytes up to ``seq`` were never captured: a gap, then what is pending after it."""
@@ -143,11 +144,7 @@ class TcpStream:
         size = (seq - self.next) & _MASK
         if size == 0 or size >= _HALF:
             return []
-        out: list[Piece] = [size]
-        self.next = seq & _MASK
-        self.offset += size
-        self._drain(out)
-        return out
+        return self._skip(size)
 
     def acked(self, ack: int) -> list[Piece]:
         """The other side acknowledged up to ``ack``: a hole before it was only not captured."""
@@ -160,15 +157,9 @@ class TcpStream:
             ahead = (ack - self.next) & _MASK
             if ahead == 0 or ahead >= _WINDOW:
                 return out
-            target = ack
-            if self.pending:
-                first = min(self.pending, key=lambda s: (s - self.next) & _MASK)  # type: ignore[operator]
-                if (first - self.next) & _MASK < ahead:
-                    target = first  # the hole ends where captured bytes start
-            pieces = self.skip_to(target)
-            if not pieces:
-                return out
-            out += pieces
+            if self.starts and self.starts[0] - self.offset < ahead:
+                ahead = self.starts[0] - self.offset  # the hole ends where captured bytes start
+            out += self._skip(ahead)
 
     def flush(self) -> list[Piece]:
         """The connection ended: every hole left becomes a gap, and what is pending is released."""
