@@ -150,15 +150,22 @@ def past_depth(
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     if raw.count(b"[") + raw.count(b"{") < max_depth:  # the count cannot get there
         return -1
-    # the brackets outside strings, and the highest count they reach (C loops only)
+    # the brackets outside strings, and the count they reach (C loops only), a chunk
+    # at a time so that a frame too deep early costs no more than its first chunk
     brackets = _STRINGS.sub(b"", raw).translate(None, _NOT_BRACKETS)
-    if 1 + max(accumulate(map(_STEP.__getitem__, brackets)), default=0) <= max_depth:
-        return -1
-    return _errors.past_depth(raw, max_depth)  # where: one pass that stops there
+    count = 1
+    for start in range(0, len(brackets), _CHUNK):
+        steps = map(_STEP.__getitem__, brackets[start : start + _CHUNK])
+        counts = list(accumulate(steps, initial=count))
+        if max(counts) > max_depth:
+            return _errors.past_depth(raw, max_depth)  # where: one pass that stops there
+        count = counts[-1]
+    return -1
 
 
 _STRINGS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_CHUNK = 4096  # brackets counted at a time
 _STEP = [0] * 256
 for _byte in b"[{":
     _STEP[_byte] = 1

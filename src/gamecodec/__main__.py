@@ -1,0 +1,5 @@
+"""``python -m gamecodec``: the ``gamecodec`` command."""
+
+from gamecodec.cli import main
+
+raise SystemExit(main())
