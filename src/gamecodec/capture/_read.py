@@ -1,4 +1,4 @@
-"""Packets out of pcap and pcapng files, through dpkt's readers, streamed.
+"""Packets out of pcap and pcapng files, streamed (dpkt checks the headers).
 
 dpkt reads both formats record by record from any binary file object, so memory
 stays flat whatever the file's size. Its readers trust the lengths in the file;
@@ -14,7 +14,10 @@ file in 16 KiB chunks and slices the records out of them with one
 ``struct.unpack_from`` a record, under the same guard, where dpkt's reader
 builds a header object for each (1.5 us a packet against 0.5 us, which is most
 of what reading a UDP capture costs besides decoding). Nanosecond pcap (whose
-times dpkt gives as :class:`~decimal.Decimal`) and pcapng go through dpkt.
+times dpkt gives as :class:`~decimal.Decimal`) goes through dpkt. A pcapng
+file's blocks are read by :func:`_pcapng_records` once dpkt has read its first
+section header and interface (dpkt's own loop takes every packet for the first
+interface's).
 """
 
 from __future__ import annotations
