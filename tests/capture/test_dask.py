@@ -43,7 +43,9 @@ def test_local_cluster_writes_the_rows_of_the_single_process_run(tmp_path: Path)
     for number, path in enumerate(paths):
         capture_to_parquet(number, str(path), str(single))
     with (
-        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True) as cluster,
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as cluster,
         distributed.Client(cluster) as client,
     ):
         with distributed.get_task_stream(client) as stream:
