@@ -54,6 +54,7 @@ class AvaraDatagrams(DatagramDecoder):
     def __init__(self, version: int = avara.DEFAULT_VERSION, layout: int = 1) -> None:
         self.version = version
         self.layout = layout
+        self.options = (version, layout)
 
     def decode(
         self, payload: bytes, time: float, packet: int, flow: Flow, direction: Direction
@@ -74,7 +75,18 @@ class AvaraDatagrams(DatagramDecoder):
                 names = (_COMMAND_NAMES[commands[0].command],)
             else:
                 names = tuple([_COMMAND_NAMES[c.command] for c in commands])
-        return Unit(time, packet, flow, direction, "avara", names, value, len(payload), payload)
+        return Unit(
+            time,
+            packet,
+            flow,
+            direction,
+            "avara",
+            names,
+            value,
+            len(payload),
+            payload,
+            self.options,
+        )
 
 
 class LludpDatagrams(DatagramDecoder):
