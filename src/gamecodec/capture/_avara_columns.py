@@ -8,13 +8,15 @@ the commands' data bytes, and the arrays become Arrow columns as they are.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from gamecodec import avara
-from gamecodec.capture._udp import _COMMAND_NAMES
+from gamecodec.capture._udp import _COMMAND_NAMES, _PUNCH_NAMES
 
 __all__ = ["decoded_columns"]
 
@@ -27,14 +29,13 @@ _READ_ACK = (_OK, int(avara.Status.BAD_DATA_LEN), int(avara.Status.TRUNCATED))
 def decoded_columns(
     payloads: Sequence[bytes],
     sizes: Sequence[int],
-    names: Sequence[str | None],
     options: tuple[int, int],
 ) -> dict[str, Any]:
     """The own columns of the rows of ``payloads`` (one row per command, one for
     a datagram without any), decoded with ``options`` (net version, layout).
 
-    ``names`` are the rows' command names as the reader gave them. The result's
-    ``expand`` is the datagram of each row (``None`` when each gave one row)."""
+    The result's ``expand`` is the datagram of each row (``None`` when each
+    datagram gave one row)."""
     version, layout = options
     got = avara.decode_array(payloads, version=version, layout=layout)
     datagrams, commands = got.datagrams, got.commands
@@ -47,9 +48,11 @@ def decoded_columns(
     def spread(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
         return values if expand is None else values[expand]
 
+    joined = pa.array(payloads, pa.binary())  # the payloads' bytes end to end
+    starts = np.frombuffer(joined.buffers()[1], np.int32)[: count + 1]
+    lengths = np.diff(starts)
     status = datagrams["status"]
     read_ack = np.isin(status, _READ_ACK)
-    lengths = np.fromiter(map(len, payloads), np.int64, count)
     ack = datagrams["ack"].astype(np.int32)
     has_bitmap = read_ack & ((ack & 1) != 0) & (lengths >= 8)
     no_crc = status == _PUNCH
@@ -81,32 +84,44 @@ def decoded_columns(
         "p2": pa.array(commands["p2"].astype(np.int32)),
         "p3": pa.array(commands["p3"].astype(np.int32)),
         "sender": pa.array(commands["sender"].astype(np.int16), mask=(flags & 0x80) == 0),
-        "data": _data(payloads, lengths, commands),
+        "data": _data(joined, starts, commands),
     }
-    if len(names) != rows:  # names that do not match the payloads: the commands' own
-        ids = commands["command"].tolist()
-        own["command_name"] = pa.array([_COMMAND_NAMES[c] for c in ids], pa.string())
+    own["command_name"] = _command_names().take(pa.array(commands["command"].astype(np.uint8)))
     if rows != len(commands):  # datagrams without commands: a row of nulls each
         has = np.repeat(per_datagram > 0, rows_per)
         take = pa.array(np.cumsum(has) - 1, mask=~has)
         own = {name: array.take(take) for name, array in own.items()}
+        punches = np.flatnonzero(status == _PUNCH)
+        if len(punches):  # a hole punch's row is named after the punch
+            first_rows = np.cumsum(rows_per) - rows_per
+            at = np.zeros(rows, np.bool_)
+            at[first_rows[punches]] = True
+            named = [
+                _PUNCH_NAMES[avara.decode_punch(payloads[i]).command] for i in punches.tolist()
+            ]
+            own["command_name"] = pc.replace_with_mask(own["command_name"], at, named)
     columns.update(own)
-    if len(names) == rows:
-        columns["command_name"] = pa.array(names, pa.string())
     return columns
 
 
+@cache
+def _command_names() -> pa.Array:
+    """Every command number's name, indexed by the number's byte (its two's complement)."""
+    return pa.array([_COMMAND_NAMES[(b ^ 0x80) - 0x80] for b in range(256)], pa.string())
+
+
 def _data(
-    payloads: Sequence[bytes], lengths: np.ndarray[Any, Any], commands: np.ndarray[Any, Any]
+    joined: pa.Array, starts: np.ndarray[Any, Any], commands: np.ndarray[Any, Any]
 ) -> pa.Array:
-    """Each command's data bytes, gathered from the joined payloads."""
-    starts = np.zeros(len(payloads), np.int64)
-    np.cumsum(lengths[:-1], out=starts[1:])
-    sizes = commands["data_length"].astype(np.int64)
-    offsets = np.zeros(len(commands) + 1, np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    source = starts[commands["datagram"]] + commands["data_offset"]
-    gather = np.repeat(source - offsets[:-1], sizes) + np.arange(offsets[-1])
-    data = np.frombuffer(b"".join(payloads), np.uint8)[gather]
-    buffers = [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)]
-    return pa.Array.from_buffers(pa.binary(), len(commands), buffers)
+    """Each command's data bytes, taken from the payloads' bytes end to end: an
+    array whose items are alternately the bytes between two commands' data and a
+    command's data, and every other item of it taken."""
+    count = len(commands)
+    begin = starts[commands["datagram"]] + commands["data_offset"].astype(np.int32)
+    offsets = np.empty(2 * count + 1, np.int32)
+    offsets[0] = 0
+    offsets[1::2] = begin
+    offsets[2::2] = begin + commands["data_length"]
+    buffers = [None, pa.py_buffer(offsets), joined.buffers()[2]]
+    spaced = pa.Array.from_buffers(pa.binary(), 2 * count, buffers)
+    return spaced.take(pa.array(np.arange(1, 2 * count, 2, dtype=np.int32)))

@@ -363,9 +363,10 @@ class _AvaraColumns(_Columns):
     """The Avara table: one row per command.
 
     A unit the reader made carries its decoder's options (net version and
-    layout): only its place, size, names and payload are kept, and each batch
-    decodes the payloads again at once with :func:`gamecodec.avara.decode_array`,
-    its arrays becoming the columns without a Python step per command. A unit
+    layout): only its place, size and payload are kept (and its rows counted),
+    and each batch decodes the payloads again at once with
+    :func:`gamecodec.avara.decode_array`, its arrays becoming the columns
+    without a Python step per command. A unit
     without options (items made elsewhere) gives its rows from its decoded
     value, its commands' fields kept as plain tuples (which the cyclic collector
     stops tracking at its first look, unlike the decoder's Command)."""
@@ -399,14 +400,9 @@ class _AvaraColumns(_Columns):
             self.directions.append(unit.direction)
             self.sizes.append(unit.size)
             self.payloads.append(unit.payload)
-            names = unit.names
-            if len(names) == 1:  # most datagrams
-                self.names.append(names[0])
-            elif names:
-                self.names += names
-                self.extra += len(names) - 1
-            else:
-                self.names.append(None)
+            commands = len(unit.names)  # the reader names every command
+            if commands > 1:
+                self.extra += commands - 1
             return
         if self.options is not None:
             self._switch(None)
@@ -477,7 +473,7 @@ class _AvaraColumns(_Columns):
 
     def own_columns(self) -> dict[str, Sequence[Any]]:
         if self.options is not None:
-            decoded = decoded_columns(self.payloads, self.sizes, self.names, self.options)
+            decoded = decoded_columns(self.payloads, self.sizes, self.options)
             self.expand = decoded.pop("expand")
             self._clear_lists()
             return decoded
