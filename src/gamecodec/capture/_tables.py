@@ -7,6 +7,7 @@ protocol's own (``docs/capture.md`` lists them all). Rows are built in batches o
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -209,40 +210,48 @@ class _Columns:
             self._flows[id(flow)] = got
         return got
 
-    def _flow_columns(self) -> dict[str, pa.Array]:
+    def _flow_columns(self, expand: Any) -> dict[str, pa.Array]:
         """The flow columns: each flow's values once, taken for every row (the
         rows' flows found by identity, without a Python step per row)."""
         ids = list(map(id, self.flows))
         by_id = dict(zip(ids, self.flows, strict=True))
-        unique, rows = np.unique(np.array(ids, np.uint64), return_inverse=True)
+        unique, places = np.unique(np.array(ids, np.uint64), return_inverse=True)
         flows = [self._flow(by_id[int(i)]) for i in unique]
-        take = pa.array(rows.reshape(-1).astype(np.int64))
+        places = places.reshape(-1).astype(np.int64)
+        take = pa.array(places if expand is None else places[expand])
         names = ("flow", "flow_id", "client", "server")  # _flow's items 1 to 4
         return {
             name: pa.array([f[k] for f in flows], COMMON.field(name).type).take(take)
             for k, name in enumerate(names, 1)
         }
 
-    def _capture_column(self) -> list[str]:
-        out: list[str] = []
-        ends = [start for start, _ in self.captures[1:]] + [len(self.times)]
-        for (start, name), end in zip(self.captures, ends, strict=True):
-            out.extend([name] * (end - start))
-        return out
+    def _capture_column(self, expand: Any) -> pa.Array:
+        starts = [start for start, _ in self.captures] + [len(self.times)]
+        if expand is not None:  # the places' starts as rows
+            starts = np.searchsorted(expand, starts).tolist()
+        runs = [
+            pa.repeat(pa.scalar(name, pa.string()), end - start)
+            for (start, end), (_, name) in zip(
+                itertools.pairwise(starts), self.captures, strict=True
+            )
+        ]
+        return pa.concat_arrays(runs)
 
     def batch(self) -> pa.RecordBatch:
+        own = self.own_columns()
+        expand = self.expand
         common: dict[str, Any] = {
-            "capture": self._capture_column(),
+            "capture": self._capture_column(expand),
             "time": self.times,
             "packet": self.packets,
-            **self._flow_columns(),
+            **self._flow_columns(expand),
             "direction": self.directions,
         }
-        own = self.own_columns()
+        if expand is not None:  # a place of several rows: its values for each
+            common["time"] = np.asarray(self.times, np.float64)[expand]
+            common["packet"] = np.asarray(self.packets, np.int64)[expand]
+            common["direction"] = pa.array(self.directions, pa.string()).take(pa.array(expand))
         arrays = [self._array(field, common[field.name]) for field in COMMON]
-        if self.expand is not None:
-            take = pa.array(self.expand)
-            arrays = [array.take(take) for array in arrays]
         arrays += [self._array(self.schema.field(name), own[name]) for name in self.own]
         self._clear_places()
         self.values = []
