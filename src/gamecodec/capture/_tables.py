@@ -401,7 +401,7 @@ class _AvaraColumns(_Columns):
         """The rows of one datagram."""
         options = unit.options
         if options is not None:
-            if options != self.options:
+            if options is not self.options and options != self.options:
                 self._switch(options)
             self.times.append(unit.time)
             self.packets.append(unit.packet)
