@@ -210,3 +210,71 @@ def test_the_capture_column_follows_the_builders_capture_name() -> None:
         for u in units
     ]
     assert [[(b["block"], json.loads(b["fields"])) for b in row] for row in blocks] == expected
+
+
+def _avara_reader_units() -> list[Unit]:
+    """Avara units as the reader makes them (with their decoder's options): the
+    sample capture's datagrams, the vectors in both layouts, hole punches, and
+    datagrams that decode without a matching checksum."""
+    from gamecodec import avara
+    from gamecodec.avara.sample import capture_stream
+    from gamecodec.capture._udp import AvaraDatagrams
+
+    lines = (unitgen.DATA / "avara" / "vectors.jsonl").read_text().splitlines()
+    wires = [bytes.fromhex(json.loads(line)["wire"]) for line in lines]
+    wires += capture_stream(300, seed=5)
+    wires += [avara.encode_punch(c) for c in (0, 1, 2)]
+    current, legacy = AvaraDatagrams(layout=1), AvaraDatagrams(layout=0)
+    other_version = AvaraDatagrams(version=avara.DEFAULT_VERSION + 1)
+    flow = unitgen.flow("avara", 2, port=19567)
+    units: list[Unit] = []
+    for n, wire in enumerate(wires):
+        for decoder in (current, legacy, other_version) if n % 7 == 0 else (current,):
+            item = decoder.decode(wire, unitgen.T0 + n, n + 1, flow, "to_server")
+            if isinstance(item, Unit):
+                units.append(item)
+        d = avara.decode(wire)
+        if isinstance(d, avara.Datagram) and len(wire) > 4 and n % 5 == 0:
+            bad = wire[:1] + bytes([wire[1] ^ 1]) + wire[2:]  # checksum off: no commands
+            value = avara.decode(bad)
+            place = (unitgen.T0 + n, n + 1, flow, "to_client")
+            options = (avara.DEFAULT_VERSION, 1)
+            units.append(Unit(*place, "avara", (), value, len(bad), bad, options))  # type: ignore[arg-type]
+    return units
+
+
+@pytest.mark.parametrize("batch_size", [3, 7, 65_536])
+def test_avara_rows_from_payloads_equal_rows_from_values(batch_size: int) -> None:
+    import dataclasses
+
+    units = _avara_reader_units()
+    assert len({u.options for u in units}) == 3  # both layouts, two versions
+    assert {len(u.names) for u in units} >= {0, 1, 2}  # no command, one, several
+    valueless = [dataclasses.replace(u, options=None) for u in units]
+    # units with and without options mixed: the table switches between the two ways
+    mixed = [
+        u if (n // 5) % 2 else v for n, (u, v) in enumerate(zip(units, valueless, strict=True))
+    ]
+    expected = tables(valueless, batch_size=batch_size)["avara"]
+    for given in (units, mixed):
+        got = tables(given, batch_size=batch_size)["avara"]
+        assert got.schema == expected.schema
+        assert got.to_pylist() == expected.to_pylist()
+    sizes = [b.num_rows for _, b in record_batches(units, batch_size=batch_size)]
+    assert sizes == [b.num_rows for _, b in record_batches(valueless, batch_size=batch_size)]
+
+
+def test_avara_rows_from_payloads_follow_the_capture_name() -> None:
+    from gamecodec.capture._tables import TableBuilder
+
+    units = _avara_reader_units()[:40]
+    builder = TableBuilder("a.pcap", batch_size=1000)
+    batches = [b for u in units[:20] for b in builder.add(u)]
+    builder.capture = "b.pcap"
+    batches += [b for u in units[20:] for b in builder.add(u)] + builder.finish()
+    got = [(r["capture"], r["packet"]) for _, b in batches for r in b.to_pylist()]
+    table = tables(units)["avara"].to_pylist()
+    cut = tables(units[:20])["avara"].num_rows
+    assert 20 < cut < len(table)
+    assert [p for _, p in got] == [r["packet"] for r in table]
+    assert [c for c, _ in got] == ["a.pcap"] * cut + ["b.pcap"] * (len(got) - cut)

@@ -69,6 +69,9 @@ class Unit:
     """Bytes the unit took on the wire (for a compressed WebSocket message, compressed)."""
     payload: bytes
     """The bytes given to the decoder (for a WebSocket message, after inflating)."""
+    options: tuple[int, int] | None = None
+    """What the decoder was given besides ``payload``, so that it can be decoded
+    again the same way: Avara's net version and layout; ``None`` elsewhere."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ protocol's own (``docs/capture.md`` lists them all). Rows are built in batches o
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -22,7 +23,9 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "gamecodec.capture tables need pyarrow: pip install 'gamecodec[capture]'"
     ) from exc
 
+from gamecodec import avara
 from gamecodec._json import to_json
+from gamecodec.capture._avara_columns import decoded_columns
 from gamecodec.capture._blocks import BLOCK, Blocks
 from gamecodec.capture._records import CaptureError, Flow, Item, Unit
 from gamecodec.capture._source import Source, as_items
@@ -162,15 +165,20 @@ class _Columns:
         self._clear_places()
         self.values: list[tuple[Any, ...]] = []
         self.captures: list[tuple[int, str]] = [(0, capture)]
-        """Where each run of rows with one ``capture`` name starts."""
+        """Where each run of places with one ``capture`` name starts."""
         self.blocks = Blocks()
         self.bytes = 0
         """Wire bytes of the units in the rows, to close a batch of big units early."""
+        self.extra = 0
+        """Rows held beyond one per place (a place may give several rows)."""
+        self.expand: np.ndarray[Any, np.dtype[np.int64]] | None = None
+        """Set by :meth:`own_columns` when a place gave other than one row: the
+        place of each row, to take the common columns with."""
         self._flows: dict[int, tuple[Any, ...]] = {}
 
     @property
     def rows(self) -> int:
-        return len(self.times)
+        return len(self.times) + self.extra
 
     def add(self, place: Any, values: tuple[Any, ...]) -> None:
         """One row: ``place`` gives the common columns (only its time, packet, flow
@@ -202,41 +210,55 @@ class _Columns:
             self._flows[id(flow)] = got
         return got
 
-    def _flow_columns(self) -> dict[str, pa.Array]:
+    def _flow_columns(self, expand: Any) -> dict[str, pa.Array]:
         """The flow columns: each flow's values once, taken for every row (the
         rows' flows found by identity, without a Python step per row)."""
         ids = list(map(id, self.flows))
         by_id = dict(zip(ids, self.flows, strict=True))
-        unique, rows = np.unique(np.array(ids, np.uint64), return_inverse=True)
+        unique, places = np.unique(np.array(ids, np.uint64), return_inverse=True)
         flows = [self._flow(by_id[int(i)]) for i in unique]
-        take = pa.array(rows.reshape(-1).astype(np.int64))
+        places = places.reshape(-1).astype(np.int64)
+        take = pa.array(places if expand is None else places[expand])
         names = ("flow", "flow_id", "client", "server")  # _flow's items 1 to 4
         return {
             name: pa.array([f[k] for f in flows], COMMON.field(name).type).take(take)
             for k, name in enumerate(names, 1)
         }
 
-    def _capture_column(self) -> list[str]:
-        out: list[str] = []
-        ends = [start for start, _ in self.captures[1:]] + [self.rows]
-        for (start, name), end in zip(self.captures, ends, strict=True):
-            out.extend([name] * (end - start))
-        return out
+    def _capture_column(self, expand: Any) -> pa.Array:
+        starts = [start for start, _ in self.captures] + [len(self.times)]
+        if expand is not None:  # the places' starts as rows
+            starts = np.searchsorted(expand, starts).tolist()
+        runs = [
+            pa.repeat(pa.scalar(name, pa.string()), end - start)
+            for (start, end), (_, name) in zip(
+                itertools.pairwise(starts), self.captures, strict=True
+            )
+        ]
+        return pa.concat_arrays(runs)
 
     def batch(self) -> pa.RecordBatch:
-        columns: dict[str, Any] = {
-            "capture": self._capture_column(),
+        own = self.own_columns()
+        expand = self.expand
+        common: dict[str, Any] = {
+            "capture": self._capture_column(expand),
             "time": self.times,
             "packet": self.packets,
-            **self._flow_columns(),
+            **self._flow_columns(expand),
             "direction": self.directions,
         }
-        columns.update(self.own_columns())
-        arrays = [self._array(field, columns[field.name]) for field in self.schema]
+        if expand is not None:  # a place of several rows: its values for each
+            common["time"] = np.asarray(self.times, np.float64)[expand]
+            common["packet"] = np.asarray(self.packets, np.int64)[expand]
+            common["direction"] = pa.array(self.directions, pa.string()).take(pa.array(expand))
+        arrays = [self._array(field, common[field.name]) for field in COMMON]
+        arrays += [self._array(self.schema.field(name), own[name]) for name in self.own]
         self._clear_places()
         self.values = []
         self.captures = [(0, self.capture)]
         self.bytes = 0
+        self.extra = 0
+        self.expand = None
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
     def own_columns(self) -> dict[str, Sequence[Any]]:
@@ -244,6 +266,8 @@ class _Columns:
         return dict(zip(self.own, zip(*self.values, strict=True), strict=True))
 
     def _array(self, field: pa.Field, values: Any) -> pa.Array:
+        if isinstance(values, pa.Array):
+            return values
         if field.name in ("time", "response_time"):  # seconds -> microseconds
             seconds = pa.array(values, pa.float64())
             micros = pc.round(pc.multiply(seconds, 1e6), round_mode="half_to_even")
@@ -345,13 +369,23 @@ _NO_COMMAND = (None,) * len(_COMMAND_FIELDS)
 
 
 class _AvaraColumns(_Columns):
-    """The Avara table: one row per command, its fields kept as a plain tuple
-    (which the cyclic collector stops tracking at its first look, unlike the
-    decoder's Command) and transposed into columns when the batch is made;
-    beside them, one list per other column."""
+    """The Avara table: one row per command.
+
+    A unit the reader made carries its decoder's options (net version and
+    layout): only its place, size and payload are kept (and its rows counted),
+    and each batch decodes the payloads again at once with
+    :func:`gamecodec.avara.decode_array`, its arrays becoming the columns
+    without a Python step per command. A unit
+    without options (items made elsewhere) gives its rows from its decoded
+    value, its commands' fields kept as plain tuples (which the cyclic collector
+    stops tracking at its first look, unlike the decoder's Command)."""
 
     def __init__(self, schema: pa.Schema, capture: str) -> None:
         super().__init__(schema, capture)
+        self.options: tuple[int, int] | None = None
+        """The options the payloads held were decoded with (``None``: rows from values)."""
+        self.parts: list[pa.RecordBatch] = []
+        """Rows made already, when the units' options changed within the batch."""
         self._clear_lists()
 
     def _clear_lists(self) -> None:
@@ -361,11 +395,51 @@ class _AvaraColumns(_Columns):
         self.sizes: list[int] = []
         self.indexes: list[int | None] = []
         self.names: list[str | None] = []
+        self.payloads: list[bytes] = []
 
     def add_datagram(self, unit: Unit) -> None:
         """The rows of one datagram."""
+        options = unit.options
+        if options is not None:
+            if options is not self.options and options != self.options:
+                self._switch(options)
+            self.times.append(unit.time)
+            self.packets.append(unit.packet)
+            self.flows.append(unit.flow)
+            self.directions.append(unit.direction)
+            self.sizes.append(unit.size)
+            self.payloads.append(unit.payload)
+            commands = len(unit.names)  # the reader names every command
+            if commands > 1:
+                self.extra += commands - 1
+            return
+        if self.options is not None:
+            self._switch(None)
+        self._add_value(unit)
+
+    def _switch(self, options: tuple[int, int] | None) -> None:
+        """Rows held so far become a part; the next come with ``options``."""
+        if self.times:
+            held = self.bytes
+            part = super().batch()
+            self.parts.append(part)
+            self.bytes = held
+        self.extra = sum(p.num_rows for p in self.parts)
+        self.options = options
+
+    def batch(self) -> pa.RecordBatch:
+        if not self.parts:
+            return super().batch()
+        if self.times:
+            self._switch(self.options)
+        parts, self.parts = self.parts, []
+        self.extra = 0
+        return pa.concat_batches(parts)
+
+    def _add_value(self, unit: Unit) -> None:
         d: Any = unit.value
-        commands = getattr(d, "commands", None)
+        # a hole punch (no ack block) has no commands: None, not its empty tuple
+        commands = None if d.__class__ is avara.HolePunch else getattr(d, "commands", None)
         if commands and len(commands) == 1:  # most datagrams
             self.times.append(unit.time)
             self.packets.append(unit.packet)
@@ -407,6 +481,11 @@ class _AvaraColumns(_Columns):
             self.names += [names[i] if i < len(names) else None for i in range(count)]
 
     def own_columns(self) -> dict[str, Sequence[Any]]:
+        if self.options is not None:
+            decoded = decoded_columns(self.payloads, self.sizes, self.options)
+            self.expand = decoded.pop("expand")
+            self._clear_lists()
+            return decoded
         columns: dict[str, Sequence[Any]] = dict(
             zip(_COMMAND_FIELDS, zip(*self.values, strict=True), strict=True)
         )
@@ -552,10 +631,11 @@ class TableBuilder:
         self._capture = name
         for cols in self.columns.values():
             cols.capture = name
-            if cols.captures[-1][0] == cols.rows:
-                cols.captures[-1] = (cols.rows, name)
+            places = len(cols.times)
+            if cols.captures[-1][0] == places:
+                cols.captures[-1] = (places, name)
             else:
-                cols.captures.append((cols.rows, name))
+                cols.captures.append((places, name))
 
     def _cols(self, table: str) -> _Columns:
         cols = self.columns.get(table)
@@ -579,7 +659,7 @@ class TableBuilder:
             table = "errors"
             cols = self._cols(table)
             _add_error(cols, item)
-        if len(cols.times) >= self.batch_size or cols.bytes >= BATCH_BYTES:
+        if len(cols.times) + cols.extra >= self.batch_size or cols.bytes >= BATCH_BYTES:
             return [(table, cols.batch())]
         return []
 

@@ -31,6 +31,22 @@ _PUNCH_NAMES = _Names("punch", {c.value: c.name for c in avara.PunchCommand})
 _HOLE_PUNCH = avara.HolePunch
 
 
+class _OneName(dict[int, tuple[str]]):
+    """A command id to the names of a datagram holding just that command."""
+
+    def __missing__(self, key: int) -> tuple[str]:
+        names = (_COMMAND_NAMES[key],)
+        if len(self) < _MAX_NAMES:
+            self[key] = names
+        return names
+
+
+_ONE_COMMAND = _OneName()
+_OPTIONS: dict[tuple[int, int], tuple[int, int]] = {}
+"""One tuple per net version and layout, shared by every flow's units (the
+tables tell a change of options by identity first)."""
+
+
 class DatagramDecoder:
     """Decodes one flow's datagrams, one unit (or error) each."""
 
@@ -54,6 +70,7 @@ class AvaraDatagrams(DatagramDecoder):
     def __init__(self, version: int = avara.DEFAULT_VERSION, layout: int = 1) -> None:
         self.version = version
         self.layout = layout
+        self.options = _OPTIONS.setdefault((version, layout), (version, layout))
 
     def decode(
         self, payload: bytes, time: float, packet: int, flow: Flow, direction: Direction
@@ -63,18 +80,30 @@ class AvaraDatagrams(DatagramDecoder):
             value = avara.decode(payload, version=self.version, layout=self.layout)
         except DecodeError as exc:
             return CaptureError("decode", str(exc), time, packet, flow, direction, exc.offset)
-        if value.__class__ is _HOLE_PUNCH:
-            names: tuple[str, ...] = (_PUNCH_NAMES[value.command],)
-        elif not value.crc_ok:
-            message = f"Avara checksum does not match net version {self.version}"
-            return CaptureError("decode", message, time, packet, flow, direction, 0)
-        else:
+        names: tuple[str, ...]
+        if value.crc_ok:  # a datagram (a hole punch's crc_ok is False)
             commands = value.commands
-            if len(commands) == 1:  # most datagrams: skip building a list
-                names = (_COMMAND_NAMES[commands[0].command],)
+            if len(commands) == 1:  # most datagrams: no tuple to build
+                names = _ONE_COMMAND[commands[0].command]
             else:
                 names = tuple([_COMMAND_NAMES[c.command] for c in commands])
-        return Unit(time, packet, flow, direction, "avara", names, value, len(payload), payload)
+        elif value.__class__ is _HOLE_PUNCH:
+            names = (_PUNCH_NAMES[value.command],)
+        else:
+            message = f"Avara checksum does not match net version {self.version}"
+            return CaptureError("decode", message, time, packet, flow, direction, 0)
+        return Unit(
+            time,
+            packet,
+            flow,
+            direction,
+            "avara",
+            names,
+            value,
+            len(payload),
+            payload,
+            self.options,
+        )
 
 
 class LludpDatagrams(DatagramDecoder):
