@@ -8,6 +8,7 @@ import random
 import struct
 import time
 import tracemalloc
+from pathlib import Path
 
 import pytest
 
@@ -289,3 +290,101 @@ def test_a_packet_in_thousands_of_tiny_fragments() -> None:
     assert units == [] and {e.where for e in errors} == {"ip"}
     assert any("too many" in e.message for e in errors)
     assert cap.packets == len(frames) - 1
+
+
+def _one_datagram_flows(path: Path, count: int) -> Path:
+    """A capture of ``count`` DNS-like flows of one datagram each (no protocol of ours)."""
+    query = bytes.fromhex("1234010000010000000000000377777706676f6f676c6503636f6d0000010001")
+    packets = (
+        pcapgen.udp(
+            1.0 + k * 0.001,
+            (f"10.{k >> 16 & 255}.{k >> 8 & 255}.{k & 255}", 50000 + k % 10000),
+            ("10.255.0.1", 53),
+            query,
+        )
+        for k in range(count)
+    )
+    with open(path, "wb") as out:
+        pcapgen.write_to(out, packets)
+    return path
+
+
+def _read_flows(path: Path) -> tuple[capture.Capture, int]:
+    """Read the capture at ``path``: it and the peak of memory allocated while reading it."""
+    tracemalloc.start()
+    try:
+        with open(path, "rb") as stream:
+            cap = capture.Capture(stream, max_flows=1000)
+            items = sum(1 for _item in cap)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert items == 0
+    return cap, peak
+
+
+@pytest.mark.parametrize(
+    "counts", [(2_000, 20_000), pytest.param((20_000, 200_000), marks=pytest.mark.slow)]
+)
+def test_flows_of_no_protocol_are_summed_and_memory_stays_flat(
+    tmp_path: Path, counts: tuple[int, int]
+) -> None:
+    """Ten times the flows of no protocol: the same memory, every packet and byte counted."""
+    peaks = []
+    for count in counts:
+        cap, peak = _read_flows(_one_datagram_flows(tmp_path / f"{count}.pcap", count))
+        peaks.append(peak)
+        kept = cap.flows
+        other = cap.other_flows
+        assert len(kept) == cap.max_other_flows == 1000
+        assert {s.flow.protocol for s in kept} == {None}
+        assert [s.flow.index for s in kept] == sorted(s.flow.index for s in kept)
+        assert other.flows + len(kept) == count == cap.packets
+        assert other.packets + sum(s.packets for s in kept) == count
+        assert other.bytes + sum(s.bytes for s in kept) == 32 * count
+        assert other.errors == cap.errors == cap.units == 0
+        assert other.first is not None and other.last == pytest.approx(1.0 + (count - 1) * 0.001)
+    assert peaks[1] < peaks[0] + 1_000_000, peaks
+
+
+def test_flows_of_a_protocol_are_all_kept() -> None:
+    """Only flows of no protocol are summed: every LLUDP flow keeps its own counts."""
+    wire = lludp_wires()[0]
+    packets = [
+        pcapgen.udp(1.0 + k * 0.001, ("10.1.0.1", 1024 + k), SERVER, wire) for k in range(300)
+    ]
+    packets += [
+        pcapgen.udp(1.5 + k * 0.001, ("10.1.0.2", 1024 + k), ("10.255.0.1", 53), b"\x12\x34")
+        for k in range(300)
+    ]
+    cap = capture.Capture(io.BytesIO(pcapgen.capture(packets)), max_flows=50, max_other_flows=10)
+    list(cap)
+    protocols = [s.flow.protocol for s in cap.flows]
+    assert protocols.count("lludp") == 300 and protocols.count(None) == 10
+    assert cap.other_flows.flows == 290 and cap.other_flows.packets == 290
+    assert cap.units == 300
+
+
+def _what(item: capture.Item) -> tuple[int, str, str]:
+    assert item.flow is not None
+    if isinstance(item, capture.CaptureError):
+        return item.flow.index, item.where, str(item.offset)
+    return item.flow.index, "unit", ",".join(item.names)
+
+
+def test_connections_closed_to_make_room_give_their_items() -> None:
+    """Over max_flows connections: those closed to make room give what closing found."""
+    packets: list[pcapgen.Packet] = []
+    for k in range(40):
+        conn = pcapgen.TcpConnection(("10.0.0.2", 40000 + k), ("10.0.0.1", 47200), time=1.0 + k)
+        packets += conn.open() + conn.send("to_client", b"bzrobots 1\n")
+        packets += conn.send("to_server", b"agent 1\nteams\n")
+        packets += conn.send("to_client", b"ack 1.0 teams\nbegin\nteam red 2\n")  # no "end"
+    data = pcapgen.capture(packets)
+    found = []
+    for max_flows in (10, 100):
+        cap, items = _read(data, max_flows=max_flows)
+        units, errors = _split(items)
+        assert cap.units == len(units) and cap.errors == len(errors)
+        found.append(sorted(_what(item) for item in items))
+    assert found[0] == found[1] and len(found[0]) > 40

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -146,3 +147,25 @@ def test_errors_are_counted_and_located() -> None:
     (flow,) = data["flows"]
     assert flow["errors"] == 1
     assert flow["error_list"][0]["offset"] == 6
+
+
+def test_errors_of_many_flows_of_no_protocol_are_summed() -> None:
+    """A scan on a known port: the first flows of no protocol listed, the rest counted."""
+    from gamecodec.capture import CaptureError
+    from gamecodec.capture._cli import _text_report
+    from gamecodec.capture._stats import OTHER_FLOWS_KEPT
+
+    stats = CaptureStats()
+    count = OTHER_FLOWS_KEPT + 500
+    for index in range(1, count + 1):
+        flow = dataclasses.replace(unitgen.flow("lludp", index), protocol=None)
+        stats.add(CaptureError("detect", "not lludp", float(index), index, flow))
+    stats.add(unitgen.errors(count + 1)[1])  # a flow of a protocol is always listed
+    assert stats.errors == count + 1
+    assert len(stats.flows) == OTHER_FLOWS_KEPT + 1
+    assert stats.other_errors == {"detect": 500}
+    data = stats.as_dict()
+    assert sum(f["errors"] for f in data["flows"]) + sum(data["other_errors"].values()) == count + 1
+    assert f"500 errors in flows of no protocol past the first {OTHER_FLOWS_KEPT}" in (
+        _text_report(data)
+    )

@@ -19,7 +19,7 @@ from gamecodec.capture._read import (
     open_capture,
 )
 from gamecodec.capture._records import CaptureError, Direction, Flow, Item, Unit
-from gamecodec.capture._tally import FlowStats, Tally
+from gamecodec.capture._tally import FlowStats, OtherFlows, Tally
 from gamecodec.capture._tcp import MAX_PENDING
 from gamecodec.capture._udp import DatagramDecoder, datagram_decoder
 
@@ -56,8 +56,13 @@ class Capture:
     by packet, flow and offset). Nothing in the capture raises: a bad file,
     packet or flow becomes an error item and reading goes on where it can.
     While and after iterating: :attr:`packets`, :attr:`errors` (by layer in
-    :attr:`error_counts`), :attr:`units`, and :attr:`flows`, a
-    :class:`FlowStats` per flow (what it was taken for and why, and its counts).
+    :attr:`error_counts`), :attr:`units`, :attr:`flows`, a :class:`FlowStats`
+    per flow (what it was taken for and why, and its counts), and
+    :attr:`other_flows`. So that memory does not grow with the number of flows
+    (a scan, a ``tcpdump -i any`` full of DNS), :attr:`flows` keeps the flows
+    taken for a protocol, the flows being followed, and the first
+    ``max_other_flows`` flows of no protocol to end; each later flow of no
+    protocol is summed in :attr:`other_flows` when it ends.
 
     ``protocols`` are overrides (``"lludp:udp/9000"``, ``"bzrc:tcp/47200-47203"``):
     a flow on such a port is taken for that protocol without looking at its
@@ -74,6 +79,7 @@ class Capture:
         *,
         protocols: Iterable[str | Override] = (),
         max_flows: int = 65536,
+        max_other_flows: int = 1000,
         udp_timeout: float = 300.0,
         tcp_timeout: float = 3600.0,
         max_pending: int = MAX_PENDING,
@@ -87,7 +93,8 @@ class Capture:
         self.udp_timeout = udp_timeout
         self.tcp_timeout = tcp_timeout
         self.max_pending = max_pending
-        self._tally = Tally()
+        self.max_other_flows = max_other_flows
+        self._tally = Tally(max_other_flows)
         self.format: str | None = None
         """``"pcap"`` or ``"pcapng"`` (``None`` if the file is neither)."""
         self.link: str | None = None
@@ -103,7 +110,6 @@ class Capture:
         self._iter: Iterator[Item] | None = None
         self._udp: dict[bytes, tuple[_UdpFlow, Direction]] = {}  # addresses + ports -> flow
         self._tcp = Connections(self._tally, self.overrides, max_flows, max_pending, tcp_timeout)
-        self._last_seen: dict[int, float] = {}  # id(flow state) -> capture time
         self._defrag = Defragmenter()
 
     # -- public --
@@ -125,13 +131,18 @@ class Capture:
 
     @property
     def flows(self) -> list[FlowStats]:
-        """Every flow seen so far, in the order of its first packet."""
-        return self._tally.flows
+        """The flows kept so far (see the class), in the order of their first packet."""
+        return list(self._tally.flows.values())
+
+    @property
+    def other_flows(self) -> OtherFlows:
+        """The ended flows of no protocol not in :attr:`flows`: how many, and their counts."""
+        return self._tally.other_flows
 
     @property
     def units(self) -> int:
         """Units yielded so far."""
-        return sum(s.units for s in self._tally.flows)
+        return sum(s.units for s in self._tally.flows.values())
 
     def __iter__(self) -> Iterator[Item]:
         if self._iter is None:
@@ -373,7 +384,7 @@ class Capture:
         decoder = None if protocol is None else datagram_decoder(protocol, version)
         stats = FlowStats(flow, first=ts, last=ts)
         stats.errors += len(errors)
-        self._tally.flows.append(stats)
+        self._tally.add_flow(stats)
         state = _UdpFlow(flow, decoder, stats)
         here: Direction = "to_server" if client_is_src else "to_client"
         there: Direction = "to_client" if client_is_src else "to_server"
@@ -385,23 +396,27 @@ class Capture:
     def _sweep(self, now: float) -> Iterator[Item]:
         for key, message in self._defrag.expire(now):
             yield self._fragment_error(key, message, now, self.packets)
-        stale_udp = [k for k, (s, _) in self._udp.items() if now - s.stats.last > self.udp_timeout]
-        for udp_key in stale_udp:
-            del self._udp[udp_key]
+        stale = {id(s): s for s, _ in self._udp.values() if now - s.stats.last > self.udp_timeout}
+        self._forget_udp(stale)
         yield from self._tcp.sweep(now)
 
     def _evict(self, table: dict[Any, Any], now: float) -> None:
         """Forget the longest idle tenth of the UDP flows."""
         states = sorted({id(s): s for s, _ in table.values()}.values(), key=lambda s: s.stats.last)
-        drop = {id(s) for s in states[: max(1, len(states) // 10)]}
-        for key in [k for k, (s, _) in table.items() if id(s) in drop]:
-            del table[key]
+        self._forget_udp({id(s): s for s in states[: max(1, len(states) // 10)]})
+
+    def _forget_udp(self, states: dict[int, _UdpFlow]) -> None:
+        """Stop following these UDP flows (a later packet starts a new flow)."""
+        for key in [k for k, (s, _) in self._udp.items() if id(s) in states]:
+            del self._udp[key]
+        for state in states.values():
+            self._tally.ended(state.stats)
 
     def _finish(self, ts: float, n: int) -> Iterator[Item]:
         for key, message in self._defrag.flush():
             yield self._fragment_error(key, message, ts, n)
         yield from self._tcp.finish(ts, n)
-        self._udp.clear()
+        self._forget_udp({id(s): s for s, _ in self._udp.values()})
 
 
 def read(source: Source, *, protocols: Iterable[str | Override] = (), **options: Any) -> Capture:

@@ -155,11 +155,20 @@ def dump(args: argparse.Namespace) -> int:
 
 
 def _text_report(data: dict[str, Any]) -> str:
+    from gamecodec.capture._stats import OTHER_FLOWS_KEPT
+
     lines = [f"{data['units']} units, {data['errors']} errors"]
     for error in data["error_list"]:
         lines.append(
             f"  error ({error['where']}) packet {error['packet']} offset {error['offset']}: "
             f"{error['message']}"
+        )
+    other = data["other_errors"]
+    if other:
+        by_where = ", ".join(f"{where} {n}" for where, n in other.items())
+        lines.append(
+            f"  {sum(other.values())} errors in flows of no protocol past the first "
+            f"{OTHER_FLOWS_KEPT} ({by_where}), not listed by flow"
         )
     for flow in data["flows"]:
         rate = flow["units_per_second"]

@@ -108,14 +108,21 @@ class Connections:
         for conn in conns.values():
             yield from self.close(conn, ts, n)
         self.table.clear()
+        for conn in conns.values():
+            assert conn.stats is not None
+            self.tally.ended(conn.stats)
 
     def forget(self, conn: _Conn) -> None:
         """Drop a closed connection from the table (later packets start a new one)."""
         (c_host, c_port), (s_host, s_port) = conn.client, conn.server
+        followed = False
         for key in ((c_host, c_port, s_host, s_port), (s_host, s_port, c_host, c_port)):
             entry = self.table.get(key)
             if entry is not None and entry[0] is conn:
                 del self.table[key]
+                followed = True
+        if followed and conn.stats is not None:
+            self.tally.ended(conn.stats)
 
     def segment(self, src: bytes, dst: bytes, seg: bytes, ts: float, n: int) -> list[Item]:
         if len(seg) < 20 or (seg[12] >> 4) * 4 < 20 or (seg[12] >> 4) * 4 > len(seg):
@@ -134,10 +141,13 @@ class Connections:
             stream = conn.streams[entry[1]]
             if conn.closed or stream.next != (seq + 1) & 0xFFFFFFFF:
                 items += self.close(conn, ts, n)
+                self.forget(conn)
                 entry = None
         if entry is None:
             if flags & _RST or (not data and not flags & (_SYN | _FIN)):
                 return items  # a stray ack or reset of a connection not followed
+            if len(self.table) >= 2 * self.max_flows:
+                items += self._make_room()
             entry = self._new_conn(src, sport, dst, dport, flags)
         conn, direction = entry
         stats = conn.stats
@@ -184,8 +194,6 @@ class Connections:
     def _new_conn(
         self, src: bytes, sport: int, dst: bytes, dport: int, flags: int
     ) -> tuple[_Conn, Direction]:
-        if len(self.table) >= 2 * self.max_flows:
-            self._make_room()
         guess = port_guess("tcp", sport, dport, self.overrides)
         if flags & _SYN:
             client_is_src = not flags & _ACK
@@ -204,27 +212,29 @@ class Connections:
             first=self.tally.now,
             last=self.tally.now,
         )
-        self.tally.flows.append(conn.stats)
+        self.tally.add_flow(conn.stats)
         self.table[(client[0], client[1], server[0], server[1])] = (conn, "to_server")
         self.table[(server[0], server[1], client[0], client[1])] = (conn, "to_client")
         return (conn, "to_server" if client_is_src else "to_client")
 
-    def _make_room(self) -> None:
-        """Too many connections: forget the closed ones, then close the longest idle tenth."""
+    def _make_room(self) -> list[Item]:
+        """Too many connections: forget the closed ones, then close the longest idle
+        tenth. Returns what closing them found (the rest of their units, errors)."""
         conns = {id(c): c for c, _ in self.table.values()}
         for conn in conns.values():
             if conn.closed:
                 self.forget(conn)
+        items: list[Item] = []
         if len(self.table) < 2 * self.max_flows:
-            return
+            return items
         live = sorted(
             (c for c in conns.values() if not c.closed),
             key=lambda c: c.stats.last if c.stats else 0.0,
         )
         for conn in live[: max(1, len(live) // 10)]:
-            for item in self.close(conn, self.tally.now, self.tally.packets):
-                del item  # what a forced close finds goes with the connection
+            items += self.close(conn, self.tally.now, self.tally.packets)
             self.forget(conn)
+        return items
 
     def _make_flow(self, conn: _Conn, protocol: str | None, reason: str) -> Flow:
         client = address(*conn.client)

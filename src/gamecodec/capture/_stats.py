@@ -25,6 +25,8 @@ SAMPLES = 10_000
 """Round-trip samples kept per flow (the count, minimum and maximum cover all)."""
 ERRORS_KEPT = 100
 """Errors kept per flow (and for the capture) with their place; all are counted."""
+OTHER_FLOWS_KEPT = 1000
+"""Flows of no protocol given their own statistics; the errors of later ones are summed."""
 
 
 @dataclass
@@ -245,7 +247,8 @@ _PER_PROTOCOL = {"lludp": _lludp, "avara": _avara}
 
 @dataclass
 class CaptureStats:
-    """Statistics of a whole capture: one :class:`FlowStats` per flow."""
+    """Statistics of a whole capture: one :class:`FlowStats` per flow with units
+    or errors (flows of no protocol: the first :data:`OTHER_FLOWS_KEPT`)."""
 
     flows: dict[tuple[str, int], FlowStats] = field(default_factory=dict)
     units: int = 0
@@ -253,6 +256,11 @@ class CaptureStats:
     errors_by_where: Counter[str] = field(default_factory=Counter)
     error_list: list[CaptureError] = field(default_factory=list)
     """Errors outside any flow (the file, the link layer)."""
+    other_errors: Counter[str] = field(default_factory=Counter)
+    """By layer, the errors of the flows of no protocol past the first
+    :data:`OTHER_FLOWS_KEPT` (a scan on a known port, say): counted, not kept per flow."""
+    other_flows_kept: int = 0
+    """Flows of no protocol given their own statistics so far."""
     timeline: Counter[tuple[str, int]] = field(default_factory=Counter)
     """Units per protocol and whole second of capture time."""
     sizes: dict[tuple[str, str], list[int]] = field(default_factory=dict)
@@ -267,6 +275,12 @@ class CaptureStats:
                 if len(self.error_list) < ERRORS_KEPT:
                     self.error_list.append(item)
                 return
+            key = (capture, item.flow.index)
+            if item.flow.protocol is None and key not in self.flows:
+                if self.other_flows_kept >= OTHER_FLOWS_KEPT:
+                    self.other_errors[item.where] += 1
+                    return
+                self.other_flows_kept += 1
             stats = self._flow(item.flow, capture)
             stats.errors += 1
             stats.errors_by_where[item.where] += 1
@@ -309,6 +323,7 @@ class CaptureStats:
             "errors": self.errors,
             "errors_by_where": dict(self.errors_by_where),
             "error_list": [_error_dict(e) for e in self.error_list],
+            "other_errors": dict(self.other_errors),
             "flows": [
                 {"capture": capture, **stats.as_dict()}
                 for (capture, _), stats in self.flows.items()
