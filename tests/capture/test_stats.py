@@ -169,3 +169,25 @@ def test_errors_of_many_flows_of_no_protocol_are_summed() -> None:
     assert f"500 errors in flows of no protocol past the first {OTHER_FLOWS_KEPT}" in (
         _text_report(data)
     )
+
+
+def test_flows_that_gave_nothing_are_counted(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A flow on no known port whose content is not recognised gives no item; the
+    statistics still say how many there were, so an empty report has a reason."""
+    from gamecodec.cli import main
+    from tests.capture import pcapgen
+    from tests.capture.conftest import CLIENT, SERVER, lludp_wires
+
+    packets = [pcapgen.udp(1.0 + k, CLIENT, SERVER, w) for k, w in enumerate(lludp_wires()[:5])]
+    packets += [pcapgen.udp(2.0, ("10.0.0.5", 5353), ("10.0.0.6", 5353), b"\x00" * 30)] * 2
+    web = pcapgen.TcpConnection(("10.0.0.2", 41000), ("10.0.0.1", 8080), time=3.0)
+    http = web.open() + web.send("to_server", b"GET / HTTP/1.1\r\n\r\n") + web.close()
+    packets += http
+    path = pcapgen.write(tmp_path / "c.pcap", packets)
+    silent = collect(path).as_dict()["silent_flows"]
+    assert silent == {"flows": 2, "packets": 2 + len(http), "bytes": 60 + 18}
+    assert main(["stats", str(path)]) == 0
+    expected = f"2 other flows ({2 + len(http)} packets, 78 bytes) were not decoded"
+    assert expected in capsys.readouterr().out
+    assert main(["stats", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["silent_flows"] == silent

@@ -24,7 +24,7 @@ from gamecodec.capture._records import (
     Unit,
 )
 from gamecodec.capture._streams import STREAM_DECODERS
-from gamecodec.capture._tally import FlowStats
+from gamecodec.capture._tally import FlowStats, OtherFlows
 
 # the tables, JSON lines, statistics and the Dask path, imported when first used
 # (pyarrow, matplotlib and dask are optional)
@@ -65,6 +65,7 @@ __all__ = [
     "Flow",
     "FlowStats",
     "Item",
+    "OtherFlows",
     "Override",
     "StreamDecoder",
     "Unit",

@@ -9,9 +9,12 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gamecodec.capture._records import CaptureError, Item
+
+if TYPE_CHECKING:
+    from gamecodec.capture._stats import CaptureStats
 
 __all__ = ["add_commands"]
 
@@ -77,20 +80,27 @@ class _Progress:
 
 
 def _each_capture(
-    args: argparse.Namespace, progress: _Progress
+    args: argparse.Namespace, progress: _Progress, stats: CaptureStats | None = None
 ) -> Iterator[tuple[str, Iterator[Item]]]:
-    from gamecodec.capture._source import capture_name, items
+    """Each capture's name and selected items; with ``stats``, its flows that gave
+    no item are counted there once it has been read."""
+    from gamecodec.capture._capture import read
+    from gamecodec.capture._source import capture_name
 
     for path in args.captures:
         with open(path, "rb") as stream:
+            capture = read(stream, protocols=tuple(args.protocol or ()))
 
-            def tracked(stream: Any = stream) -> Iterator[Item]:
-                for n, item in enumerate(items(stream, args.protocol or ())):
+            def tracked(stream: Any = stream, capture: Any = capture) -> Iterator[Item]:
+                for n, item in enumerate(capture):
                     if n % 4096 == 0:
                         progress.update(stream.tell())
                     yield item
 
-            yield capture_name(path), _selected(tracked(), args)
+            name = capture_name(path)
+            yield name, _selected(tracked(), args)
+            if stats is not None:
+                stats.add_silent_flows(capture.flows, name, capture.other_flows)
         progress.next_file(os.path.getsize(path))
 
 
@@ -158,6 +168,13 @@ def _text_report(data: dict[str, Any]) -> str:
     from gamecodec.capture._stats import OTHER_FLOWS_KEPT
 
     lines = [f"{data['units']} units, {data['errors']} errors"]
+    silent = data["silent_flows"]
+    if silent["flows"]:
+        lines.append(
+            f"{silent['flows']} other flows ({silent['packets']} packets, {silent['bytes']} "
+            "bytes) were not decoded: no known port, content not recognised "
+            "(--protocol PROTO:TRANSPORT/PORT takes a port for a protocol)"
+        )
     for error in data["error_list"]:
         lines.append(
             f"  error ({error['where']}) packet {error['packet']} offset {error['offset']}: "
@@ -219,7 +236,8 @@ def stats(args: argparse.Namespace) -> int:
     progress = _progress(args)
     result = CaptureStats()
     try:
-        for name, items in _each_capture(args, progress):
+        filtered = args.only or args.flow or args.message
+        for name, items in _each_capture(args, progress, None if filtered else result):
             for item in items:
                 result.add(item, name)
     finally:

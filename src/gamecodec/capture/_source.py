@@ -3,22 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import BinaryIO, cast
 
 from gamecodec.capture._capture import read
 from gamecodec.capture._detect import Override
 from gamecodec.capture._records import Item
 
-__all__ = ["capture_name", "items"]
-
-
-def items(
-    source: str | os.PathLike[str] | BinaryIO, protocols: Sequence[str | Override] = ()
-) -> Iterator[Item]:
-    """What :func:`gamecodec.capture.read` yields for ``source`` (``protocols``:
-    overrides such as ``"lludp:udp/9000"``)."""
-    yield from read(source, protocols=tuple(protocols))
+__all__ = ["Source", "as_items", "capture_name"]
 
 
 def capture_name(source: object) -> str:
@@ -41,5 +33,5 @@ def as_items(
     else taken as items already read."""
     if isinstance(source, str | os.PathLike) or hasattr(source, "read"):
         name = capture_name(source) if capture is None else capture
-        return items(cast(Source, source), protocols), name
+        return read(cast(Source, source), protocols=tuple(protocols)), name
     return source, "" if capture is None else capture

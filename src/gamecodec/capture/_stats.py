@@ -265,6 +265,19 @@ class CaptureStats:
     """Units per protocol and whole second of capture time."""
     sizes: dict[tuple[str, str], list[int]] = field(default_factory=dict)
     """Per protocol and message name: units and bytes (for sizes by message)."""
+    silent_flows: Counter[str] = field(default_factory=Counter)
+    """Flows that gave no unit and no error (no known port, content not
+    recognised): ``flows``, ``packets`` and ``bytes``."""
+
+    def add_silent_flows(self, flows: Iterable[Any], capture: str = "", other: Any = None) -> None:
+        """Count the flows of a capture read to its end (its
+        :attr:`gamecodec.capture.Capture.flows`) that no item named, and the flows of
+        no protocol it summed instead of keeping (``other``: its ``other_flows``)."""
+        for flow in flows:
+            if flow.flow.protocol is None and (capture, flow.flow.index) not in self.flows:
+                self.silent_flows.update(flows=1, packets=flow.packets, bytes=flow.bytes)
+        if other is not None:
+            self.silent_flows.update(flows=other.flows, packets=other.packets, bytes=other.bytes)
 
     def add(self, item: Item, capture: str = "") -> None:
         """Count one item."""
@@ -324,6 +337,7 @@ class CaptureStats:
             "errors_by_where": dict(self.errors_by_where),
             "error_list": [_error_dict(e) for e in self.error_list],
             "other_errors": dict(self.other_errors),
+            "silent_flows": {k: self.silent_flows[k] for k in ("flows", "packets", "bytes")},
             "flows": [
                 {"capture": capture, **stats.as_dict()}
                 for (capture, _), stats in self.flows.items()
@@ -344,4 +358,7 @@ def collect(
     stats = CaptureStats() if into is None else into
     for item in items:
         stats.add(item, name)
+    flows = getattr(items, "flows", None)  # a capture read here: its silent flows
+    if flows is not None:
+        stats.add_silent_flows(flows, name, getattr(items, "other_flows", None))
     return stats
