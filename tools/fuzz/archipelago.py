@@ -7,6 +7,7 @@ import contextlib
 import itertools
 import json
 import random
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -88,6 +89,12 @@ def _json_mutate(data: bytes, rng: random.Random) -> bytes:
     return json.dumps(value, separators=(",", ":")).encode()
 
 
+_LONE_SURROGATE = re.compile(  # a high escape not followed by a low one, or a low one alone
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F]"
+)
+
+
 @target("archipelago.decode", _frames, tokens=TOKENS, mutate=_json_mutate)
 def decode(data: bytes) -> None:
     """The typed decoder (one implementation): only DecodeError; an
@@ -99,7 +106,11 @@ def decode(data: bytes) -> None:
     text = data.decode("utf-8")
     again = outcome(DECODE_ONLY, frames.encode, frame)
     if again != ("ok", canon(text)):
-        raise Finding(f"archipelago.encode(decode(x)) != x: {again!r} for {text!r}"[:3000])
+        # an escaped lone surrogate is read as the reference reads it and written back
+        # as the reference writes it, unescaped (json.dumps with ensure_ascii=False)
+        lone = _LONE_SURROGATE.search(text) is not None
+        if not lone or again != ("ok", canon(compat.encode(compat.decode(text)))):
+            raise Finding(f"archipelago.encode(decode(x)) != x: {again!r} for {text!r}"[:3000])
 
 
 @target("archipelago.compat_decode", _frames, tokens=TOKENS, mutate=_json_mutate)
