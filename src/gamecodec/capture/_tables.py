@@ -434,7 +434,8 @@ class _AvaraColumns(_Columns):
             self._switch(self.options)
         parts, self.parts = self.parts, []
         self.extra = 0
-        return pa.concat_batches(parts)
+        # one batch of the parts' rows (pyarrow.concat_batches is newer than pyarrow 14)
+        return pa.Table.from_batches(parts).combine_chunks().to_batches()[0]
 
     def _add_value(self, unit: Unit) -> None:
         d: Any = unit.value
