@@ -78,8 +78,11 @@ SAMPLES = [
 
 
 def _by_command(data: Any) -> frames.Frame:
-    """decode the slow way: every command from the untyped JSON."""
+    """decode the slow way: the reference's nesting scan, then every command from
+    the untyped JSON (whether a deep frame reaches the parser's recursion limit
+    depends on the Python version)."""
     checked = frames._checked(data)
+    frames._refuse_too_deep(checked)
     frame = frames.Frame(frames._decode_each(checked))
     frame.raw = checked
     return frame

@@ -267,16 +267,21 @@ def decode(data: str | bytes | bytearray | memoryview) -> Frame:
     """
     if type(data) is not str:
         data = _checked(data)
+    _refuse_too_deep(data)
+    try:
+        return _decode_frame(data)
+    except RecursionError:
+        return _retried(data)
+
+
+def _refuse_too_deep(data: str | bytes) -> None:
+    """The reference's nesting scan, done before any parsing (as NetUtils does)."""
     too_deep = _past_depth(data, DEFAULT_MAX_DEPTH)
     if too_deep >= 0:
         raise decode_error(
             f"JSON document too deeply nested (more than {DEFAULT_MAX_DEPTH - 1} levels)",
             too_deep,
         )
-    try:
-        return _decode_frame(data)
-    except RecursionError:
-        return _retried(data)
 
 
 def _decode_frame(data: str | bytes) -> Frame:
