@@ -6,6 +6,7 @@ import importlib
 from typing import Any
 
 from gamecodec import bzrc, ywindow
+from gamecodec.bzrc.session import _py_float, _py_int
 from gamecodec.capture._records import CaptureError, Direction, Flow, Item, StreamDecoder, Unit
 from gamecodec.errors import DecodeError, GameCodecError
 
@@ -38,24 +39,6 @@ def stream_decoder(protocol: str, flow: Flow) -> StreamDecoder | str:
 _RESPONSE_STARTS = (b"ack ", b"fail", b"error", b"bzrobots ")
 _INT_ARGS = frozenset({"agent", "shoot", "occgrid"})
 _TANK_VALUE = frozenset({"speed", "angvel", "accelx", "accely"})
-
-
-def _py_int(token: str) -> int | None:
-    if "_" in token:
-        return None
-    try:
-        return int(token.encode("latin-1"))
-    except ValueError:
-        return None
-
-
-def _py_float(token: str) -> float | None:
-    if "_" in token:
-        return None
-    try:
-        return float(token.encode("latin-1"))
-    except ValueError:
-        return None
 
 
 def command_args(verb: str, args: list[str]) -> tuple[Any, ...]:

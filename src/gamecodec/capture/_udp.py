@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from gamecodec import avara, lludp
 from gamecodec.capture._records import CaptureError, Direction, Flow, Item, Unit
 from gamecodec.errors import DecodeError
@@ -47,16 +49,16 @@ _OPTIONS: dict[tuple[int, int], tuple[int, int]] = {}
 tables tell a change of options by identity first)."""
 
 
-class DatagramDecoder:
+class DatagramDecoder(Protocol):
     """Decodes one flow's datagrams, one unit (or error) each."""
 
-    protocol = ""
+    protocol: str
 
     def decode(
         self, payload: bytes, time: float, packet: int, flow: Flow, direction: Direction
     ) -> Item:
         """The unit ``payload`` makes, or the error decoding it gave."""
-        raise NotImplementedError
+        ...
 
 
 class AvaraDatagrams(DatagramDecoder):
