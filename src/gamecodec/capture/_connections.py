@@ -9,7 +9,7 @@ from gamecodec.capture._ip import address
 from gamecodec.capture._records import CaptureError, Direction, Flow, Item, StreamDecoder, Unit
 from gamecodec.capture._streams import stream_decoder
 from gamecodec.capture._tally import FlowStats, Tally
-from gamecodec.capture._tcp import Piece, TcpStream
+from gamecodec.capture._tcp import ACK_GRACE, Piece, TcpStream
 
 __all__ = ["Connections"]
 
@@ -74,7 +74,9 @@ class Connections:
 
     Holds at most ``max_flows`` open connections (the longest idle tenth is
     closed to make room), each direction at most ``max_pending`` bytes out of
-    order; a connection idle for ``timeout`` seconds is closed.
+    order; a connection idle for ``timeout`` seconds is closed. A hole the other
+    side acknowledged with nothing captured after it waits ``ack_grace`` seconds
+    for its bytes (an ack can be recorded before the data it covers).
     """
 
     def __init__(
@@ -84,21 +86,29 @@ class Connections:
         max_flows: int,
         max_pending: int,
         timeout: float,
+        *,
+        ack_grace: float = ACK_GRACE,
     ) -> None:
         self.tally = tally
         self.overrides = overrides
         self.max_flows = max_flows
         self.max_pending = max_pending
         self.timeout = timeout
+        self.ack_grace = ack_grace
         self.table: dict[tuple[bytes, int, bytes, int], tuple[_Conn, Direction]] = {}
 
     def sweep(self, now: float) -> Iterator[Item]:
-        """Close the connections idle for ``timeout``; forget closed ones after a while."""
+        """Close the connections idle for ``timeout``; forget closed ones after a while;
+        give up the acknowledged holes that waited long enough."""
         conns = {id(c): c for c, _ in self.table.values()}
         for conn in conns.values():
             idle = now - conn.stats.last if conn.stats is not None else 0.0
             if not conn.closed and idle > self.timeout:
                 yield from self.close(conn, now, self.tally.packets)
+            elif not conn.closed and (conn.flow is None or conn.decoder is not None):
+                yield from self._expire(conn, now, self.tally.packets)
+                if not conn.closed and self._ended(conn):
+                    yield from self.close(conn, now, self.tally.packets)
             if conn.closed and idle > _CLOSED_LINGER:
                 self.forget(conn)
 
@@ -170,7 +180,7 @@ class Connections:
             stream.syn(seq)
             seq = (seq + 1) & 0xFFFFFFFF
         if flags & _ACK and other.started:
-            pieces = other.acked(ack)
+            pieces = other.ack(ack, ts)
             if pieces:
                 items += self._deliver(conn, other_dir, pieces, ts, n)
         if data:
@@ -182,14 +192,27 @@ class Connections:
                 items += self._deliver(conn, direction, pieces, ts, n)
         if flags & _FIN:
             stream.fin((seq + len(data)) & 0xFFFFFFFF)
-        if flags & _RST or (
-            stream.fin_at is not None
-            and other.fin_at is not None
-            and stream.next == stream.fin_at
-            and other.next == other.fin_at
-        ):
+        items += self._expire(conn, ts, n)
+        if flags & _RST or self._ended(conn):
             items += self.close(conn, ts, n)
         return items
+
+    def _expire(self, conn: _Conn, ts: float, n: int) -> list[Item]:
+        """Gaps for the acknowledged holes of ``conn`` that waited too long for their bytes."""
+        items: list[Item] = []
+        for stream in list(conn.streams.values()):
+            pieces = stream.expire(ts)
+            if pieces:  # (detection may turn the connection round: look the direction up)
+                direction: Direction = (
+                    "to_server" if conn.streams["to_server"] is stream else "to_client"
+                )
+                items += self._deliver(conn, direction, pieces, ts, n)
+        return items
+
+    @staticmethod
+    def _ended(conn: _Conn) -> bool:
+        """Both sides sent a FIN and every byte before them came out."""
+        return all(s.fin_at is not None and s.next == s.fin_at for s in conn.streams.values())
 
     def _new_conn(
         self, src: bytes, sport: int, dst: bytes, dport: int, flags: int
@@ -204,8 +227,8 @@ class Connections:
         conn = _Conn(client, server, self.tally.new_index(), bool(flags & _SYN))
         conn.guess = guess
         conn.streams = {
-            "to_server": TcpStream(self.max_pending),
-            "to_client": TcpStream(self.max_pending),
+            "to_server": TcpStream(self.max_pending, self.ack_grace),
+            "to_client": TcpStream(self.max_pending, self.ack_grace),
         }
         conn.stats = FlowStats(
             self._make_flow(conn, None, "not yet recognised"),

@@ -4,15 +4,24 @@ Segments arrive in any order, repeated or overlapping; the stream releases bytes
 as they become contiguous, each byte once (the copy that first reaches the
 stream's end wins; real retransmissions carry the same bytes anyway). A hole
 becomes a gap (an ``int``, the number of bytes never captured) when the other
-side acknowledges past it (it was delivered, only not captured), when more than
-``max_pending`` bytes wait behind it, or when the connection ends.
+side has acknowledged past it (it was delivered, only not captured) and bytes
+after it were captured, when more than ``max_pending`` bytes wait behind it, or
+when the connection ends. A tap or a ``tcpdump -i any`` can record the
+receiver's ack before the sender's segment, so an acknowledged hole with nothing
+captured after it waits: it is filled if its bytes come, and is a gap once later
+bytes come without them, or once the stream has made no progress for ``grace``
+seconds of capture time since the ack (see :meth:`TcpStream.expire`).
 """
 
 from __future__ import annotations
 
 import heapq
 
-__all__ = ["MAX_PENDING", "MAX_SEGMENTS", "Piece", "TcpStream"]
+__all__ = ["ACK_GRACE", "MAX_PENDING", "MAX_SEGMENTS", "Piece", "TcpStream"]
+
+ACK_GRACE = 1.0
+"""Seconds of capture time an acknowledged hole with nothing captured after it
+waits for its bytes (the ack was recorded before the data it covers)."""
 
 MAX_PENDING = 1 << 20
 """Bytes held out of order per direction before the hole before them is given up."""
@@ -37,7 +46,11 @@ class TcpStream:
     """
 
     __slots__ = (
+        "ack_clock",
+        "ack_clock_at",
+        "acked_to",
         "fin_at",
+        "grace",
         "max_pending",
         "next",
         "offset",
@@ -48,7 +61,7 @@ class TcpStream:
         "starts",
     )
 
-    def __init__(self, max_pending: int = MAX_PENDING) -> None:
+    def __init__(self, max_pending: int = MAX_PENDING, grace: float = ACK_GRACE) -> None:
         self.next: int | None = None
         self.pending: dict[int, bytes] = {}
         """Segments waiting behind a hole, by their start's stream offset."""
@@ -60,6 +73,12 @@ class TcpStream:
         self.fin_at: int | None = None
         self.picked_up = False
         self.retransmitted = 0
+        self.grace = grace
+        self.acked_to = 0
+        """The stream offset the other side has acknowledged up to (the furthest seen)."""
+        self.ack_clock = 0.0
+        self.ack_clock_at = 0
+        """When an acknowledged hole began to wait, and the stream's offset then."""
 
     @property
     def started(self) -> bool:
@@ -74,6 +93,10 @@ class TcpStream:
     def fin(self, seq: int) -> None:
         """A FIN at sequence number ``seq`` (after the segment's data)."""
         self.fin_at = seq & _MASK
+        if self.next is not None:
+            ahead = (self.fin_at - self.next) & _MASK
+            if ahead < _WINDOW:  # an ack of the FIN is not one of a stream byte
+                self.acked_to = min(self.acked_to, self.offset + ahead)
 
     def add(self, seq: int, data: bytes) -> list[Piece]:
         """A segment's data at ``seq``; the pieces it releases (usually zero or one)."""
@@ -105,9 +128,12 @@ class TcpStream:
         if old is None or len(old) < len(data):
             self.pending_bytes += len(data) - (0 if old is None else len(old))
             self.pending[start] = data
+        out = []
         if self.pending_bytes > self.max_pending or len(self.pending) > MAX_SEGMENTS:
-            return self._skip_hole()
-        return []
+            out = self._skip_hole()
+        if self.acked_to > self.offset:  # bytes came after an acknowledged hole
+            out += self._give_up_acked()
+        return out
 
     def _release(self, out: list[Piece], data: bytes) -> None:
         assert self.next is not None
@@ -146,24 +172,50 @@ class TcpStream:
             return []
         return self._skip(size)
 
-    def acked(self, ack: int) -> list[Piece]:
-        """The other side acknowledged up to ``ack``: a hole before it was only not captured."""
+    def ack(self, ack: int, time: float) -> list[Piece]:
+        """The other side acknowledged up to ``ack`` at ``time``: the gaps this shows.
+
+        A hole before captured bytes was only not captured: a gap now. A hole
+        with nothing captured after it waits (see :meth:`expire`).
+        """
         if self.next is None:
             return []
-        if self.fin_at is not None and ack == (self.fin_at + 1) & _MASK:
-            ack = self.fin_at  # the FIN takes a sequence number but is not a stream byte
+        ahead = (ack - self.next) & _MASK
+        if ahead == 0 or ahead >= _WINDOW:  # nothing new, behind, or not of this stream
+            return []
+        if self.fin_at is not None:
+            ahead = min(ahead, (self.fin_at - self.next) & _MASK)
+        target = self.offset + ahead
+        if target > self.acked_to:
+            if self.acked_to <= self.offset:  # a hole begins to wait
+                self.ack_clock, self.ack_clock_at = time, self.offset
+            self.acked_to = target
+        return self._give_up_acked()
+
+    def _give_up_acked(self) -> list[Piece]:
+        """Gaps for the acknowledged holes that bytes captured after them show lost."""
         out: list[Piece] = []
-        while True:
-            ahead = (ack - self.next) & _MASK
-            if ahead == 0 or ahead >= _WINDOW:
-                return out
-            if self.starts and self.starts[0] - self.offset < ahead:
-                ahead = self.starts[0] - self.offset  # the hole ends where captured bytes start
-            out += self._skip(ahead)
+        while self.starts and self.acked_to > self.offset:
+            out += self._skip(min(self.starts[0], self.acked_to) - self.offset)
+        return out
+
+    def expire(self, time: float) -> list[Piece]:
+        """At ``time``: an acknowledged hole that waited ``grace`` seconds with no
+        progress of the stream is a gap (its bytes were never captured)."""
+        if self.acked_to <= self.offset:
+            return []
+        if self.offset != self.ack_clock_at:  # bytes came since: wait from now
+            self.ack_clock, self.ack_clock_at = time, self.offset
+            return []
+        if not time - self.ack_clock > self.grace:
+            return []
+        return self._skip(self.acked_to - self.offset)
 
     def flush(self) -> list[Piece]:
         """The connection ended: every hole left becomes a gap, and what is pending is released."""
         out: list[Piece] = []
         while self.pending:
             out += self._skip_hole()
+        if self.acked_to > self.offset:
+            out += self._skip(self.acked_to - self.offset)
         return out
