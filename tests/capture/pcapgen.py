@@ -25,6 +25,16 @@ A host with a ``:`` is IPv6, else IPv4. ``Packet.fragment`` splits an IPv4
 packet into fragments of that many payload bytes (a multiple of 8);
 ``Packet.snap`` keeps only that many bytes of the link-layer frame (the record
 keeps the original length, as tcpdump ``-s`` does).
+
+IPv6 extension headers: ``Packet.v6_unfragmentable`` and ``Packet.v6_extensions``
+are the types of the headers before and after where a Fragment header goes
+(Hop-by-Hop 0, Routing 43, Destination Options 60, Authentication 51);
+``Packet.v6_fragment`` splits the Fragmentable Part (``v6_extensions`` and the
+UDP or TCP segment) into fragments of that many bytes (a multiple of 8; as many
+as the part or more: one atomic fragment, offset 0 and M=0)::
+
+    pcapgen.udp(1.0, a, b, datagram, v6_unfragmentable=(0, 43),
+                v6_extensions=(60,), v6_fragment=64)
 """
 
 from __future__ import annotations
@@ -74,6 +84,12 @@ class Packet:
     """IPv4 only: split into fragments carrying this many bytes of IP payload each."""
     snap: int | None = None
     """Keep only this many bytes of the link-layer frame in the capture."""
+    v6_unfragmentable: tuple[int, ...] = ()
+    """IPv6 only: extension headers before the Fragment header (or the others)."""
+    v6_extensions: tuple[int, ...] = ()
+    """IPv6 only: extension headers that begin the Fragmentable Part."""
+    v6_fragment: int | None = None
+    """IPv6 only: split the Fragmentable Part into fragments of this many bytes."""
 
 
 def udp(
@@ -183,6 +199,8 @@ def _transport_bytes(p: Packet) -> bytes:
 def ip_packets(p: Packet) -> list[bytes]:
     """The IP datagram (or its IPv4 fragments) of ``p``, checksums filled in."""
     proto = 17 if p.transport == "udp" else 6
+    if _is_v6(p.src[0]) and (p.v6_unfragmentable or p.v6_extensions or p.v6_fragment):
+        return _ipv6_with_extensions(p, proto)
     if _is_v6(p.src[0]):
         seg = dpkt.udp.UDP if p.transport == "udp" else dpkt.tcp.TCP
         ip6 = dpkt.ip6.IP6(
@@ -214,6 +232,76 @@ def ip_packets(p: Packet) -> list[bytes]:
         out.append(
             bytes(dpkt.ip.IP(src=src, dst=dst, p=proto, id=p.ip_id, _flags_offset=off, data=part))
         )
+    return out
+
+
+_V6_EXTENSION_SIZE = {0: 8, 43: 24, 51: 24, 60: 16}
+
+
+def ipv6_extension(kind: int, next_header: int, size: int | None = None) -> bytes:
+    """An IPv6 extension header of type ``kind`` (0, 43, 51, 60, or any with the
+    generic layout) followed by ``next_header``, ``size`` bytes long (a multiple of 8).
+
+    Options headers carry PadN; a Routing header is a type 2 with Segments Left 0
+    (so a node passes over it); an Authentication header has a zero ICV.
+    """
+    size = _V6_EXTENSION_SIZE.get(kind, 8) if size is None else size
+    if size < 8 or size % 8:
+        raise ValueError("an IPv6 extension header is a multiple of 8 bytes, at least 8")
+    if kind == 51:
+        return (
+            bytes([next_header, size // 4 - 2, 0, 0])
+            + struct.pack(">II", 0x100, 1)
+            + bytes(size - 12)
+        )
+    if kind == 43:
+        return bytes([next_header, size // 8 - 1, 2, 0]) + bytes(size - 4)
+    return bytes([next_header, size // 8 - 1, 1, size - 4]) + bytes(size - 4)  # PadN
+
+
+def ipv6_header(src: str, dst: str, next_header: int, payload_length: int) -> bytes:
+    """A 40-byte IPv6 header."""
+    return (
+        struct.pack(">IHBB", 6 << 28, payload_length, next_header, 64)
+        + socket.inet_pton(socket.AF_INET6, src)
+        + socket.inet_pton(socket.AF_INET6, dst)
+    )
+
+
+def ipv6_fragment_header(next_header: int, offset: int, more: bool, ident: int) -> bytes:
+    """An IPv6 Fragment header (``offset`` in bytes, a multiple of 8)."""
+    return struct.pack(">BBHI", next_header, 0, offset | int(more), ident)
+
+
+def _chain(kinds: Sequence[int], last: int) -> bytes:
+    """Extension headers of ``kinds`` in turn, the last one followed by ``last``."""
+    out = b""
+    for k, kind in enumerate(kinds):
+        out += ipv6_extension(kind, kinds[k + 1] if k + 1 < len(kinds) else last)
+    return out
+
+
+def _ipv6_with_extensions(p: Packet, proto: int) -> list[bytes]:
+    """An IPv6 packet with extension headers (or its fragments), checksums filled in."""
+    plain = replace(p, v6_unfragmentable=(), v6_extensions=(), v6_fragment=None)
+    segment = ip_packets(plain)[0][40:]  # the checksum covers the pseudo-header only
+    fragmentable = _chain(p.v6_extensions, proto) + segment
+    first_of_part = p.v6_extensions[0] if p.v6_extensions else proto
+    if p.v6_fragment is None:
+        headers = _chain(p.v6_unfragmentable, first_of_part)
+        nxt = p.v6_unfragmentable[0] if p.v6_unfragmentable else first_of_part
+        body = headers + fragmentable
+        return [ipv6_header(p.src[0], p.dst[0], nxt, len(body)) + body]
+    if p.v6_fragment <= 0 or p.v6_fragment % 8:
+        raise ValueError("fragment size must be a positive multiple of 8")
+    headers = _chain(p.v6_unfragmentable, 44)
+    nxt = p.v6_unfragmentable[0] if p.v6_unfragmentable else 44
+    out = []
+    for start in range(0, len(fragmentable), p.v6_fragment):
+        part = fragmentable[start : start + p.v6_fragment]
+        more = start + p.v6_fragment < len(fragmentable)
+        body = headers + ipv6_fragment_header(first_of_part, start, more, p.ip_id) + part
+        out.append(ipv6_header(p.src[0], p.dst[0], nxt, len(body)) + body)
     return out
 
 

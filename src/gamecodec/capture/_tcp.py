@@ -129,8 +129,8 @@ class TcpStream:
             self.pending_bytes += len(data) - (0 if old is None else len(old))
             self.pending[start] = data
         out = []
-        if self.pending_bytes > self.max_pending or len(self.pending) > MAX_SEGMENTS:
-            out = self._skip_hole()
+        while self.pending_bytes > self.max_pending or len(self.pending) > MAX_SEGMENTS:
+            out += self._skip_hole()  # until what is held is within the bounds again
         if self.acked_to > self.offset:  # bytes came after an acknowledged hole
             out += self._give_up_acked()
         return out
