@@ -200,9 +200,9 @@ class Connections:
     def _expire(self, conn: _Conn, ts: float, n: int) -> list[Item]:
         """Gaps for the acknowledged holes of ``conn`` that waited too long for their bytes."""
         items: list[Item] = []
-        for stream in list(conn.streams.values()):
+        for stream in conn.streams.values():  # (turning the connection round makes a new dict)
             pieces = stream.expire(ts)
-            if pieces:  # (detection may turn the connection round: look the direction up)
+            if pieces:  # detection may have turned the connection round: look the direction up
                 direction: Direction = (
                     "to_server" if conn.streams["to_server"] is stream else "to_client"
                 )
