@@ -192,8 +192,14 @@ class Connections:
                 items += self._deliver(conn, direction, pieces, ts, n)
         if flags & _FIN:
             stream.fin((seq + len(data)) & 0xFFFFFFFF)
-        items += self._expire(conn, ts, n)
-        if flags & _RST or self._ended(conn):
+        if stream.acked_to > stream.offset or other.acked_to > other.offset:
+            items += self._expire(conn, ts, n)  # a hole waits for acknowledged bytes
+        if flags & _RST or (
+            stream.fin_at is not None
+            and other.fin_at is not None
+            and stream.next == stream.fin_at
+            and other.next == other.fin_at
+        ):
             items += self.close(conn, ts, n)
         return items
 
