@@ -103,7 +103,10 @@ def _ipv6(buf: bytes, off: int, size: int) -> tuple[int, bytes, bytes, bytes, Fr
     end = off + 40 + plen if plen else len(buf)  # 0: a jumbogram, up to the frame's end
     if end > len(buf):
         raise IPError(f"IPv6 packet snapped: {size} of {40 + plen} bytes captured", snapped=True)
-    nxt, pos, fragment = _walk(buf, off + 40, end, buf[off + 6], base=off, where="of the packet")
+    nxt = buf[off + 6]
+    pos, fragment = off + 40, None
+    if nxt not in _UPPER_MIN:  # not straight to UDP or TCP
+        nxt, pos, fragment = _walk(buf, pos, end, nxt, base=off, where="of the packet")
     return nxt, buf[off + 8 : off + 24], buf[off + 24 : off + 40], buf[pos:end], fragment
 
 
