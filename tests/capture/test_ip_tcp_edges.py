@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import io
 import random
 from dataclasses import replace
@@ -10,7 +9,6 @@ from dataclasses import replace
 import pytest
 
 from gamecodec import bzrc, capture
-from gamecodec.capture import _capture
 from gamecodec.capture._ip import Defragmenter, ip_packet
 from gamecodec.capture._tcp import TcpStream
 from tests.capture import pcapgen
@@ -96,14 +94,6 @@ def test_ip_packet_stops_at_a_fragment_header() -> None:
         assert payload == ip[40 + 8 + 24 + 8 :]
 
 
-_REASSEMBLES_V6 = "reassemble(" in inspect.getsource(_capture)
-
-
-@pytest.mark.xfail(
-    not _REASSEMBLES_V6,
-    strict=True,
-    reason="Capture._packet calls Defragmenter.add, not Defragmenter.reassemble",
-)
 @pytest.mark.parametrize(("unfragmentable", "extensions"), CHAINS[:-1])
 def test_ipv6_fragments_with_extension_headers_decode(
     unfragmentable: tuple[int, ...], extensions: tuple[int, ...]

@@ -291,9 +291,7 @@ class Capture:
             return [self._error(CaptureError("ip", exc.message, ts, n, offset=off))]
         items: list[Item] = []
         if frag is not None:
-            whole, dropped = self._defrag.add(
-                (proto, src, dst, frag[0]), frag[1], frag[2], payload, ts
-            )
+            proto, whole, dropped = self._defrag.reassemble(proto, src, dst, frag, payload, time=ts)
             for frag_key, message in dropped:
                 items.append(self._fragment_error(frag_key, message, ts, n))
             if whole is None:
