@@ -64,6 +64,19 @@ def _packets() -> Iterator[list[pcapgen.Packet]]:
         pcapgen.udp(2.0 + i / 10, PLAYER, GAME, d)
         for i, d in enumerate(avara_sample.capture_stream(5))
     ]
+    # IPv6 with extension headers before and after the Fragment header, in fragments
+    yield [
+        pcapgen.udp(
+            2.5 + i / 10,
+            PLAYER,
+            GAME,
+            d,
+            v6_unfragmentable=(0, 43),
+            v6_extensions=(60,),
+            v6_fragment=32,
+        )
+        for i, d in enumerate(avara_sample.capture_stream(3))
+    ]
     conn = pcapgen.TcpConnection(client=AGENT, server=SERVER, time=3.0)
     packets = conn.open() + conn.send("to_client", b"bzrobots 1\n")
     packets += conn.send("to_server", b"agent 1\nmytanks\n", segment=7)
@@ -79,7 +92,9 @@ def _packets() -> Iterator[list[pcapgen.Packet]]:
 def _seeds() -> Iterator[bytes]:
     for n, packets in enumerate(_packets()):
         yield pcapgen.capture(packets, fmt="pcap", link="ethernet")
-        yield pcapgen.capture(packets, fmt="pcapng", link=("sll2", "sll", "raw", "null")[n])
+        yield pcapgen.capture(
+            packets, fmt="pcapng", link=("sll2", "sll", "raw", "null", "ethernet")[n]
+        )
 
 
 @target("capture.read", _seeds, tokens=TOKENS)
