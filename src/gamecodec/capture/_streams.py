@@ -65,9 +65,11 @@ class BzrcStream:
     (``id`` counts the lines after the ``agent 1`` handshake, which has id -1, as
     the server numbers them; ``args`` parsed as the server parses them). A server
     response is a unit whose ``value`` is what :class:`gamecodec.bzrc.Decoder`
-    gives and whose ``names`` is its kind (``("Listing",)``). After a gap or a
-    response the decoder refuses, the client side resumes at the next line; the
-    server side at the next line that starts with an ``ack`` (or the greeting),
+    gives and whose ``names`` is its kind (``("Listing",)``). After a gap, the
+    client's first line is taken for a command if it starts with a command's
+    name (else it is the rest of a line the gap cut). After a gap or a response
+    the decoder refuses, the server side resumes at the next line that starts
+    with an ``ack`` (or the greeting),
     in whatever segments its bytes arrive: a line without one (``ok``, ``fail``,
     a list's items) may belong to a response whose start was lost, and would
     answer the wrong command.
@@ -78,6 +80,7 @@ class BzrcStream:
         self.max_line = max_line
         self._line = bytearray()
         self._client_skip = False
+        self._client_unsure = False
         self._client_pos = 0
         self._next_id = -1
         self._decoder = bzrc.Decoder()
@@ -98,7 +101,8 @@ class BzrcStream:
         """``size`` bytes of ``direction`` were never captured: resynchronise."""
         if direction == "to_server":
             self._client_pos += size
-            self._client_skip = True  # the rest of the line the gap cut (or an unknown line)
+            self._client_unsure = True  # the next line may be the rest of one the gap cut
+            self._client_skip = False
             self._line.clear()
         else:
             self._server_pos += size
@@ -140,7 +144,7 @@ class BzrcStream:
                         self._client_skip = True
                 break
             if self._client_skip:
-                self._client_skip = False
+                self._client_skip = self._client_unsure = False
             else:
                 self._line += data[start : nl + 1]
                 unit = self._command(bytes(self._line), time, packet)
@@ -153,6 +157,10 @@ class BzrcStream:
 
     def _command(self, line: bytes, time: float, packet: int) -> Unit | None:
         tokens = [t.decode("latin-1") for t in line.split()]
+        if self._client_unsure:  # the first line after a gap: a command, or the rest of one?
+            self._client_unsure = False
+            if not tokens or tokens[0] not in bzrc.COMMANDS:
+                return None
         if not tokens:
             return None
         verb, args = tokens[0], tokens[1:]
