@@ -345,7 +345,28 @@ def test_ywindow_garbage_is_held_within_the_reach() -> None:
         data = fake + rng.randbytes(20_000)
         assert stream.feed("to_server", data, 1.0, 1) == []
         assert state.resync is not None
-        assert len(state.resync.buf) <= _streams.RESYNC_REACH + len(data)
+        assert len(state.resync.buf) < _streams.RESYNC_REACH
     [error] = stream.close(1.0, 1)
     assert isinstance(error, capture.CaptureError)
     assert error.message == f"{30 * len(data)} captured bytes skipped: no message in them"
+
+
+def test_ywindow_picked_up_mid_stream() -> None:
+    """A direction whose start was not captured: read from its greeting if it
+    starts with one, else from the first message found."""
+    calls = [ywindow.call("goto", k, k) for k in range(8)]
+    data = b"".join(calls)
+    stream = _streams.YwindowStream(YFLOW)
+    items = stream.gap("to_server", 0, 1.0, 1)
+    items += stream.feed("to_server", data[30:], 1.0, 1) + stream.close(1.0, 1)
+    assert [u.payload for u in _units(items, "to_server")] == calls[2:]
+    [skipped] = _errors(items)
+    assert (skipped.offset, skipped.message.split(" (")[0]) == (
+        0,
+        "18 captured bytes skipped to find the next message",
+    )
+    greeting = b"Yclient 0.0 gamecodec\n"
+    stream = _streams.YwindowStream(YFLOW)
+    items = stream.gap("to_server", 0, 1.0, 1)
+    items += stream.feed("to_server", greeting + bytes(272) + data, 1.0, 1)
+    assert [u.names[0] for u in items] == ["greeting", "cookie", "digest"] + ["goto"] * 8  # type: ignore[union-attr]

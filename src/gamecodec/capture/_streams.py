@@ -438,7 +438,8 @@ class YwindowStream:
     Units: ``("greeting",)`` (a :class:`gamecodec.ywindow.Greeting`), ``("cookie",)``
     and ``("digest",)`` (the raw bytes), then one per message (a
     :class:`gamecodec.ywindow.Message`, ``names`` its method or its kind). A
-    stream picked up after its start is read as messages. After a gap in the
+    stream picked up after its start is read from its greeting if it starts with
+    one, else from its first message found as after a gap. After a gap in the
     cookie or digest, the messages start where they would have; after a gap
     elsewhere, or a message the decoder refuses, reading resumes at the first
     place that ``RESYNC_MESSAGES`` well-formed messages follow (see
@@ -465,6 +466,11 @@ class YwindowStream:
         while data and not state.dead:
             if state.phase == "start":
                 state.phase = "greeting" if data[:1] == b"Y" else "words"
+            elif state.phase == "picked up":  # the greeting, or anything
+                if data[:1] == b"Y":
+                    state.phase = "greeting"
+                else:
+                    self._start_resync(state, state.pos, 0)
             if state.phase == "greeting":
                 data = self._greeting(state, direction, data, items)
             elif state.phase in {"cookie", "digest"}:
@@ -632,6 +638,8 @@ class YwindowStream:
         end = state.end + size
         if state.dead:
             state.pos = end
+        elif state.phase == "start" and not size:
+            state.phase = "picked up"
         elif state.phase in {"cookie", "digest"} and end <= state.words_at:
             state.buf.clear()  # the messages start where they would have
             state.pos = end
