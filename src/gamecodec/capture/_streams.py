@@ -270,10 +270,10 @@ RESYNC_WORDS = 64
 RESYNC_REACH = 1 << 16
 """Bytes the messages that confirm a resynchronisation may span."""
 
-_RESYNC_HEADER = re.compile(rb"[cvr]\x04\x00\x00\x00[\x00-\x40]")
+_RESYNC_HEADER = re.compile(rb"[cvr]\x04\x00\x00\x00[\x00-%s]" % re.escape(bytes([RESYNC_WORDS])))
 """A lowercase header word announcing 0 to ``RESYNC_WORDS`` words."""
 _HEADERS = frozenset(b"cvr")
-_K, _I, _S, _B = b"kisb"
+_K, _I, _S = b"kis"
 _WIDE = frozenset(b"SB")
 _PENDING_HEADER = 5  # a header starting in the last 5 bytes is not matched yet
 
@@ -287,11 +287,12 @@ class _Resync:
     ``S``/``B`` only past 255 bytes) and valid for the decoder (fixed sizes,
     keywords, code points); a call's first word must be its method's keyword.
     Candidates are tried in order, each once, and a candidate's check keeps its
-    place across calls: the work is linear in the bytes whatever their
+    place across calls, and a long string is checked once whatever the
+    candidates that reach it: the work is linear in the bytes whatever their
     segmentation, and what is held is at most the reach.
     """
 
-    __slots__ = ("at", "base", "buf", "keyword", "messages", "pos", "remaining")
+    __slots__ = ("at", "base", "buf", "keyword", "long_strings", "messages", "pos", "remaining")
 
     def __init__(self, base: int) -> None:
         self.buf = bytearray()
@@ -303,6 +304,8 @@ class _Resync:
         self.messages = 0
         self.remaining = 0
         self.keyword = False
+        self.long_strings: dict[int, bool] = {}
+        """Whether the ``S`` word at a stream offset holds valid code points."""
 
     def feed(self, data: bytes, final: bool = False) -> int | None:
         """Take the next bytes; the stream offset where messages start again
@@ -334,9 +337,26 @@ class _Resync:
     def _drop(self, count: int) -> None:
         del self.buf[:count]
         self.base += count
+        if self.long_strings and count:
+            base = self.base
+            self.long_strings = {k: v for k, v in self.long_strings.items() if k >= base}
         if self.at >= 0:
             self.at -= count
             self.pos -= count
+
+    def _string(self, start: int, end: int, long: bool) -> bool:
+        """Whether ``buf[start:end]`` is code points (a long string is checked once)."""
+        offset = self.base + start
+        valid = self.long_strings.get(offset) if long else None
+        if valid is None:
+            try:
+                bytes(self.buf[start:end]).decode("utf-32-be")
+                valid = True
+            except UnicodeDecodeError:
+                valid = False
+            if long:
+                self.long_strings[offset] = valid
+        return valid
 
     def _check(self) -> bool | None:
         """Whether the candidate starts ``RESYNC_MESSAGES`` messages (None: the
@@ -386,14 +406,12 @@ class _Resync:
                     return False
                 if end > n:
                     return None
-                payload = bytes(buf[pos + head : end])
-                if kind == _K and (not payload.isascii() or b"\0" in payload):
-                    return False
-                if kind == _S:
-                    try:
-                        payload.decode("utf-32-be")
-                    except UnicodeDecodeError:
+                if kind == _K:
+                    payload = bytes(buf[pos + 2 : end])
+                    if not payload.isascii() or b"\0" in payload:
                         return False
+                elif kind == _S and not self._string(pos + head, end, head == 5):
+                    return False
                 pos = end
                 keyword = False
                 remaining -= 1
