@@ -11,7 +11,15 @@ from gamecodec.bzrc.session import _py_float, _py_int
 from gamecodec.capture._records import CaptureError, Direction, Flow, Item, StreamDecoder, Unit
 from gamecodec.errors import DecodeError, GameCodecError
 
-__all__ = ["STREAM_DECODERS", "BzrcStream", "YwindowStream", "stream_decoder"]
+__all__ = [
+    "RESYNC_MESSAGES",
+    "RESYNC_REACH",
+    "RESYNC_WORDS",
+    "STREAM_DECODERS",
+    "BzrcStream",
+    "YwindowStream",
+    "stream_decoder",
+]
 
 STREAM_DECODERS: dict[str, str] = {
     "archipelago": "gamecodec.capture._archipelago:ArchipelagoStream",
@@ -69,10 +77,9 @@ class BzrcStream:
     client's first line is taken for a command if it starts with a command's
     name (else it is the rest of a line the gap cut). After a gap or a response
     the decoder refuses, the server side resumes at the next line that starts
-    with an ``ack`` (or the greeting),
-    in whatever segments its bytes arrive: a line without one (``ok``, ``fail``,
-    a list's items) may belong to a response whose start was lost, and would
-    answer the wrong command.
+    with ``ack`` (or the greeting), in whatever segments its bytes arrive: a
+    line without one (``ok``, ``fail``, a list's items) may belong to a response
+    whose ``ack`` was lost, and would answer the wrong command.
     """
 
     def __init__(self, flow: Flow, *, max_line: int = bzrc.DEFAULT_MAX_LINE) -> None:
