@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 from typing import Any
 
 from gamecodec import bzrc, ywindow
@@ -10,7 +11,15 @@ from gamecodec.bzrc.session import _py_float, _py_int
 from gamecodec.capture._records import CaptureError, Direction, Flow, Item, StreamDecoder, Unit
 from gamecodec.errors import DecodeError, GameCodecError
 
-__all__ = ["STREAM_DECODERS", "BzrcStream", "YwindowStream", "stream_decoder"]
+__all__ = [
+    "RESYNC_MESSAGES",
+    "RESYNC_REACH",
+    "RESYNC_WORDS",
+    "STREAM_DECODERS",
+    "BzrcStream",
+    "YwindowStream",
+    "stream_decoder",
+]
 
 STREAM_DECODERS: dict[str, str] = {
     "archipelago": "gamecodec.capture._archipelago:ArchipelagoStream",
@@ -36,7 +45,10 @@ def stream_decoder(protocol: str, flow: Flow) -> StreamDecoder | str:
 
 # -- BZRC ---------------------------------------------------------------------
 
-_RESPONSE_STARTS = (b"ack ", b"fail", b"error", b"bzrobots ")
+_RESYNC_STARTS = (b"ack ", b"bzrobots ")
+"""How a server line starts where reading resumes after a gap: a response that
+names its command, or the greeting."""
+_RESYNC_LOOK = max(len(s) for s in _RESYNC_STARTS)
 _INT_ARGS = frozenset({"agent", "shoot", "occgrid"})
 _TANK_VALUE = frozenset({"speed", "angvel", "accelx", "accely"})
 
@@ -61,9 +73,13 @@ class BzrcStream:
     (``id`` counts the lines after the ``agent 1`` handshake, which has id -1, as
     the server numbers them; ``args`` parsed as the server parses them). A server
     response is a unit whose ``value`` is what :class:`gamecodec.bzrc.Decoder`
-    gives and whose ``names`` is its kind (``("Listing",)``). After a gap or a
-    response the decoder refuses, the server side skips to the next line that
-    starts a response (``ack``, ``fail``, ``error``), the client side to the next line.
+    gives and whose ``names`` is its kind (``("Listing",)``). After a gap, the
+    client's first line is taken for a command if it starts with a command's
+    name (else it is the rest of a line the gap cut). After a gap or a response
+    the decoder refuses, the server side resumes at the next line that starts
+    with ``ack`` (or the greeting), in whatever segments its bytes arrive: a
+    line without one (``ok``, ``fail``, a list's items) may belong to a response
+    whose ``ack`` was lost, and would answer the wrong command.
     """
 
     def __init__(self, flow: Flow, *, max_line: int = bzrc.DEFAULT_MAX_LINE) -> None:
@@ -71,6 +87,7 @@ class BzrcStream:
         self.max_line = max_line
         self._line = bytearray()
         self._client_skip = False
+        self._client_unsure = False
         self._client_pos = 0
         self._next_id = -1
         self._decoder = bzrc.Decoder()
@@ -79,6 +96,7 @@ class BzrcStream:
         self._response = bytearray()
         self._skipping = False
         self._at_line_start = True
+        self._head = bytearray()  # while skipping: the start of a line, until it tells
 
     def feed(self, direction: Direction, data: bytes, time: float, packet: int) -> list[Item]:
         """The units (and errors) that ``data`` completes."""
@@ -90,7 +108,8 @@ class BzrcStream:
         """``size`` bytes of ``direction`` were never captured: resynchronise."""
         if direction == "to_server":
             self._client_pos += size
-            self._client_skip = True  # the rest of the line the gap cut (or an unknown line)
+            self._client_unsure = True  # the next line may be the rest of one the gap cut
+            self._client_skip = False
             self._line.clear()
         else:
             self._server_pos += size
@@ -132,7 +151,7 @@ class BzrcStream:
                         self._client_skip = True
                 break
             if self._client_skip:
-                self._client_skip = False
+                self._client_skip = self._client_unsure = False
             else:
                 self._line += data[start : nl + 1]
                 unit = self._command(bytes(self._line), time, packet)
@@ -145,6 +164,10 @@ class BzrcStream:
 
     def _command(self, line: bytes, time: float, packet: int) -> Unit | None:
         tokens = [t.decode("latin-1") for t in line.split()]
+        if self._client_unsure:  # the first line after a gap: a command, or the rest of one?
+            self._client_unsure = False
+            if not tokens or tokens[0] not in bzrc.COMMANDS:
+                return None
         if not tokens:
             return None
         verb, args = tokens[0], tokens[1:]
@@ -160,42 +183,75 @@ class BzrcStream:
         self._decoder = bzrc.Decoder()
         self._base = self._server_pos
         self._response.clear()
+        self._head.clear()
         self._skipping = skipping
 
     def _server(self, data: bytes, time: float, packet: int) -> list[Item]:
         items: list[Item] = []
         start = 0
-        while start < len(data):
-            nl = data.find(b"\n", start)
-            end = len(data) if nl < 0 else nl + 1
-            chunk = data[start:end]
-            line_start = self._at_line_start
-            self._at_line_start = nl >= 0
-            start = end
+        n = len(data)
+        while start < n:
             if self._skipping:
-                if not (line_start and chunk.startswith(_RESPONSE_STARTS)):
-                    self._server_pos += len(chunk)
-                    continue
-                self._restart(skipping=False)
-            self._server_pos += len(chunk)
-            try:
-                responses = self._decoder.feed(chunk)
-            except DecodeError as exc:
-                for response in exc.partial or ():
-                    items.append(self._response_unit(response, b"", time, packet))
-                items.append(self._error(exc, "to_client", time, packet))
-                self._skipping = True
+                start = self._skip(data, start, items, time, packet)
                 continue
-            if not responses:
-                self._response += chunk
-                continue
-            for response in responses[:-1]:  # completed by this line's start (help output)
-                items.append(self._response_unit(response, bytes(self._response), time, packet))
-                self._response.clear()
-            self._response += chunk
-            items.append(self._response_unit(responses[-1], bytes(self._response), time, packet))
-            self._response.clear()
+            nl = data.find(b"\n", start)
+            end = n if nl < 0 else nl + 1
+            self._read(data[start:end], items, time, packet)
+            start = end
         return items
+
+    def _read(self, chunk: bytes, items: list[Item], time: float, packet: int) -> None:
+        """Decode ``chunk``, a line or the part of one that has arrived."""
+        self._at_line_start = chunk.endswith(b"\n")
+        self._server_pos += len(chunk)
+        try:
+            responses = self._decoder.feed(chunk)
+        except DecodeError as exc:
+            for response in exc.partial or ():
+                items.append(self._response_unit(response, b"", time, packet))
+            items.append(self._error(exc, "to_client", time, packet))
+            self._skipping = True
+            return
+        if not responses:
+            self._response += chunk
+            return
+        for response in responses[:-1]:  # completed by this line's start (help output)
+            items.append(self._response_unit(response, bytes(self._response), time, packet))
+            self._response.clear()
+        self._response += chunk
+        items.append(self._response_unit(responses[-1], bytes(self._response), time, packet))
+        self._response.clear()
+
+    def _skip(self, data: bytes, start: int, items: list[Item], time: float, packet: int) -> int:
+        """Skip from ``data[start:]`` to a line that starts with one of
+        ``_RESYNC_STARTS`` (its first bytes may have come in earlier calls) and
+        read that start with a fresh decoder; returns where reading goes on."""
+        n = len(data)
+        while start < n:
+            if not self._at_line_start:
+                nl = data.find(b"\n", start)
+                end = n if nl < 0 else nl + 1
+                self._server_pos += end - start
+                self._at_line_start = nl >= 0
+                start = end
+                continue
+            head = self._head
+            stop = min(n, start + _RESYNC_LOOK - len(head))
+            nl = data.find(b"\n", start, stop)
+            end = stop if nl < 0 else nl + 1
+            head += data[start:end]
+            start = end
+            if nl < 0 and len(head) < _RESYNC_LOOK:
+                break  # the line's start is still arriving
+            line_start = bytes(head)
+            head.clear()
+            if line_start.startswith(_RESYNC_STARTS):
+                self._restart(skipping=False)  # the decoder starts at this line
+                self._read(line_start, items, time, packet)
+                break
+            self._server_pos += len(line_start)
+            self._at_line_start = nl >= 0
+        return start
 
     def _response_unit(self, response: Any, payload: bytes, time: float, packet: int) -> Unit:
         name = type(response).__name__
@@ -213,9 +269,174 @@ class BzrcStream:
 
 # -- ywindow ------------------------------------------------------------------
 
+RESYNC_MESSAGES = 5
+"""Messages in a row that must parse from a place before ywindow reading resumes
+there after a gap (or fewer, ending exactly where the stream ends)."""
+RESYNC_WORDS = 64
+"""Words a message may announce to count towards a resynchronisation."""
+RESYNC_REACH = 1 << 16
+"""Bytes the messages that confirm a resynchronisation may span."""
+
+_RESYNC_HEADER = re.compile(rb"[cvr]\x04\x00\x00\x00[\x00-%s]" % re.escape(bytes([RESYNC_WORDS])))
+"""A lowercase header word announcing 0 to ``RESYNC_WORDS`` words."""
+_HEADERS = frozenset(b"cvr")
+_K, _I, _S = b"kis"
+_WIDE = frozenset(b"SB")
+_PENDING_HEADER = 5  # a header starting in the last 5 bytes is not matched yet
+
+
+class _Resync:
+    """Finds where ywindow messages start again in the bytes after a gap.
+
+    A place is taken when ``RESYNC_MESSAGES`` messages parse from it, each
+    announcing at most ``RESYNC_WORDS`` words, spanning at most ``RESYNC_REACH``
+    bytes, written as the encoder writes them (lowercase words, the uppercase
+    ``S``/``B`` only past 255 bytes) and valid for the decoder (fixed sizes,
+    keywords, code points); a call's first word must be its method's keyword.
+    Candidates are tried in order, each once, and a candidate's check keeps its
+    place across calls, and a long string is checked once whatever the
+    candidates that reach it: the work is linear in the bytes whatever their
+    segmentation, and what is held is at most the reach.
+    """
+
+    __slots__ = ("at", "base", "buf", "keyword", "long_strings", "messages", "pos", "remaining")
+
+    def __init__(self, base: int) -> None:
+        self.buf = bytearray()
+        self.base = base
+        """The stream offset of ``buf[0]``."""
+        self.at = -1
+        """The candidate's index in ``buf`` (-1: none)."""
+        self.pos = 0
+        self.messages = 0
+        self.remaining = 0
+        self.keyword = False
+        self.long_strings: dict[int, bool] = {}
+        """Whether the ``S`` word at a stream offset holds valid code points."""
+
+    def feed(self, data: bytes, final: bool = False) -> int | None:
+        """Take the next bytes; the stream offset where messages start again
+        (``buf`` then starts there), or None (``final``: the stream ended)."""
+        buf = self.buf
+        buf += data
+        search = 0
+        while True:
+            if self.at < 0:
+                found = _RESYNC_HEADER.search(buf, search)
+                if found is None:
+                    self._drop(max(search, len(buf) - _PENDING_HEADER))
+                    return None
+                self.at = self.pos = found.start()
+                self.messages = self.remaining = 0
+                self.keyword = False
+            verdict = self._check()
+            if verdict is None and final:
+                verdict = self.messages > 0 and not self.remaining and self.pos == len(buf)
+            if verdict is None:
+                self._drop(self.at)
+                return None
+            if verdict:
+                self._drop(self.at)
+                return self.base
+            search = self.at + 1
+            self.at = -1
+
+    def _drop(self, count: int) -> None:
+        del self.buf[:count]
+        self.base += count
+        if self.long_strings and count:
+            base = self.base
+            self.long_strings = {k: v for k, v in self.long_strings.items() if k >= base}
+        if self.at >= 0:
+            self.at -= count
+            self.pos -= count
+
+    def _string(self, start: int, end: int, long: bool) -> bool:
+        """Whether ``buf[start:end]`` is code points (a long string is checked once)."""
+        offset = self.base + start
+        valid = self.long_strings.get(offset) if long else None
+        if valid is None:
+            try:
+                bytes(self.buf[start:end]).decode("utf-32-be")
+                valid = True
+            except UnicodeDecodeError:
+                valid = False
+            if long:
+                self.long_strings[offset] = valid
+        return valid
+
+    def _check(self) -> bool | None:
+        """Whether the candidate starts ``RESYNC_MESSAGES`` messages (None: the
+        bytes so far end before that is known)."""
+        buf = self.buf
+        n = len(buf)
+        at, pos = self.at, self.pos
+        messages, remaining, keyword = self.messages, self.remaining, self.keyword
+        try:
+            while True:
+                if not remaining:
+                    if messages == RESYNC_MESSAGES:
+                        return True
+                    if n - pos < 6:
+                        return None
+                    kind = buf[pos]
+                    count = int.from_bytes(buf[pos + 2 : pos + 6], "big", signed=True)
+                    if kind not in _HEADERS or buf[pos + 1] != 4 or not 0 <= count <= RESYNC_WORDS:
+                        return False
+                    pos += 6
+                    remaining = count
+                    keyword = kind != ord("r")
+                    if not count:
+                        messages += 1
+                    continue
+                if n - pos < 2:
+                    return None
+                kind = buf[pos]
+                if kind in _WIDE:
+                    if n - pos < 5:
+                        return None
+                    head, size = 5, int.from_bytes(buf[pos + 1 : pos + 5], "big")
+                    if size < 256:
+                        return False
+                    kind |= 0x20
+                else:
+                    head, size = 2, buf[pos + 1]
+                if (
+                    (keyword and kind != _K)
+                    or (kind == _I and size != 4)
+                    or (kind == _S and size & 3)
+                    or kind not in b"kisb"
+                ):
+                    return False
+                end = pos + head + size
+                if end - at > RESYNC_REACH:
+                    return False
+                if end > n:
+                    return None
+                if kind == _K:
+                    payload = bytes(buf[pos + 2 : end])
+                    if not payload.isascii() or b"\0" in payload:
+                        return False
+                elif kind == _S and not self._string(pos + head, end, head == 5):
+                    return False
+                pos = end
+                keyword = False
+                remaining -= 1
+                if not remaining:
+                    messages += 1
+        finally:
+            self.pos, self.messages, self.remaining, self.keyword = (
+                pos,
+                messages,
+                remaining,
+                keyword,
+            )
+
 
 class _YDirection:
-    __slots__ = ("buf", "dead", "decoder", "phase", "pos")
+    __slots__ = (
+        "buf", "dead", "decoder", "phase", "pos", "resync", "skip_from", "skipped", "words_at",
+    )  # fmt: skip
 
     def __init__(self) -> None:
         self.phase = "start"
@@ -223,6 +444,17 @@ class _YDirection:
         self.decoder: Any = None
         self.pos = 0
         self.dead = False
+        self.words_at = 0  # where the messages start (after the greeting, cookie and digest)
+        self.resync: _Resync | None = None
+        self.skip_from = 0  # while resynchronising: where the captured bytes given up start
+        self.skipped = 0  # and how many there are so far
+
+    @property
+    def end(self) -> int:
+        """The stream offset of the next byte."""
+        if self.resync is not None:
+            return self.resync.base + len(self.resync.buf)
+        return self.pos + len(self.buf)
 
 
 class YwindowStream:
@@ -231,9 +463,12 @@ class YwindowStream:
     Units: ``("greeting",)`` (a :class:`gamecodec.ywindow.Greeting`), ``("cookie",)``
     and ``("digest",)`` (the raw bytes), then one per message (a
     :class:`gamecodec.ywindow.Message`, ``names`` its method or its kind). A
-    stream picked up after its start is read as messages. The words carry no
-    markers to resynchronise on: after a gap or a bad message the rest of that
-    direction is reported once and skipped.
+    stream picked up after its start is read from its greeting if it starts with
+    one, else from its first message found as after a gap. After a gap in the
+    cookie or digest, the messages start where they would have; after a gap
+    elsewhere, or a message the decoder refuses, reading resumes at the first
+    place that ``RESYNC_MESSAGES`` well-formed messages follow (see
+    :class:`_Resync`), and the captured bytes skipped are one located error.
     """
 
     def __init__(self, flow: Flow) -> None:
@@ -256,13 +491,25 @@ class YwindowStream:
         while data and not state.dead:
             if state.phase == "start":
                 state.phase = "greeting" if data[:1] == b"Y" else "words"
+            elif state.phase == "picked up":  # the greeting, or anything
+                if data[:1] == b"Y":
+                    state.phase = "greeting"
+                else:
+                    self._start_resync(state, state.pos, 0)
             if state.phase == "greeting":
                 data = self._greeting(state, direction, data, items)
             elif state.phase in {"cookie", "digest"}:
                 data = self._blob(state, direction, data, items)
+            elif state.phase == "skip":
+                take = min(len(data), state.words_at - state.pos)
+                state.pos += take
+                data = data[take:]
+                if state.pos == state.words_at:
+                    state.phase = "words"
+            elif state.phase == "resync":
+                data = self._resync(state, direction, data, items)
             else:
-                self._words(state, direction, data, items)
-                data = b""
+                data = self._words(state, direction, data, items)
         return items
 
     def _unit(self, direction: Direction, name: str, value: object, payload: bytes) -> Unit:
@@ -295,6 +542,7 @@ class YwindowStream:
             return b""
         items.append(self._unit(direction, "greeting", greeting, line))
         state.pos += len(line)
+        state.words_at = state.pos + ywindow.COOKIE_SIZE + ywindow.DIGEST_SIZE
         state.buf.clear()
         state.phase = "cookie"
         return data[nl + 1 :]
@@ -315,20 +563,37 @@ class YwindowStream:
 
     def _words(
         self, state: _YDirection, direction: Direction, data: bytes, items: list[Item]
-    ) -> None:
+    ) -> bytes:
+        """Decode messages; after a message the decoder refuses, the bytes to
+        search for the next one (the phase is then ``resync``)."""
         if state.decoder is None:
             state.decoder = ywindow.Decoder(offset=state.pos)
         try:
             messages = state.decoder.feed(data)
         except DecodeError as exc:
+            state.buf += data
+            self._emit(state, direction, exc.partial or [], items)
             items.append(self._error(direction, str(exc), exc.offset))
-            self._die(state, direction, "", items)
-            return
+            held = bytes(state.buf)  # from the refused message's start: look after it
+            self._start_resync(state, state.pos + 1, 1)
+            return held[1:]
         state.buf += data
+        self._emit(state, direction, messages, items, state.decoder.at_boundary)
+        return b""
+
+    def _emit(
+        self,
+        state: _YDirection,
+        direction: Direction,
+        messages: list[Any],
+        items: list[Item],
+        at_boundary: bool = False,
+    ) -> None:
+        """Units for ``messages``, the next ones in ``state.buf``."""
         if not messages:
             return
         sizes = [len(ywindow.encode(m)) for m in messages]
-        if state.decoder.at_boundary:  # exact, even for a non-canonical encoding
+        if at_boundary:  # exact, even for a non-canonical encoding
             sizes[-1] = len(state.buf) - sum(sizes[:-1])
         at = 0
         for message, size in zip(messages, sizes, strict=True):
@@ -337,6 +602,50 @@ class YwindowStream:
             items.append(self._unit(direction, message.method or message.kind, message, payload))
         del state.buf[:at]
         state.pos += at
+
+    def _start_resync(self, state: _YDirection, base: int, given_up: int) -> None:
+        """Look for the next message from stream offset ``base``, after
+        ``given_up`` captured bytes (just before ``base``) were dropped."""
+        if state.resync is None:
+            state.skip_from = base - given_up
+            state.skipped = 0
+        state.skipped += given_up
+        state.phase = "resync"
+        state.resync = _Resync(base)
+        state.pos = base
+        state.buf.clear()
+        state.decoder = None
+
+    def _resync(
+        self,
+        state: _YDirection,
+        direction: Direction,
+        data: bytes,
+        items: list[Item],
+        final: bool = False,
+    ) -> bytes:
+        """Feed the search; once it finds the next message, the bytes to read from there."""
+        resync = state.resync
+        assert resync is not None
+        state.skipped += len(data)
+        found = resync.feed(data, final)
+        state.pos = resync.base
+        if found is None:
+            return b""
+        rest = bytes(resync.buf)
+        state.skipped -= len(rest)
+        if state.skipped:
+            items.append(
+                self._error(
+                    direction,
+                    f"{state.skipped} captured bytes skipped to find the next message "
+                    f"(reading resumes at offset {found})",
+                    state.skip_from,
+                )
+            )
+        state.phase = "words"
+        state.resync = None
+        return rest
 
     def _die(
         self, state: _YDirection, direction: Direction, message: str, items: list[Item]
@@ -348,25 +657,42 @@ class YwindowStream:
         state.decoder = None
 
     def gap(self, direction: Direction, size: int, time: float, packet: int) -> list[Item]:
-        """``size`` bytes of ``direction`` were never captured: the rest of it is skipped."""
+        """``size`` bytes of ``direction`` were never captured: find where messages go on."""
         state = self._dirs[direction]
-        items: list[Item] = []
         self._time, self._packet = time, packet
-        if state.phase == "start":
-            state.phase = "words"  # picked up mid-stream: read on as messages
-        elif not state.dead:
-            message = (
-                "ywindow cannot resynchronise after a gap: the rest of this direction is skipped"
-            )
-            self._die(state, direction, message, items)
-        state.pos += size
-        return items
+        end = state.end + size
+        if state.dead:
+            state.pos = end
+        elif state.phase == "start" and not size:
+            state.phase = "picked up"
+        elif state.phase in {"cookie", "digest"} and end <= state.words_at:
+            state.buf.clear()  # the messages start where they would have
+            state.pos = end
+            state.phase = "skip" if end < state.words_at else "words"
+        else:
+            partial = 0 if state.phase == "resync" else len(state.buf)
+            self._start_resync(state, end, 0)
+            if partial:  # the start of what the gap cut is given up too
+                state.skip_from -= partial + size
+                state.skipped += partial
+        return []
 
     def close(self, time: float, packet: int) -> list[Item]:
-        """The connection ended: a message left incomplete, as an error."""
+        """The connection ended: a message left incomplete, or the bytes given up, as errors."""
         items: list[Item] = []
         self._time, self._packet = time, packet
         for direction, state in self._dirs.items():
+            data = b""
+            while not state.dead and (state.phase == "resync" or data):
+                if state.phase == "resync":
+                    data = self._resync(state, direction, data, items, final=True)
+                    if state.phase == "resync":
+                        message = f"{state.skipped} captured bytes skipped: no message in them"
+                        if state.skipped:
+                            items.append(self._error(direction, message, state.skip_from))
+                        state.dead = True
+                else:
+                    data = self._words(state, direction, data, items)
             if not state.dead and state.buf:
                 what = "message" if state.phase == "words" else state.phase
                 items.append(self._error(direction, f"the stream ended inside a {what}", state.pos))
