@@ -8,8 +8,6 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-import pytest
-
 from gamecodec import bzrc, capture, ywindow
 from gamecodec.capture import _streams
 from gamecodec.ywindow.sample import sample_messages
@@ -180,11 +178,6 @@ def test_bzrc_responses_after_a_server_gap_pair_with_their_commands() -> None:
     assert _pairs(items) == whole[:4] + [(c, (None, None)) for c, _r in lost] + whole[7:]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="capture._tables._Pairs pairs a response naming a command it does not hold "
-    "with the oldest command held (a change in _tables.py)",
-)
 def _bzrc_batches(lost_command: int | None = None, batch: int = 4) -> list[capture.Item]:
     """The recorded session as a pipelining agent plays it: ``batch`` commands
     sent at once, then their responses; command ``lost_command`` is not captured."""
@@ -206,11 +199,6 @@ def _bzrc_batches(lost_command: int | None = None, batch: int = 4) -> list[captu
     return _read(packets + conn.close())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="capture._tables._Pairs pairs a response naming a command it does not hold "
-    "with the oldest command held (a change in _tables.py)",
-)
 def test_bzrc_a_response_whose_command_was_lost_answers_no_other() -> None:
     """A pipelined command is lost: its response has no command, and the
     responses after it keep theirs."""

@@ -552,10 +552,11 @@ class _Pairs:
         if answers is None:  # the greeting, or a line that answers nothing
             self.row(cols, None, unit)
             return
+        if answers and not any(_first(c.names) == answers for c in queue):
+            self.row(cols, None, unit)  # its command was not captured
+            return
         # commands the server never answers (``agent``) come before the one it did
         while queue and answers and _first(queue[0].names) != answers:
-            if not any(_first(c.names) == answers for c in queue):
-                break
             self.row(cols, queue.popleft(), None)
         self.row(cols, queue.popleft() if queue else None, unit)
 
