@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gamecodec import bzrc, capture, ywindow
-from gamecodec.capture import _streams
+from gamecodec.capture import _bzrc_stream, _ywindow_stream
 from gamecodec.ywindow.sample import sample_messages
 from tests.bzrc.conftest import load_transcript
 from tests.capture import pcapgen
@@ -99,7 +99,7 @@ def test_bzrc_resumes_wherever_the_segments_cut_the_ack_line() -> None:
     for _ in range(20):
         splits.append(sorted(rng.sample(range(1, len(after)), 40)))
     for cuts in splits:
-        stream = _streams.BzrcStream(FLOW)
+        stream = _bzrc_stream.BzrcStream(FLOW)
         got: list[capture.Item] = []
         got += stream.gap("to_client", 100, 1.0, 1)
         for piece in _cut(after, cuts):
@@ -119,7 +119,7 @@ def test_bzrc_first_command_after_a_client_gap() -> None:
         (b"agent 1\n", 3, b"\nshoot 0\n", ["agent", "shoot"]),
     ]
     for before, size, after, names in cases:
-        stream = _streams.BzrcStream(FLOW)
+        stream = _bzrc_stream.BzrcStream(FLOW)
         units = stream.feed("to_server", before, 1.0, 1)
         units += stream.gap("to_server", size, 1.0, 1)
         for k in range(len(after)):  # byte by byte
@@ -220,7 +220,7 @@ def _ywindow_feed(
     """``messages`` as one client stream, ``size`` bytes from ``start`` lost, fed
     whole or (with ``rng``) in random pieces."""
     data = b"".join(messages)
-    stream = _streams.YwindowStream(YFLOW)
+    stream = _ywindow_stream.YwindowStream(YFLOW)
     items: list[capture.Item] = []
 
     def feed(part: bytes) -> None:
@@ -277,7 +277,7 @@ def test_ywindow_gap_in_the_cookie_resumes_exactly() -> None:
     greeting = b"Yclient 0.0 gamecodec\n"
     calls = [ywindow.call("goto", k, k) for k in range(3)]
     data = greeting + bytes(range(256)) + b"\x22" * 16 + b"".join(calls)
-    stream = _streams.YwindowStream(YFLOW)
+    stream = _ywindow_stream.YwindowStream(YFLOW)
     items = stream.feed("to_server", data[:100], 1.0, 1)
     items += stream.gap("to_server", 150, 1.0, 1)
     items += stream.feed("to_server", data[250:], 1.0, 1) + stream.close(1.0, 1)
@@ -314,7 +314,7 @@ def test_ywindow_resync_in_any_segmentation() -> None:
 def test_ywindow_refused_message_resynchronises() -> None:
     calls = [ywindow.call("goto", k, k) for k in range(12)]
     data = b"".join(calls[:4]) + b"\xff\x01" + b"".join(calls[4:])
-    stream = _streams.YwindowStream(YFLOW)
+    stream = _ywindow_stream.YwindowStream(YFLOW)
     items = stream.feed("to_server", data, 1.0, 1) + stream.close(1.0, 1)
     assert [u.payload for u in _units(items, "to_server")] == calls
     errors = _errors(items)
@@ -325,7 +325,7 @@ def test_ywindow_refused_message_resynchronises() -> None:
 def test_ywindow_garbage_is_held_within_the_reach() -> None:
     """Bytes with no messages in them: the search holds at most its reach."""
     rng = random.Random(1)
-    stream = _streams.YwindowStream(YFLOW)
+    stream = _ywindow_stream.YwindowStream(YFLOW)
     stream.gap("to_server", 0, 1.0, 1)
     state = stream._dirs["to_server"]
     fake = b"c\x04\x00\x00\x00\x01k\x01a" * 4 + b"B\x00\x00\xff\xff"  # waits for a big blob
@@ -333,7 +333,7 @@ def test_ywindow_garbage_is_held_within_the_reach() -> None:
         data = fake + rng.randbytes(20_000)
         assert stream.feed("to_server", data, 1.0, 1) == []
         assert state.resync is not None
-        assert len(state.resync.buf) < _streams.RESYNC_REACH
+        assert len(state.resync.buf) < _ywindow_stream.RESYNC_REACH
     [error] = stream.close(1.0, 1)
     assert isinstance(error, capture.CaptureError)
     assert error.message == f"{30 * len(data)} captured bytes skipped: no message in them"
@@ -344,7 +344,7 @@ def test_ywindow_picked_up_mid_stream() -> None:
     starts with one, else from the first message found."""
     calls = [ywindow.call("goto", k, k) for k in range(8)]
     data = b"".join(calls)
-    stream = _streams.YwindowStream(YFLOW)
+    stream = _ywindow_stream.YwindowStream(YFLOW)
     items = stream.gap("to_server", 0, 1.0, 1)
     items += stream.feed("to_server", data[30:], 1.0, 1) + stream.close(1.0, 1)
     assert [u.payload for u in _units(items, "to_server")] == calls[2:]
@@ -354,7 +354,7 @@ def test_ywindow_picked_up_mid_stream() -> None:
         "18 captured bytes skipped to find the next message",
     )
     greeting = b"Yclient 0.0 gamecodec\n"
-    stream = _streams.YwindowStream(YFLOW)
+    stream = _ywindow_stream.YwindowStream(YFLOW)
     items = stream.gap("to_server", 0, 1.0, 1)
     items += stream.feed("to_server", greeting + bytes(272) + data, 1.0, 1)
     assert [u.names[0] for u in items] == ["greeting", "cookie", "digest"] + ["goto"] * 8  # type: ignore[union-attr]

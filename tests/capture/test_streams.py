@@ -8,7 +8,7 @@ import random
 import pytest
 
 from gamecodec import capture, ywindow
-from gamecodec.capture import _streams
+from gamecodec.capture import _bzrc_stream, _streams
 from tests.capture import pcapgen
 from tests.capture.conftest import bzrc_streams
 
@@ -72,12 +72,12 @@ def test_ywindow_gap_in_the_last_message_skips_it() -> None:
 def test_bzrc_stream_in_any_chunking() -> None:
     sent, received = bzrc_streams()
     flow = capture.Flow("tcp", capture.Address("a", 1), capture.Address("b", 2), "bzrc", "", 1)
-    whole = _streams.BzrcStream(flow)
+    whole = _bzrc_stream.BzrcStream(flow)
     expected = whole.feed("to_client", received, 1.0, 1) + whole.feed("to_server", sent, 1.0, 1)
     expected += whole.close(1.0, 1)
     rng = random.Random(5)
     for _ in range(5):
-        stream = _streams.BzrcStream(flow)
+        stream = _bzrc_stream.BzrcStream(flow)
         got: list[capture.Item] = []
         for direction, data in (("to_client", received), ("to_server", sent)):
             at = 0
@@ -94,7 +94,7 @@ def test_bzrc_stream_in_any_chunking() -> None:
 
 def test_bzrc_command_values() -> None:
     flow = capture.Flow("tcp", capture.Address("a", 1), capture.Address("b", 2), "bzrc", "", 1)
-    stream = _streams.BzrcStream(flow)
+    stream = _bzrc_stream.BzrcStream(flow)
     units = stream.feed("to_server", b"agent 1\nspeed 0 0.5\nshoot x\n\nshots\n", 1.0, 1)
     assert [(u.value.id, u.value.command, u.value.args) for u in units] == [  # type: ignore[union-attr]
         (-1, "agent", (1,)),
