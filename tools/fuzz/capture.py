@@ -20,11 +20,13 @@ from gamecodec.avara import sample as avara_sample
 from gamecodec.capture import read
 from gamecodec.capture._websocket import PassiveWebSocket
 from gamecodec.lludp import sample as lludp_sample
+from gamecodec.ywindow import sample as ywindow_sample
 
 VIEWER, REGION = ("10.0.0.2", 51712), ("10.0.0.1", 9000)
 PLAYER, GAME = ("fd00::2", 51000), ("fd00::1", 19567)
 AGENT, SERVER = ("10.0.0.3", 40000), ("10.0.0.1", 47200)
 AP_CLIENT, AP_SERVER = ("10.0.0.4", 41000), ("10.0.0.1", 38281)
+Y_CLIENT, Y_SERVER = ("10.0.0.5", 42000), ("10.0.0.1", 7000)
 
 UPGRADE = (
     b"GET / HTTP/1.1\r\nHost: localhost:38281\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -82,6 +84,12 @@ def _packets() -> Iterator[list[pcapgen.Packet]]:
     packets += conn.send("to_server", b"agent 1\nmytanks\n", segment=7)
     packets += conn.send("to_client", b"ack 1.0 agent 1\nok\nack 1.1 mytanks\nbegin\nend\n")
     yield packets + conn.close()
+    conn = pcapgen.TcpConnection(client=Y_CLIENT, server=Y_SERVER, time=3.5)
+    packets = conn.open() + conn.send("to_client", b"Yserver 0.0 ywin\n" + bytes(range(256)))
+    packets += conn.send("to_server", b"Yclient 0.0 gamecodec\n" + bytes(256))
+    packets += conn.send("to_client", bytes(16)) + conn.send("to_server", bytes(16))
+    packets += conn.send("to_server", b"".join(ywindow_sample.sample_messages(12)), segment=40)
+    yield packets + conn.close()
     conn = pcapgen.TcpConnection(client=AP_CLIENT, server=AP_SERVER, time=4.0)
     packets = conn.open() + conn.send("to_server", UPGRADE) + conn.send("to_client", ACCEPT)
     for text in ap_sample.sample_session(players=2, turns=2)[:3]:
@@ -93,7 +101,7 @@ def _seeds() -> Iterator[bytes]:
     for n, packets in enumerate(_packets()):
         yield pcapgen.capture(packets, fmt="pcap", link="ethernet")
         yield pcapgen.capture(
-            packets, fmt="pcapng", link=("sll2", "sll", "raw", "null", "ethernet")[n]
+            packets, fmt="pcapng", link=("sll2", "sll", "raw", "null", "ethernet", "sll")[n]
         )
 
 
