@@ -183,3 +183,14 @@ def test_server_line_cap_and_respond_checks() -> None:
     (req,) = server.receive_data(b"teams\n", 0.0)
     with pytest.raises(LocalProtocolError):
         server.respond(req, Error("x"), 0.0)  # type: ignore[arg-type]
+
+
+def test_server_help_of_an_added_entry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An entry added to ``HELP`` without ``": "`` or with text latin-1 cannot
+    write is answered, not raised."""
+    monkeypatch.setitem(bzrc.session.HELP, "dance", "dance")
+    monkeypatch.setitem(bzrc.session.HELP, "wave", "wave <tankid>: wave \N{WAVING HAND SIGN}")
+    server = bzrc.ServerSession(0.0)
+    server.data_to_send()
+    assert server.receive_data(b"agent 1\nhelp dance\nhelp wave\n", 1.0) == []
+    assert server.data_to_send() == (b":dance\n:wave <tankid>\n\n        wave ?\n")

@@ -520,11 +520,12 @@ class ServerSession:
 
     def _help(self, args: list[str]) -> bytes:
         if not args:
-            return "".join(f":{HELP[name]}\n" for name in sorted(HELP)).encode("latin-1")
+            return "".join(f":{HELP[name]}\n" for name in sorted(HELP)).encode("latin-1", "replace")
         # bzrflag's bzrc_help reads args[1] (the first argument) and ignores the rest
         if args[0] in HELP:
             # bzrflag's shape: the usage line, then the text indented, so a
             # client can tell pipelined help outputs apart
-            usage, text = HELP[args[0]].split(": ", 1)
-            return f":{usage}\n\n        {text}\n".encode("latin-1")
+            usage, _, text = HELP[args[0]].partition(": ")
+            body = f"\n        {text}\n" if text else ""  # an entry may have no description
+            return f":{usage}\n{body}".encode("latin-1", "replace")
         return f'fail invalid command "{args[0]}"\n'.encode("latin-1")
