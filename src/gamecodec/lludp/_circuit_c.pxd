@@ -14,6 +14,7 @@ cdef frozenset _CONTROL
 cdef double _INF, _MAX_TIME
 cdef Py_ssize_t _MAX_DATAGRAM
 cdef object _HEAD, _PING_BODY
+cdef tuple _ACK_IDS
 cdef bytes _PACKET_ACK_HEAD, _START_PING_HEAD, _COMPLETE_PING_HEAD
 
 
@@ -132,8 +133,19 @@ cdef class Circuit:
     @cython.final
     cdef _kill(self, str reason, double now)
 
-    @cython.locals(t=double, raw=bytes, seq="long long", control=bint, unacked=dict, timeline=object)
+    @cython.locals(t=double, raw=bytes, seq="long long", control=bint)
     cpdef list receive_datagram(self, object data, object now)
+
+    @cython.final
+    @cython.locals(unacked=dict, timeline=object)
+    cdef _retire(self, tuple acks)
+
+    @cython.final
+    @cython.locals(n=Py_ssize_t, count=Py_ssize_t)
+    cdef _apply_appended_acks(self, bytes raw)
+
+    @cython.final
+    cdef _refuse(self, object exc, bytes raw, double now)
 
     @cython.final
     cdef _bad_datagram(self, object exc, bytes raw, double now)

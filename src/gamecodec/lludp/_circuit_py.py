@@ -81,6 +81,7 @@ _PACKET_ACK_HEAD = b"\x00\xff\xff\xff\xfb"  # extra length 0, Fixed number 0xFFF
 _START_PING_HEAD = b"\x00\x01"  # extra length 0, High 1
 _COMPLETE_PING_HEAD = b"\x00\x02"  # extra length 0, High 2
 _PING_BODY = struct.Struct("<BI")
+_ACK_IDS = tuple(struct.Struct(f">{n}I") for n in range(256))  # n appended acks
 
 
 def _seconds(now: float) -> float:
@@ -693,11 +694,13 @@ class Circuit:
         packet is queued for an ack (again, if it is a duplicate, which is then
         dropped); StartPingCheck is answered and CompletePingCheck measures the
         round trip. Those three are consumed unless ``deliver_control``. A
-        datagram the codec cannot decode is reported as a :class:`BadDatagram`
-        event and changes nothing. With ``strict``, a datagram that only the
-        tolerant decode takes is handled as the LL viewer handles it (acked,
-        its acks applied) and reported as a :class:`StrictDecodeFailed`
-        event instead of being delivered.
+        datagram the codec cannot decode, or whose message number the
+        template lacks, is reported as a :class:`BadDatagram` event and is not
+        acked, but its appended acks are applied when their count fits the
+        datagram (the LL viewer reads them before the body). With ``strict``,
+        a datagram that only the tolerant decode takes is handled as the LL
+        viewer handles it (acked, its acks applied) and reported as a
+        :class:`StrictDecodeFailed` event instead of being delivered.
         """
         t = _seconds(now)
         if self._lost is not None:
@@ -709,6 +712,7 @@ class Circuit:
             seq = seq << 24 | raw[2] << 16 | raw[3] << 8 | raw[4]
             if seq in self._seen:
                 self.duplicates += 1
+                self._apply_appended_acks(raw)
                 self._queue_ack(seq, t)
                 return []
         refused = None  # the strict decode's error, when only the tolerant one takes it
@@ -716,7 +720,7 @@ class Circuit:
             msg: Message = self._decode(raw, self._template, self.strict, self._max_size)
         except DecodeError as exc:
             if not self.strict:
-                self._bad_datagram(exc, raw, t)
+                self._refuse(exc, raw, t)
                 return []
             # what the viewer's (tolerant) reader takes, it acks: strictness
             # must not leave the peer resending a packet for ever
@@ -724,9 +728,19 @@ class Circuit:
             try:
                 msg = self._decode(raw, self._template, False, self._max_size)
             except DecodeError:
-                self._bad_datagram(exc, raw, t)
+                self._refuse(exc, raw, t)
                 return []
-        control = msg.name in _CONTROL and msg.body is None
+        if msg.body is not None:
+            # validateMessage: a number the template lacks is neither read nor acked
+            self._refuse(
+                DecodeError(
+                    f"message number of {msg.name} is not in the template", 6, protocol=PROTOCOL
+                ),
+                raw,
+                t,
+            )
+            return []
+        control = msg.name in _CONTROL
         if control and msg.truncated:
             # the codec zero-filled a cut-short PacketAck or ping (LL's
             # tolerance): acting on made-up ids would retire the wrong
@@ -737,15 +751,11 @@ class Circuit:
                 except DecodeError as exc:
                     refused = exc
             if refused is not None:
-                self._bad_datagram(refused, raw, t)
+                self._refuse(refused, raw, t)
             return []
         self.packets_in += 1
         if msg.acks:
-            unacked = self._unacked
-            timeline = self._timeline
-            for a in reversed(msg.acks):  # the order they were queued in
-                if unacked.pop(a, None) is not None and timeline and timeline[0] == a:
-                    timeline.popleft()  # acks come mostly in sending order
+            self._retire(msg.acks)
         if seq >= 0:
             self._seen.add(seq)
             self._order.append(seq)
@@ -760,6 +770,35 @@ class Circuit:
             self._strict_failed(msg, refused, raw, t)
             return []
         return [msg]
+
+    def _retire(self, acks: tuple[int, ...]) -> None:
+        """``ackReliablePacket`` for each appended ack (``acks`` as the codec
+        reads them, from the datagram's end), in the order they were queued."""
+        unacked = self._unacked
+        timeline = self._timeline
+        for a in reversed(acks):
+            if unacked.pop(a, None) is not None and timeline and timeline[0] == a:
+                timeline.popleft()  # acks come mostly in sending order
+
+    def _apply_appended_acks(self, raw: bytes) -> None:
+        """The appended acks of a datagram that is not read, applied as the LL
+        viewer's ``checkMessages`` applies them before it looks at the body:
+        a datagram of 7 bytes or more with the ACK flag whose ack count fits
+        (``count * 4 + 7`` bytes before the count byte; else it is dropped
+        whole, its acks too)."""
+        n = len(raw)
+        if n < 7 or not raw[0] & _ACK:
+            return
+        count = raw[n - 1]
+        if count == 0 or n - 1 < 4 * count + 7:
+            return
+        self._retire(_ACK_IDS[count].unpack_from(raw, n - 1 - 4 * count)[::-1])
+
+    def _refuse(self, exc: DecodeError, raw: bytes, now: float) -> None:
+        """A datagram the circuit does not read: its appended acks applied, a
+        BadDatagram event, nothing acked."""
+        self._apply_appended_acks(raw)
+        self._bad_datagram(exc, raw, now)
 
     def _bad_datagram(self, exc: DecodeError, raw: bytes, now: float) -> None:
         """A BadDatagram event, or only its count past ``max_bad_datagrams`` waiting."""

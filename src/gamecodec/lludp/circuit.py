@@ -51,9 +51,10 @@ as its default):
   ``LL_COLLECT_ACK_TIME_MAX`` = 2 s). Acks arriving appended or in PacketAck
   retire pending packets with one dict operation each (``ackReliablePacket``).
 * **Duplicates**: reliable sequence numbers received are remembered; a
-  reliable packet seen before is acked again and not delivered (LL checks this
-  only for packets flagged RESENT, ``isDuplicateResend``; here every reliable
-  packet is checked, so a datagram the network duplicated is caught too).
+  reliable packet seen before is acked again and not delivered, its appended
+  acks applied (LL checks this only for packets flagged RESENT,
+  ``isDuplicateResend``; here every reliable packet is checked, so a datagram
+  the network duplicated is caught too).
   The memory is pruned like ``clearDuplicateList``, by the OldestUnacked of
   the peer's StartPingCheck, but one ping late, so a resend already in flight
   when the peer saw our ack is still caught; ``DUPLICATE_WINDOW`` caps it.
@@ -81,10 +82,16 @@ PacketAck, StartPingCheck and CompletePingCheck are handled by the circuit
 and not returned by :meth:`Circuit.receive_datagram` (``deliver_control=True``
 returns them too, after handling). A datagram the codec cannot decode (a
 :class:`~gamecodec.DecodeError`) is never raised: it becomes a
-:class:`BadDatagram` event and changes no state (its acks are not applied,
-nothing is acked). Every other decoded message, unknown message numbers
-included, is delivered as the :class:`~gamecodec.lludp.Message` the codec
-returns (with the wire's flags, sequence and acks).
+:class:`BadDatagram` event, and so does a packet whose message number the
+template lacks (the viewer's ``validateMessage`` fails on it). Neither is
+acked nor read, but their appended acks are applied (``ackReliablePacket``),
+as ``checkMessages`` applies them before it validates the body: when the
+datagram has 7 bytes or more, the ACK flag and room for the count of acks
+its last byte gives (``count * 4 + 7`` bytes before it; otherwise the viewer
+drops the whole datagram unread, and so does the circuit). Nothing else
+changes. Every other decoded message is delivered as the
+:class:`~gamecodec.lludp.Message` the codec returns (with the wire's flags,
+sequence and acks).
 
 ``strict=True`` changes what is delivered, never what is acked: the viewer
 acks every reliable packet its reader takes (``checkMessages``), and its
