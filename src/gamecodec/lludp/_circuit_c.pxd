@@ -14,7 +14,6 @@ cdef frozenset _CONTROL
 cdef double _INF, _MAX_TIME
 cdef Py_ssize_t _MAX_DATAGRAM
 cdef object _HEAD, _PING_BODY
-cdef tuple _ACK_IDS
 cdef bytes _PACKET_ACK_HEAD, _START_PING_HEAD, _COMPLETE_PING_HEAD
 
 
@@ -141,7 +140,7 @@ cdef class Circuit:
     cdef _retire(self, tuple acks)
 
     @cython.final
-    @cython.locals(n=Py_ssize_t, count=Py_ssize_t)
+    @cython.locals(n=Py_ssize_t, count=Py_ssize_t, ids=tuple)
     cdef _apply_appended_acks(self, bytes raw)
 
     @cython.final

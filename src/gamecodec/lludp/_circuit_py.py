@@ -81,7 +81,6 @@ _PACKET_ACK_HEAD = b"\x00\xff\xff\xff\xfb"  # extra length 0, Fixed number 0xFFF
 _START_PING_HEAD = b"\x00\x01"  # extra length 0, High 1
 _COMPLETE_PING_HEAD = b"\x00\x02"  # extra length 0, High 2
 _PING_BODY = struct.Struct("<BI")
-_ACK_IDS = tuple(struct.Struct(f">{n}I") for n in range(256))  # n appended acks
 
 
 def _seconds(now: float) -> float:
@@ -792,7 +791,8 @@ class Circuit:
         count = raw[n - 1]
         if count == 0 or n - 1 < 4 * count + 7:
             return
-        self._retire(_ACK_IDS[count].unpack_from(raw, n - 1 - 4 * count)[::-1])
+        ids = struct.unpack_from(f">{count}I", raw, n - 1 - 4 * count)  # in queue order
+        self._retire(ids[::-1])  # as the codec gives them: nearest the count byte first
 
     def _refuse(self, exc: DecodeError, raw: bytes, now: float) -> None:
         """A datagram the circuit does not read: its appended acks applied, a
