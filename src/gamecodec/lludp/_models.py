@@ -544,7 +544,9 @@ class MessageDropped(Event):
 
 @dataclass(frozen=True, slots=True)
 class BadDatagram(Event):
-    """A received datagram the codec refused; it changed nothing."""
+    """A received datagram the circuit did not read (the codec refused it, or
+    the template lacks its message number): not acked; nothing changed but its
+    appended acks, applied as the LL viewer applies them."""
 
     error: DecodeError
     """Why it was refused, with the byte offset."""
@@ -565,7 +567,7 @@ class StrictDecodeFailed(Event):
     """
 
     name: str
-    """The message's name (``Unknown:0x...`` for a number the template lacks)."""
+    """The message's name."""
     error: DecodeError
     """Why the strict decode refused it, with the byte offset."""
     data: bytes
