@@ -23,20 +23,24 @@ BLOCK = pa.struct([("block", pa.string()), ("fields", pa.string())])
 
 _ENCODE_LINES = msgspec.json.Encoder().encode_lines
 _BYTES_TYPES = ("VARIABLE", "FIXED")
+_FLOAT_TYPES = ("F32", "F64", "LLVECTOR3", "LLVECTOR3D", "LLVECTOR4", "LLQUATERNION")
 
 
-_SHAPES: dict[type, tuple[Any, tuple[int, ...]]] = {}
+_SHAPES: dict[type, tuple[Any, tuple[int, ...], bool]] = {}
 
 
-def _shape(cls: type) -> tuple[Any, tuple[int, ...]]:
-    """A msgspec Struct with the block class's field names, and which fields are
-    bytes (written as hex, as JSON lines write them)."""
+def _shape(cls: type) -> tuple[Any, tuple[int, ...], bool]:
+    """A msgspec Struct with the block class's field names, which fields are
+    bytes (written as hex, as JSON lines write them), and whether a block's
+    text may hold ``null`` (a float field, which msgspec writes so when it is
+    not finite; or a field name holding it)."""
     shape = _SHAPES.get(cls)
     if shape is None:
         fields = cls._spec.fields  # type: ignore[attr-defined]
         struct = msgspec.defstruct(cls.__name__, [f.name for f in fields], gc=False)
         hexed = tuple(i for i, f in enumerate(fields) if f.type.name in _BYTES_TYPES)
-        shape = _SHAPES[cls] = (struct, hexed)
+        null = any(f.type.name in _FLOAT_TYPES or "null" in f.name for f in fields)
+        shape = _SHAPES[cls] = (struct, hexed, null)
     return shape
 
 
@@ -71,8 +75,8 @@ class Blocks:
     blocks; :meth:`array` makes the column.
 
     Each message's blocks become msgspec Structs (one class per template block,
-    bytes as hex) encoded by one ``encode_lines`` call; the text is kept in one
-    buffer (no Python object per block outlives the message), split into a
+    bytes as hex) encoded by one ``encode_lines`` call; the texts are kept (no
+    Python object per block outlives the message), joined and split into a
     string array without a Python step per block when the batch is made."""
 
     def __init__(self) -> None:
@@ -80,7 +84,7 @@ class Blocks:
 
     def clear(self) -> None:
         """Forget every block held."""
-        self.text = bytearray()
+        self.texts: list[bytes] = []
         self.names: dict[str, int] = {}
         self.run_name: list[int] = []
         self.run_count: list[int] = []
@@ -91,6 +95,7 @@ class Blocks:
         """One message's blocks (``Message.blocks``: instances by block name)."""
         structs: list[Any] = []
         names = self.names
+        null = False
         for name, instances in blocks.items():
             if not instances:
                 continue
@@ -100,8 +105,8 @@ class Blocks:
             self.run_name.append(number)
             self.run_count.append(len(instances))
             for block in instances:
-                shape = _SHAPES.get(type(block)) or _shape(type(block))
-                struct, hexed = shape
+                struct, hexed, may_null = _SHAPES.get(block.__class__) or _shape(block.__class__)
+                null = null or may_null
                 if hexed:
                     values = list(block)
                     for i in hexed:
@@ -110,15 +115,18 @@ class Blocks:
                 else:
                     structs.append(struct(*block))
         text: bytes = _ENCODE_LINES(structs)
-        if b"null" in text:  # msgspec writes a non-finite float as null
+        if null and b"null" in text:  # msgspec writes a non-finite float as null
             text = _to_json_lines([b for instances in blocks.values() for b in instances])
-        self.text += text
+        self.texts.append(text)
         self.count += len(structs)
 
     def array(self, starts: list[int]) -> pa.Array:
         """The ``blocks`` column of rows whose blocks start at ``starts``; then
         the blocks are forgotten."""
-        fields = _lines(bytes(self.text), self.count)
+        text = b"".join(self.texts)
+        self.texts = []  # freed before _lines asks for as much again
+        fields = _lines(text, self.count)
+        del text
         runs = np.repeat(np.array(self.run_name, np.int64), np.array(self.run_count, np.int64))
         names = pa.array(list(self.names), pa.string()).take(pa.array(runs, pa.int64()))
         blocks = pa.StructArray.from_arrays([names, fields], fields=list(BLOCK))
