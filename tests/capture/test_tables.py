@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 
+import msgspec
 import pytest
 
 pa = pytest.importorskip("pyarrow")
@@ -69,6 +70,45 @@ def test_a_non_finite_float_in_a_block_is_written_as_json_lines_write_it() -> No
     nan = m._replace(blocks={"AgentData": (block._replace(Far=math.nan),)})
     row = tables([Unit(**{**_fields(unit), "value": nan})])["lludp"].to_pylist()[0]
     assert json.loads(row["blocks"][0]["fields"])["Far"] == "NaN"
+
+
+def _msgspec_text(block: lludp.Block) -> str:
+    values = {k: v.hex() if isinstance(v, bytes) else v for k, v in block.items()}
+    return str(msgspec.json.encode(values), "utf-8")
+
+
+def _to_json_text(block: lludp.Block) -> str:
+    return json.dumps(_without_type(to_json(block)), separators=(",", ":"))
+
+
+def test_block_text_is_msgspecs_unless_its_row_holds_a_non_finite_float() -> None:
+    # msgspec writes 1e16 as 1e16, json.dumps as 1e+16: each row's text is one or the
+    # other (a row with a non-finite float anywhere: every block of it by to_json)
+    units = unitgen.lludp_units()
+    unit = units[0]
+    m: lludp.Message = unit.value  # type: ignore[assignment]
+    block = m.blocks["AgentData"][0]
+    big = m._replace(blocks={"AgentData": (block._replace(Far=1e16),)})
+    nan_block = block._replace(CameraCenter=(math.nan, 0.25, 0.5))
+    vector_nan = m._replace(blocks={"AgentData": (nan_block, block._replace(Far=1e16))})
+    moved: lludp.Message = next(
+        u.value
+        for u in units
+        if u.value.name == "AgentMovementComplete"  # type: ignore[attr-defined]
+    )
+    data = moved.blocks["Data"][0]  # vectors, no float field
+    moved_nan = moved._replace(
+        blocks={**moved.blocks, "Data": (data._replace(Position=(0.5, math.inf, 1e16)),)}
+    )
+    values = [big, vector_nan, *(u.value for u in units[1:]), moved_nan, big]
+    items = [Unit(**{**_fields(unit), "value": v}) for v in values]
+    for batch_size in (1, 3, 1000):
+        rows = tables(items, batch_size=batch_size)["lludp"].to_pylist()
+        for value, row in zip(values, rows, strict=True):
+            blocks = [b for instances in value.blocks.values() for b in instances]  # type: ignore[attr-defined]
+            text = _to_json_text if value in (vector_nan, moved_nan) else _msgspec_text
+            assert [b["fields"] for b in row["blocks"]] == [text(b) for b in blocks]
+    assert '"Far":1e16' in _msgspec_text(big.blocks["AgentData"][0])
 
 
 def _fields(unit: Unit) -> dict[str, object]:
