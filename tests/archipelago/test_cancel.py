@@ -150,6 +150,38 @@ def test_the_reply_of_a_cancelled_request_answers_no_later_one() -> None:
     run(play)
 
 
+def test_a_scout_cancelled_before_it_went_out_keeps_its_place() -> None:
+    """Cancelled at once, before its frame was written, a scout's frame still
+    goes out whole (the sending is shielded), so its place in the line of
+    scouts is right: its reply is consumed and the next scout gets its own."""
+
+    async def play(room: Room) -> None:
+        sent: list[str] = []
+
+        def tap(traffic: Traffic) -> None:
+            if traffic.direction == "out":
+                sent.extend(c["cmd"] for c in json.loads(traffic.data))
+
+        client = await aio.connect(
+            room.url, name="JSPlayer", game="Clique", request_timeout=None, tap=tap
+        )
+        await later_events(client)
+        for _ in range(3):
+            early = asyncio.ensure_future(client.scout([1002]))
+            await asyncio.sleep(0)
+            early.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await early
+        scouted = await client.scout([1003])
+        assert [(i.location, i.item) for i in scouted] == [(1003, 502)]
+        assert sent.count("LocationScouts") == 4
+        assert replies(await later_events(client)) == []
+        assert (client.pending_requests, client.session.pending_requests) == (0, 0)
+        await client.close()
+
+    run(play)
+
+
 def test_a_request_timed_out_by_its_caller_is_dropped() -> None:
     """``asyncio.timeout`` around a request the server does not answer yet
     (request_timeout=None): the request is gone at once."""
