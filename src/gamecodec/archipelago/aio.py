@@ -12,7 +12,12 @@ proxies ignored), logs in and returns once the server accepted the login
 logging in took more than ``connect_timeout`` seconds). Requests that have a
 reply (scouts, Get, Set, hints) are awaited, each for at most
 ``request_timeout`` seconds; one the server refuses raises
-:class:`RequestRefusedError` at once. Everything else arrives through
+:class:`RequestRefusedError` at once. A request whose caller goes away
+(cancelled, or timed out by ``asyncio.wait_for``/``asyncio.timeout``) is
+dropped at once (:meth:`ClientSession.cancel`): its frame still goes out
+whole, and its reply, when it comes, is consumed without an event and never
+answers a later request (scout replies, which carry no id, are matched in
+order, and the cancelled scout keeps its place). Everything else arrives through
 :meth:`Client.next_event` or ``async for event in client``; the events not
 yet taken are bounded by ``max_events`` (the oldest is dropped, counted in
 :attr:`Client.events_dropped`, with a warning). ``tap=`` is given every text
@@ -183,6 +188,8 @@ class Client:
         self._events_ready = asyncio.Event()
         self._events_closed = False
         self._waiters: dict[int, asyncio.Future[Any]] = {}
+        self._send_lock = asyncio.Lock()  # one batch of frames at a time, in order
+        self._sending: set[asyncio.Task[None]] = set()  # batches whose caller may be gone
         self._login: asyncio.Future[LoggedIn] | None = None
         self._logged_in = asyncio.Event()  # set while LOGGED_IN, and once CLOSED
         self._closing = False
@@ -351,16 +358,38 @@ class Client:
         raise NotConnectedError(f"not logged in: the client is {self.state.value}")
 
     async def _flush(self) -> None:
-        socket = self._socket
-        for frame in self.session.frames_to_send():
-            if socket is None:
-                raise NotConnectedError("the connection was lost")
-            try:
-                await socket.send(frame)
-            except ConnectionClosed as exc:
-                raise NotConnectedError(f"the connection was lost: {exc}") from exc
-            if self.tap is not None:
-                call_tap(self.tap, Traffic("out", frame, self._loop.time(), self.uri))
+        """Send the frames the session queued. The sending runs shielded and
+        one batch at a time: a caller cancelled meanwhile drops no frame (its
+        own or one queued with it), and frames go out in the order the session
+        queued them, the order scout replies are matched in."""
+        frames = self.session.frames_to_send()
+        if not frames:
+            return
+        sending = asyncio.ensure_future(self._send_frames(self._socket, frames))
+        self._sending.add(sending)
+        sending.add_done_callback(self._sent)
+        await asyncio.shield(sending)
+
+    def _sent(self, sending: asyncio.Task[None]) -> None:
+        self._sending.discard(sending)
+        _retrieve(sending)
+
+    async def _send_frames(self, socket: ClientConnection | None, frames: list[str]) -> None:
+        async with self._send_lock:
+            for frame in frames:
+                if socket is None:
+                    raise NotConnectedError("the connection was lost")
+                try:
+                    await socket.send(frame)
+                except ConnectionClosed as exc:
+                    raise NotConnectedError(f"the connection was lost: {exc}") from exc
+                if self.tap is not None:
+                    call_tap(self.tap, Traffic("out", frame, self._loop.time(), self.uri))
+
+    @property
+    def pending_requests(self) -> int:
+        """Requests awaiting their reply (a cancelled one is dropped at once)."""
+        return len(self._waiters)
 
     def _waiter(self, request_id: int) -> asyncio.Future[Any]:
         future: asyncio.Future[Any] = self._loop.create_future()
@@ -370,14 +399,18 @@ class Client:
         return future
 
     async def _request(self, request_id: int) -> Any:
+        """Send request ``request_id`` (queued in the session) and return its
+        reply. If the caller goes away first, the request is dropped at once
+        from here and from the session; its reply is consumed there."""
         future = self._waiter(request_id)
         try:
             await self._flush()
+            return await future
         except BaseException:
-            self._waiters.pop(request_id, None)
-            future.cancel()
+            if self._waiters.pop(request_id, None) is not None:
+                future.cancel()
+                self.session.cancel(request_id)
             raise
-        return await future
 
     def _arm_timer(self) -> None:
         """Run the session's timers at its next deadline even if no frame

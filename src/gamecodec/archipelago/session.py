@@ -22,6 +22,9 @@ Feed it the text of each websocket frame with :meth:`ClientSession.receive_frame
 * DeathLink: :meth:`ClientSession.death_link` bounces a death to the
   ``DeathLink`` tag, :class:`DeathLinkReceived` reports other players' deaths;
 * request timeouts through :meth:`next_deadline` / :meth:`handle_timeout`;
+  :meth:`ClientSession.cancel` drops a request whose caller went away (its
+  reply, when it comes, is consumed without an event and answers no other
+  request);
   a request the server refuses (an InvalidPacket naming its command: a Set of
   a read-only ``_read_`` key, a refused scout) ends at once with a
   :class:`RequestRefused`;
@@ -34,9 +37,10 @@ Feed it the text of each websocket frame with :meth:`ClientSession.receive_frame
   answer a :class:`HintsChanged`.
 
 Memory: requests waiting for a reply are the application's own (each expires
-after ``request_timeout``; with ``None`` they wait for good); timed-out
-scouts, our own deaths and Sets or Gets the reference refuses (awaiting it) are
-remembered up to ``MAX_LATE_SCOUTS``, ``MAX_SENT_DEATHS`` and
+after ``request_timeout``; with ``None`` they wait for good, unless
+cancelled); timed-out or cancelled scouts, cancelled Gets and Sets, our own
+deaths and Sets or Gets the reference refuses (awaiting it) are remembered up
+to ``MAX_LATE_SCOUTS``, ``MAX_CANCELLED``, ``MAX_SENT_DEATHS`` and
 ``MAX_REFUSABLE_SETS``; the frames :meth:`ClientSession.frames_to_send` has not
 taken are the application's commands, the handshake's, and at most one
 resync (Sync and LocationChecks) however many ReceivedItems come out of step
@@ -99,6 +103,10 @@ player's (an echo that never comes, DeathLink off on the server, is forgotten)."
 MAX_REFUSABLE_SETS = 1024
 """Sets (and, apart, Gets) the reference refuses, awaiting that refusal (beyond
 it the oldest are forgotten: a server that lets them through)."""
+MAX_CANCELLED = 1024
+"""Cancelled Gets and Sets remembered so that their replies are consumed without an
+event (beyond it the oldest are forgotten: a server that answers none; a reply
+that comes after that is reported as a reply to no request, as a late one is)."""
 
 
 class State(enum.Enum):
@@ -281,6 +289,12 @@ def _hints(value: Any) -> list[Hint]:
     return [h for h in map(_hint, items) if h is not None]
 
 
+def _echoed_id(command: C.Command) -> int | None:
+    """The ``request_id`` a Retrieved or SetReply echoes, if it is an int."""
+    request_id = command.extra.get("request_id")
+    return request_id if type(request_id) is int else None
+
+
 def _reference_only(data: str | bytes) -> list[dict[str, Any]] | None:
     """The commands of a frame the typed codec refused but the reference reads
     (plain values), or ``None`` if the reference refuses it too."""
@@ -347,6 +361,9 @@ class ClientSession:
         self._pending: dict[int, _Pending] = {}
         self._scouts: deque[int] = deque()
         self._late_scouts: set[int] = set()  # timed out, their replies still due
+        self._cancelled_scouts: set[int] = set()  # of the late ones: their replies eaten
+        # cancelled Gets and Sets (id: command), oldest first, their replies still due
+        self._cancelled: dict[int, str] = {}
         self._sent_deaths: dict[tuple[float, str], None] = {}  # oldest first
         self._wanted: list[str] = []  # games asked for with GetDataPackage
         self._resync_queued = False  # a Sync for out-of-step items waits in the outbox
@@ -364,6 +381,44 @@ class ClientSession:
 
     def _send(self, *commands: C.Command) -> None:
         self._outbox.append(encode(list(commands)))
+
+    @property
+    def pending_requests(self) -> int:
+        """Requests sent whose reply is awaited (answered, refused, timed-out
+        and cancelled requests are not)."""
+        return len(self._pending)
+
+    def cancel(self, request_id: int) -> bool:
+        """Drop request ``request_id``, whose caller went away: it is no longer
+        pending, times out never, and its reply (or refusal), when it comes, is
+        consumed without an event. It answers no later request: Get and Set
+        replies carry their request's id, and a cancelled scout keeps its place
+        in the line of scouts, whose replies come in order, so the next reply
+        goes to the next scout. False if the request was not pending (already
+        answered, refused, timed out, or not ours)."""
+        pending = self._pending.pop(request_id, None)
+        if pending is None:
+            return False
+        if pending.kind == "LocationScouts":
+            self._late_scouts.add(request_id)
+            self._cancelled_scouts.add(request_id)
+            self._forget_late_scouts()
+        else:
+            self._cancelled[request_id] = pending.kind
+            while len(self._cancelled) > MAX_CANCELLED:
+                del self._cancelled[next(iter(self._cancelled))]
+        return True
+
+    def _eaten(self, request_id: int | None, kind: str) -> bool:
+        """Whether this reply or refusal answers a cancelled ``kind`` request
+        (then it is consumed: forgotten, no event)."""
+        if request_id in self._cancelled_scouts:
+            self._cancelled_scouts.discard(request_id)
+            return True
+        if request_id is None or self._cancelled.get(request_id) != kind:
+            return False
+        del self._cancelled[request_id]
+        return True
 
     def _require_login(self) -> None:
         if self.state is not State.CONNECTED:
@@ -594,6 +649,7 @@ class ClientSession:
             oldest = next(r for r in self._scouts if r in self._late_scouts)
             self._scouts.remove(oldest)
             self._late_scouts.discard(oldest)
+            self._cancelled_scouts.discard(oldest)
 
     # ------------------------------------------------------------------ input
 
@@ -675,8 +731,10 @@ class ClientSession:
             if not self._scouts:  # not an answer of ours
                 return [CommandReceived(command)]
             request_id = self._scouts.popleft()
-            if request_id in self._late_scouts:  # already reported as timed out
+            if request_id in self._late_scouts:  # timed out or cancelled
                 self._late_scouts.discard(request_id)
+                if self._eaten(request_id, "LocationScouts"):
+                    return []
                 return [CommandReceived(command)]
             self._pending.pop(request_id, None)
             return [LocationsScouted(request_id, command.locations)]
@@ -684,11 +742,17 @@ class ClientSession:
             return self._on_retrieved(command)
         if isinstance(command, C.SetReply):
             original = None if command.original_value is C.UNSET else command.original_value
-            events: list[Event] = [
-                StorageChanged(
-                    self._reply_id(command, "Set"), command.key, command.value, original, command
+            events: list[Event] = []
+            if not self._eaten(_echoed_id(command), "Set"):
+                events.append(
+                    StorageChanged(
+                        self._reply_id(command, "Set"),
+                        command.key,
+                        command.value,
+                        original,
+                        command,
+                    )
                 )
-            ]
             if self.state is State.CONNECTED and command.key == self.hints_key:
                 self.hints = _hints(command.value)
                 events.append(HintsChanged(None, list(self.hints)))
@@ -724,10 +788,14 @@ class ClientSession:
             self.hint_points = command.hint_points
 
     def _on_retrieved(self, command: C.Retrieved) -> list[Event]:
+        eaten = self._eaten(_echoed_id(command), "Get")
+        if self.state is State.CONNECTED and self.hints_key in command.keys:
+            self.hints = _hints(command.keys[self.hints_key])  # the room's state all the same
+        if eaten:
+            return []
         request_id = self._reply_id(command, "Get")
         events: list[Event] = [StorageRead(request_id, command.keys)]
         if self.state is State.CONNECTED and self.hints_key in command.keys:
-            self.hints = _hints(command.keys[self.hints_key])
             events.append(HintsChanged(request_id, list(self.hints)))
         return events
 
@@ -743,6 +811,8 @@ class ClientSession:
             request_id = self._scouts.popleft()
             if request_id in self._late_scouts:
                 self._late_scouts.discard(request_id)
+                if self._eaten(request_id, kind):
+                    return []
                 return [CommandReceived(command)]
             self._pending.pop(request_id, None)
             return [RequestRefused(request_id, kind, command)]
@@ -753,14 +823,16 @@ class ClientSession:
             refused = self._refusable_sets.popleft()
         elif kind == "Get" and self._refusable_gets:
             refused = self._refusable_gets.popleft()
+        if self._eaten(refused, kind):
+            return []
         if refused is None or self._pending.pop(refused, None) is None:
             return [CommandReceived(command)]
         return [RequestRefused(refused, kind, command)]
 
     def _reply_id(self, command: C.Command, kind: str) -> int | None:
         """Our pending ``kind`` request this reply answers (None: a notice)."""
-        request_id = command.extra.get("request_id")
-        if type(request_id) is int:
+        request_id = _echoed_id(command)
+        if request_id is not None:
             pending = self._pending.get(request_id)
             if pending is not None and pending.kind == kind:
                 del self._pending[request_id]
