@@ -174,3 +174,27 @@ def test_every_datagram_retires_what_the_viewer_would(
     raw += bytes((len(ids) if count is None else count,))
     c.receive_datagram(raw, 0.1)
     assert set(c.unacked_sequences) == set(range(1, 7)) - viewer_applies(raw)
+
+
+@pytest.mark.parametrize(
+    "tail_bytes",
+    [tail([1, 3])[:-1] + b"\x09", b"\x00"],  # count past the datagram; 7 bytes, count 0
+    ids=["count too big", "count 0, no room"],
+)
+def test_a_duplicate_whose_ack_count_does_not_fit_is_dropped_unread(
+    twin: ModuleType, codec: ModuleType, tail_bytes: bytes
+) -> None:
+    """``checkMessages`` drops a datagram whose ack count does not fit before
+    its duplicate check: a seen sequence number with a bad tail is not acked
+    again (nor are its acks applied); it is refused like a first copy."""
+    c = sending(twin, codec, 3)
+    first = reliable_from_peer(codec, 40, 40)
+    assert len(c.receive_datagram(first, 0.1)) == 1
+    c.datagrams_to_send(0.2)  # the ack of 40 goes out
+    bad = bytes((RELIABLE | RESENT | ACK,)) + first[1:6] + tail_bytes
+    with pytest.raises(DecodeError):  # a first copy is refused
+        codec.decode(bad, c.template, False, 8192)
+    assert viewer_applies(bad) == set()
+    assert c.receive_datagram(bad, 0.3) == []
+    assert c.acks_pending == [] and c.unacked_sequences == [1, 2, 3]
+    assert [type(e) for e in c.events()] == [BadDatagram]

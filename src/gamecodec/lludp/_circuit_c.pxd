@@ -141,7 +141,7 @@ cdef class Circuit:
 
     @cython.final
     @cython.locals(n=Py_ssize_t, count=Py_ssize_t, ids=tuple)
-    cdef _apply_appended_acks(self, bytes raw)
+    cdef bint _apply_appended_acks(self, bytes raw) except -1
 
     @cython.final
     cdef _refuse(self, object exc, bytes raw, double now)

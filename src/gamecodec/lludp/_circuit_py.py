@@ -709,9 +709,10 @@ class Circuit:
         if len(raw) >= 7 and raw[0] & _RELIABLE:
             seq = raw[1]  # then shifted in seq's own width (a C long long compiled)
             seq = seq << 24 | raw[2] << 16 | raw[3] << 8 | raw[4]
-            if seq in self._seen:
+            # checkMessages drops a datagram whose ack count does not fit before
+            # its duplicate check: such a one is refused below, not acked again
+            if seq in self._seen and self._apply_appended_acks(raw):
                 self.duplicates += 1
-                self._apply_appended_acks(raw)
                 self._queue_ack(seq, t)
                 return []
         refused = None  # the strict decode's error, when only the tolerant one takes it
@@ -779,20 +780,22 @@ class Circuit:
             if unacked.pop(a, None) is not None and timeline and timeline[0] == a:
                 timeline.popleft()  # acks come mostly in sending order
 
-    def _apply_appended_acks(self, raw: bytes) -> None:
+    def _apply_appended_acks(self, raw: bytes) -> bool:
         """The appended acks of a datagram that is not read, applied as the LL
         viewer's ``checkMessages`` applies them before it looks at the body:
         a datagram of 7 bytes or more with the ACK flag whose ack count fits
         (``count * 4 + 7`` bytes before the count byte; else it is dropped
-        whole, its acks too)."""
+        whole, its acks too: then False)."""
         n = len(raw)
         if n < 7 or not raw[0] & _ACK:
-            return
+            return n >= 7
         count = raw[n - 1]
-        if count == 0 or n - 1 < 4 * count + 7:
-            return
-        ids = struct.unpack_from(f">{count}I", raw, n - 1 - 4 * count)  # in queue order
-        self._retire(ids[::-1])  # as the codec gives them: nearest the count byte first
+        if n - 1 < 4 * count + 7:
+            return False
+        if count:
+            ids = struct.unpack_from(f">{count}I", raw, n - 1 - 4 * count)  # in queue order
+            self._retire(ids[::-1])  # as the codec gives them: nearest the count byte first
+        return True
 
     def _refuse(self, exc: DecodeError, raw: bytes, now: float) -> None:
         """A datagram the circuit does not read: its appended acks applied, a

@@ -54,7 +54,9 @@ as its default):
   reliable packet seen before is acked again and not delivered, its appended
   acks applied (LL checks this only for packets flagged RESENT,
   ``isDuplicateResend``; here every reliable packet is checked, so a datagram
-  the network duplicated is caught too).
+  the network duplicated is caught too). One whose ack count does not fit is
+  refused unacked, as a first copy would be: ``checkMessages`` drops it
+  before its duplicate check.
   The memory is pruned like ``clearDuplicateList``, by the OldestUnacked of
   the peer's StartPingCheck, but one ping late, so a resend already in flight
   when the peer saw our ack is still caught; ``DUPLICATE_WINDOW`` caps it.
