@@ -307,3 +307,33 @@ def test_session_cancel_eats_a_refusal_and_is_bounded() -> None:
     for _ in range(S.MAX_LATE_SCOUTS):
         assert session.receive_frame(info, 1.0) == []
     assert session.receive_frame(info, 1.0) == [S.LocationsScouted(fresh, [C.Item(1, 1001, 1)])]
+
+
+def test_close_leaves_no_send_pending() -> None:
+    """A send whose caller was cancelled is finished by close(): none is left
+    pending for the loop to destroy (with ``run_until_complete(close())`` and
+    ``loop.close()``, "Task was destroyed but it is pending")."""
+
+    async def play(room: Room) -> None:
+        client = await aio.connect(room.url, name="JSPlayer", game="Clique")
+        socket = client._socket
+        assert socket is not None
+        send = socket.send
+
+        async def slow_send(frame: Any) -> None:
+            await asyncio.sleep(0.5)  # a peer that reads slowly
+            await send(frame)
+
+        socket.send = slow_send  # type: ignore[method-assign]
+        task = asyncio.ensure_future(client.get(["counter"]))
+        await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert client._sending  # its frame is still going out
+        await client.close()
+        assert not client._sending
+        others = asyncio.all_tasks() - {asyncio.current_task()}
+        assert [t for t in others if "_send_frames" in repr(t)] == []
+
+    run(play)

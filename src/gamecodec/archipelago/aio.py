@@ -212,7 +212,8 @@ class Client:
             raise
 
     async def close(self) -> None:
-        """Close the websocket (code 1000) and stop reconnecting."""
+        """Close the websocket (code 1000) and stop reconnecting; frames still
+        going out for callers that went away are abandoned."""
         self._closing = True
         if self._timer is not None:
             self._timer.cancel()
@@ -223,6 +224,12 @@ class Client:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
+        # sends whose callers went away: nothing they write would arrive now,
+        # and none may be left pending for the loop to destroy
+        sending = list(self._sending)
+        for task in sending:
+            task.cancel()
+        await asyncio.gather(*sending, return_exceptions=True)
         self._end(NotConnectedError("client closed"))
 
     def _end(self, exc: Exception) -> None:
