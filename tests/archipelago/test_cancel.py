@@ -337,3 +337,32 @@ def test_close_leaves_no_send_pending() -> None:
         assert [t for t in others if "_send_frames" in repr(t)] == []
 
     run(play)
+
+
+def test_a_cancelled_set_still_tells_a_watcher_of_its_key() -> None:
+    """A watched key (SetNotify) is told of every change: the server sends the
+    Set's reply once, to its sender, so a cancelled Set's reply is the only
+    notice of the change; it becomes a StorageChanged event with no request id,
+    as another client's change does."""
+    session = logged_in()
+    session.set_notify(["counter"])
+    request_id = session.set("counter", [("add", 1)], 0.0, default=0)
+    assert request_id is not None
+    session.frames_to_send()
+    assert session.cancel(request_id)
+    reply = {
+        "cmd": "SetReply",
+        "key": "counter",
+        "value": 1,
+        "original_value": 0,
+        "slot": 1,
+        "request_id": request_id,
+    }
+    (event,) = session.receive_frame(encode([reply]), 1.0)
+    assert isinstance(event, S.StorageChanged)
+    assert (event.request_id, event.key, event.value) == (None, "counter", 1)
+    # not watched: consumed without an event
+    other = session.set("other", [("add", 1)], 2.0, default=0)
+    assert other is not None and session.cancel(other)
+    reply |= {"key": "other", "request_id": other}
+    assert session.receive_frame(encode([reply]), 3.0) == []

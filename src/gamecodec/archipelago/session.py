@@ -364,6 +364,7 @@ class ClientSession:
         self._cancelled_scouts: set[int] = set()  # of the late ones: their replies eaten
         # cancelled Gets and Sets (id: command), oldest first, their replies still due
         self._cancelled: dict[int, str] = {}
+        self._watched: set[str] = set()  # SetNotify keys: a cancelled Set's reply tells them
         self._sent_deaths: dict[tuple[float, str], None] = {}  # oldest first
         self._wanted: list[str] = []  # games asked for with GetDataPackage
         self._resync_queued = False  # a Sync for out-of-step items waits in the outbox
@@ -391,7 +392,9 @@ class ClientSession:
     def cancel(self, request_id: int) -> bool:
         """Drop request ``request_id``, whose caller went away: it is no longer
         pending, times out never, and its reply (or refusal), when it comes, is
-        consumed without an event. It answers no later request: Get and Set
+        consumed without an event (a Set's on a key watched with
+        :meth:`set_notify` excepted: it is that key's notice, a
+        :class:`StorageChanged` with no request id). It answers no later request: Get and Set
         replies carry their request's id, and a cancelled scout keeps its place
         in the line of scouts, whose replies come in order, so the next reply
         goes to the next scout. False if the request was not pending (already
@@ -509,7 +512,9 @@ class ClientSession:
     def set_notify(self, keys: Iterable[str]) -> None:
         """Be told (:class:`StorageChanged` with ``request_id=None``) when keys change."""
         self._require_login()
-        self._send(C.SetNotify(list(keys)))
+        keys = list(keys)
+        self._watched.update(keys)
+        self._send(C.SetNotify(keys))
 
     def bounce(
         self,
@@ -743,7 +748,9 @@ class ClientSession:
         if isinstance(command, C.SetReply):
             original = None if command.original_value is C.UNSET else command.original_value
             events: list[Event] = []
-            if not self._eaten(_echoed_id(command), "Set"):
+            # a cancelled Set's reply is the only notice a watcher of its key gets
+            # (the server sends it once): then it is told, as of another's change
+            if not self._eaten(_echoed_id(command), "Set") or command.key in self._watched:
                 events.append(
                     StorageChanged(
                         self._reply_id(command, "Set"),
