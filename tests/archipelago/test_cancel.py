@@ -331,8 +331,12 @@ def test_close_leaves_no_send_pending() -> None:
         with pytest.raises(asyncio.CancelledError):
             await task
         assert client._sending  # its frame is still going out
+        waiting = asyncio.ensure_future(client.get(["counter"]))  # its caller stays
+        await asyncio.sleep(0.01)
         await client.close()
         assert not client._sending
+        with pytest.raises(aio.NotConnectedError):  # not CancelledError: nobody cancelled it
+            await waiting
         others = asyncio.all_tasks() - {asyncio.current_task()}
         assert [t for t in others if "_send_frames" in repr(t)] == []
 

@@ -212,8 +212,8 @@ class Client:
             raise
 
     async def close(self) -> None:
-        """Close the websocket (code 1000) and stop reconnecting; frames still
-        going out for callers that went away are abandoned."""
+        """Close the websocket (code 1000) and stop reconnecting; returns once
+        the frames still going out have failed (the socket is closed)."""
         self._closing = True
         if self._timer is not None:
             self._timer.cancel()
@@ -224,12 +224,10 @@ class Client:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
-        # sends whose callers went away: nothing they write would arrive now,
-        # and none may be left pending for the loop to destroy
-        sending = list(self._sending)
-        for task in sending:
-            task.cancel()
-        await asyncio.gather(*sending, return_exceptions=True)
+        # sends still going out (their callers may be gone): with the socket
+        # closed they fail at once (NotConnectedError to a caller still there);
+        # none may be left pending for the loop to destroy
+        await asyncio.gather(*self._sending, return_exceptions=True)
         self._end(NotConnectedError("client closed"))
 
     def _end(self, exc: Exception) -> None:
