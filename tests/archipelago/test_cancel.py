@@ -304,8 +304,9 @@ def test_session_cancel_eats_a_refusal_and_is_bounded() -> None:
         expected = [S.StorageRead(None, {"k": 1})] if n < extra else []
         assert session.receive_frame(encode([retrieved]), 1.0) == expected
     info = encode([C.LocationInfo([C.Item(1, 1001, 1)])])
-    for _ in range(S.MAX_LATE_SCOUTS):
-        assert session.receive_frame(info, 1.0) == []
+    for n in range(S.MAX_LATE_SCOUTS + extra):  # the forgotten ones' replies come first
+        expected = [S.CommandReceived(C.LocationInfo([C.Item(1, 1001, 1)]))] if n < extra else []
+        assert session.receive_frame(info, 1.0) == expected
     assert session.receive_frame(info, 1.0) == [S.LocationsScouted(fresh, [C.Item(1, 1001, 1)])]
 
 
@@ -370,3 +371,24 @@ def test_a_cancelled_set_still_tells_a_watcher_of_its_key() -> None:
     assert other is not None and session.cancel(other)
     reply |= {"key": "other", "request_id": other}
     assert session.receive_frame(encode([reply]), 3.0) == []
+
+
+def test_many_cancelled_scouts_never_answer_a_later_one() -> None:
+    """The server answers every scout, in order. With more cancelled scouts
+    in flight than MAX_LATE_SCOUTS, the forgotten ones' replies (which still
+    come) are reported as replies to no request, and a later scout gets its
+    own reply, not the reply of a cancelled one (before, forgetting removed
+    the oldest from the line, so each reply went to the scout behind)."""
+    session = logged_in(request_timeout=None)
+    extra = 5
+    for _ in range(S.MAX_LATE_SCOUTS + extra):
+        assert session.cancel(session.scout_locations([1001], 0.0))
+    fresh = session.scout_locations([1002], 0.0)
+    old = encode([C.LocationInfo([C.Item(1, 1001, 1)])])
+    events = []
+    for _ in range(S.MAX_LATE_SCOUTS + extra):
+        events += session.receive_frame(old, 1.0)
+    assert [type(e) for e in events] == [S.CommandReceived] * extra
+    new = encode([C.LocationInfo([C.Item(1, 1002, 1)])])
+    assert session.receive_frame(new, 1.0) == [S.LocationsScouted(fresh, [C.Item(1, 1002, 1)])]
+    assert session.pending_requests == 0

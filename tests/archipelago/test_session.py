@@ -411,19 +411,23 @@ def test_an_incomplete_data_package_names_the_missing_games() -> None:
     assert session.state is S.State.AWAIT_CONNECTED
 
 
-def test_timed_out_scouts_are_remembered_up_to_a_limit() -> None:
-    """Scouts the server never answers grew two containers without bound; the
-    oldest timed-out ones are now forgotten past MAX_LATE_SCOUTS."""
+def test_timed_out_scouts_keep_their_places_without_memory() -> None:
+    """Scouts the server never answers grew two containers without bound; a
+    timed-out scout now keeps its place in line at no cost, however many there
+    are, so each late reply (the server answers every scout, in order) is
+    reported as a reply to no request and a later scout gets its own."""
     session = logged_in(request_timeout=1.0)
     extra = 5
     for _ in range(S.MAX_LATE_SCOUTS + extra):
         session.scout_locations([1], 0.0)
     assert len(session.handle_timeout(2.0)) == S.MAX_LATE_SCOUTS + extra
+    assert not session._scouts and not session._cancelled_scouts
     fresh = session.scout_locations([2], 3.0)
-    info = encode([C.LocationInfo([C.Item(1, 2, 1)])])
-    for _ in range(S.MAX_LATE_SCOUTS):  # the remembered late ones take their replies
-        (event,) = session.receive_frame(info, 3.0)
+    late = encode([C.LocationInfo([C.Item(1, 1, 1)])])
+    for _ in range(S.MAX_LATE_SCOUTS + extra):
+        (event,) = session.receive_frame(late, 3.0)
         assert isinstance(event, S.CommandReceived)
+    info = encode([C.LocationInfo([C.Item(1, 2, 1)])])
     assert session.receive_frame(info, 3.0) == [S.LocationsScouted(fresh, [C.Item(1, 2, 1)])]
 
 

@@ -38,7 +38,7 @@ Feed it the text of each websocket frame with :meth:`ClientSession.receive_frame
 
 Memory: requests waiting for a reply are the application's own (each expires
 after ``request_timeout``; with ``None`` they wait for good, unless
-cancelled); timed-out or cancelled scouts, cancelled Gets and Sets, our own
+cancelled); cancelled scouts, Gets and Sets, our own
 deaths and Sets or Gets the reference refuses (awaiting it) are remembered up
 to ``MAX_LATE_SCOUTS``, ``MAX_CANCELLED``, ``MAX_SENT_DEATHS`` and
 ``MAX_REFUSABLE_SETS``; the frames :meth:`ClientSession.frames_to_send` has not
@@ -95,8 +95,10 @@ __all__ = [
 
 DEATH_LINK = "DeathLink"
 MAX_LATE_SCOUTS = 1024
-"""Timed-out scouts remembered so that their late replies are not taken for
-later scouts' (beyond it the oldest are forgotten: a server that answers none)."""
+"""Cancelled scouts remembered so that their replies are consumed without an
+event (beyond it the oldest are forgotten: a reply that still comes is reported
+as a reply to no request, as a timed-out scout's is). Every scout keeps its
+place in the line of replies whatever the count: a place costs no memory."""
 MAX_SENT_DEATHS = 256
 """Our own deaths remembered so that their echo is not reported as another
 player's (an echo that never comes, DeathLink off on the server, is forgotten)."""
@@ -254,6 +256,7 @@ class CommandReceived(Event):
 class _Pending:
     kind: str
     sent_at: float
+    place: int = -1  # a scout's place in the line of scouts
 
 
 def _death_time(value: Any) -> float | None:
@@ -359,9 +362,12 @@ class ClientSession:
         # SetNotify watcher, so another client's ids must not look like ours
         self._ids = itertools.count(secrets.randbits(48) + 1)
         self._pending: dict[int, _Pending] = {}
-        self._scouts: deque[int] = deque()
-        self._late_scouts: set[int] = set()  # timed out, their replies still due
-        self._cancelled_scouts: set[int] = set()  # of the late ones: their replies eaten
+        # scouts are answered in order (LocationInfo or InvalidPacket, no id):
+        # each takes the next place in line, each reply the oldest place unanswered
+        self._scouts_sent = 0
+        self._scouts_answered = 0
+        self._scouts: dict[int, int] = {}  # place: our pending scout's request id
+        self._cancelled_scouts: dict[int, None] = {}  # places, oldest first: replies eaten
         # cancelled Gets and Sets (id: command), oldest first, their replies still due
         self._cancelled: dict[int, str] = {}
         self._watched: set[str] = set()  # SetNotify keys: a cancelled Set's reply tells them
@@ -403,9 +409,10 @@ class ClientSession:
         if pending is None:
             return False
         if pending.kind == "LocationScouts":
-            self._late_scouts.add(request_id)
-            self._cancelled_scouts.add(request_id)
-            self._forget_late_scouts()
+            del self._scouts[pending.place]
+            self._cancelled_scouts[pending.place] = None
+            while len(self._cancelled_scouts) > MAX_LATE_SCOUTS:
+                del self._cancelled_scouts[next(iter(self._cancelled_scouts))]
         else:
             self._cancelled[request_id] = pending.kind
             while len(self._cancelled) > MAX_CANCELLED:
@@ -415,9 +422,6 @@ class ClientSession:
     def _eaten(self, request_id: int | None, kind: str) -> bool:
         """Whether this reply or refusal answers a cancelled ``kind`` request
         (then it is consumed: forgotten, no event)."""
-        if request_id in self._cancelled_scouts:
-            self._cancelled_scouts.discard(request_id)
-            return True
         if request_id is None or self._cancelled.get(request_id) != kind:
             return False
         del self._cancelled[request_id]
@@ -449,7 +453,9 @@ class ClientSession:
         if any(type(i) is not int for i in ids):
             raise TypeError("location ids must be ints (the server refuses other types)")
         request_id = self._request("LocationScouts", now)
-        self._scouts.append(request_id)
+        self._pending[request_id].place = self._scouts_sent
+        self._scouts[self._scouts_sent] = request_id
+        self._scouts_sent += 1
         self._send(C.LocationScouts(ids, create_as_hint))
         return request_id
 
@@ -574,10 +580,7 @@ class ClientSession:
             return
         cmd = command.get("cmd")
         if cmd == "LocationScouts":
-            placeholder = next(self._ids)
-            self._scouts.append(placeholder)
-            self._late_scouts.add(placeholder)
-            self._forget_late_scouts()
+            self._scouts_sent += 1  # a place in line that is not ours
         elif cmd == "Set":
             key = command.get("key")
             if (
@@ -641,20 +644,27 @@ class ClientSession:
         for request_id, pending in list(self._pending.items()):
             if now >= pending.sent_at + self.request_timeout:
                 del self._pending[request_id]
-                if request_id in self._scouts:
-                    # its LocationInfo (which carries no id) is still due: keep its place
-                    self._late_scouts.add(request_id)
+                if pending.kind == "LocationScouts":
+                    # its LocationInfo (which carries no id) is still due: its place
+                    # stays in line, its reply reported as a reply to no request
+                    del self._scouts[pending.place]
                 events.append(RequestTimedOut(request_id, pending.kind))
-        self._forget_late_scouts()
         return events
 
-    def _forget_late_scouts(self) -> None:
-        """Keep at most MAX_LATE_SCOUTS timed-out scouts, dropping the oldest."""
-        while len(self._late_scouts) > MAX_LATE_SCOUTS:
-            oldest = next(r for r in self._scouts if r in self._late_scouts)
-            self._scouts.remove(oldest)
-            self._late_scouts.discard(oldest)
-            self._cancelled_scouts.discard(oldest)
+    def _next_scout(self) -> int | None:
+        """The place in line a scout reply answers (None: no scout is due)."""
+        if self._scouts_answered == self._scouts_sent:
+            return None
+        self._scouts_answered += 1
+        return self._scouts_answered - 1
+
+    def _late_scout(self, place: int, command: C.Command) -> list[Event]:
+        """The reply to a scout not pending: eaten if it was cancelled (and is
+        remembered), else reported as a reply to no request."""
+        if place in self._cancelled_scouts:
+            del self._cancelled_scouts[place]
+            return []
+        return [CommandReceived(command)]
 
     # ------------------------------------------------------------------ input
 
@@ -733,14 +743,12 @@ class ClientSession:
         if isinstance(command, C.ReceivedItems):
             return self._on_items(command)
         if isinstance(command, C.LocationInfo):
-            if not self._scouts:  # not an answer of ours
+            place = self._next_scout()
+            if place is None:  # not an answer of ours
                 return [CommandReceived(command)]
-            request_id = self._scouts.popleft()
-            if request_id in self._late_scouts:  # timed out or cancelled
-                self._late_scouts.discard(request_id)
-                if self._eaten(request_id, "LocationScouts"):
-                    return []
-                return [CommandReceived(command)]
+            request_id = self._scouts.pop(place, None)
+            if request_id is None:  # timed out, cancelled, or sent with send()
+                return self._late_scout(place, command)
             self._pending.pop(request_id, None)
             return [LocationsScouted(request_id, command.locations)]
         if isinstance(command, C.Retrieved):
@@ -813,14 +821,12 @@ class ClientSession:
         refuses (a read-only key, a missing list), ours or one sent with
         :meth:`send`, so no other request is ended by it."""
         kind = command.original_cmd if isinstance(command.original_cmd, str) else command.text
-        if kind == "LocationScouts" and self._scouts:
+        place = self._next_scout() if kind == "LocationScouts" else None
+        if place is not None:
             # the oldest scout (replies come in order), or the next reply goes astray
-            request_id = self._scouts.popleft()
-            if request_id in self._late_scouts:
-                self._late_scouts.discard(request_id)
-                if self._eaten(request_id, kind):
-                    return []
-                return [CommandReceived(command)]
+            request_id = self._scouts.pop(place, None)
+            if request_id is None:
+                return self._late_scout(place, command)
             self._pending.pop(request_id, None)
             return [RequestRefused(request_id, kind, command)]
         # only a request the reference refuses: another Set's reply may still come
