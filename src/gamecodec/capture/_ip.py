@@ -211,7 +211,7 @@ class Defragmenter:
         """
         dropped: Dropped = []
         entry = self._put(key, offset, more, data, time=time, dropped=dropped)
-        if entry is None or entry.total is None:
+        if entry is None or entry.total is None or entry.size < entry.total:
             return None, dropped
         whole = bytearray(entry.total)
         covered = 0
