@@ -31,3 +31,30 @@ def test_fragments_after_the_last_do_not_rebuild_the_packet(
         assert (whole is None) == (start < total - 16)
     assert whole == bytes(total)
     assert len(built) <= 1
+
+
+def _tcp_header(sport: int, dport: int, seq: int, ack: int, flags: int) -> bytes:
+    return (
+        sport.to_bytes(2, "big") + dport.to_bytes(2, "big") + seq.to_bytes(4, "big")
+        + ack.to_bytes(4, "big") + bytes([0x50, flags]) + bytes(6)
+    )  # fmt: skip
+
+
+def test_gaps_alone_do_not_hold_an_unrecognised_connection_forever() -> None:
+    """A connection whose protocol is not known yet holds what comes until it
+    is; acks past bytes never captured, one a second, give gaps and no bytes:
+    what is held stays bounded all the same."""
+    from gamecodec.capture._connections import Connections
+    from gamecodec.capture._tally import Tally
+
+    tally = Tally()
+    conns = Connections(tally, [], max_flows=100, max_pending=1 << 20, timeout=3600.0)
+    client, server = b"\x0a\x00\x00\x01", b"\x0a\x00\x00\x02"
+    conns.segment(client, server, _tcp_header(40000, 40001, 1000, 0, 0x02), 0.0, 1)
+    conns.segment(server, client, _tcp_header(40001, 40000, 5000, 1001, 0x12), 0.0, 2)
+    for i in range(1, 20001):
+        t = 2.0 * i
+        tally.now = t
+        conns.segment(server, client, _tcp_header(40001, 40000, 5001, 1001 + i, 0x10), t, 2 + i)
+    [(conn, _)] = {id(c): (c, d) for c, d in conns.table.values()}.values()
+    assert len(conn.held) < 10000
