@@ -58,3 +58,29 @@ def test_gaps_alone_do_not_hold_an_unrecognised_connection_forever() -> None:
         conns.segment(server, client, _tcp_header(40001, 40000, 5001, 1001 + i, 0x10), t, 2 + i)
     [(conn, _)] = {id(c): (c, d) for c, d in conns.table.values()}.values()
     assert len(conn.held) < 10000
+
+
+def test_ywindow_two_gaps_before_the_messages_resume_exactly() -> None:
+    """A second gap in the cookie or digest (after the first left the stream
+    skipping to the messages' start) still resumes exactly where the messages
+    start: the digest's captured bytes are not searched for a message."""
+    from gamecodec import capture, ywindow
+    from gamecodec.capture import _ywindow_stream
+
+    flow = capture.Flow("tcp", capture.Address("a", 1), capture.Address("b", 2), "ywindow", "", 1)
+    greeting = b"Yclient 0.0 gamecodec\n"
+    calls = [ywindow.call("goto", k, k) for k in range(3)]
+    digest = b"\x22" * 10 + b"r\x04\x00\x00\x00\x00"  # ends as a message would start
+    data = greeting + bytes(range(256)) + digest + b"".join(calls)
+    stream = _ywindow_stream.YwindowStream(flow)
+    items = stream.feed("to_server", data[:100], 1.0, 1)
+    items += stream.gap("to_server", 50, 1.0, 1)
+    items += stream.feed("to_server", data[150:200], 1.0, 1)
+    items += stream.gap("to_server", 80, 1.0, 1)  # up to the digest's 3rd byte
+    items += stream.feed("to_server", data[280:], 1.0, 1) + stream.close(1.0, 1)
+    assert [(type(i).__name__, getattr(i, "names", None)) for i in items] == [
+        ("Unit", ("greeting",)),
+        ("Unit", ("goto",)),
+        ("Unit", ("goto",)),
+        ("Unit", ("goto",)),
+    ]

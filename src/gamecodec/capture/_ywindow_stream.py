@@ -407,7 +407,7 @@ class YwindowStream:
             state.pos = end
         elif state.phase == "start" and not size:
             state.phase = "picked up"
-        elif state.phase in {"cookie", "digest"} and end <= state.words_at:
+        elif state.phase in {"cookie", "digest", "skip"} and end <= state.words_at:
             state.buf.clear()  # the messages start where they would have
             state.pos = end
             state.phase = "skip" if end < state.words_at else "words"
