@@ -84,3 +84,26 @@ def test_ywindow_two_gaps_before_the_messages_resume_exactly() -> None:
         ("Unit", ("goto",)),
         ("Unit", ("goto",)),
     ]
+
+
+def test_ywindow_units_hold_their_own_bytes_when_not_written_as_the_encoder_does() -> None:
+    """Messages the decoder takes though the encoder would write them shorter
+    (an ``S`` word under 256 bytes, a wide header): each unit's payload is its
+    own bytes, also before a message the decoder refuses."""
+    from gamecodec import capture, ywindow
+    from gamecodec.capture import _ywindow_stream
+
+    flow = capture.Flow("tcp", capture.Address("a", 1), capture.Address("b", 2), "ywindow", "", 1)
+    head = b"Yclient 0.0 gamecodec\n" + bytes(256) + bytes(16)
+    long_s = b"r\x04\x00\x00\x00\x01S\x00\x00\x00\x04\x00\x00\x00a"
+    wide_header = b"R\x00\x00\x00\x04\x00\x00\x00\x01i\x04\x00\x00\x00\x07"
+    call = ywindow.call("goto", 1, 2)
+    refused = b"r\x04\x00\x00\x00\x01s\x04\x00\x00\xd8\x00"  # a surrogate
+    messages = [long_s, wide_header, call]
+    for tail in (b"", refused):
+        stream = _ywindow_stream.YwindowStream(flow)
+        items = stream.feed("to_server", head + b"".join(messages) + tail, 1.0, 1)
+        units = [i for i in items if isinstance(i, capture.Unit)][3:]
+        assert [u.payload for u in units] == messages
+        errors = [i for i in items if isinstance(i, capture.CaptureError)]
+        assert [e.offset for e in errors] == ([len(head) + sum(map(len, messages)) + 8] if tail else [])
