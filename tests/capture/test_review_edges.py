@@ -107,3 +107,23 @@ def test_ywindow_units_hold_their_own_bytes_when_not_written_as_the_encoder_does
         assert [u.payload for u in units] == messages
         errors = [i for i in items if isinstance(i, capture.CaptureError)]
         assert [e.offset for e in errors] == ([len(head) + sum(map(len, messages)) + 8] if tail else [])
+
+
+def test_ipv6_fragments_whose_next_headers_differ_are_one_packet() -> None:
+    """RFC 8200, 4.5: the Next Header values of a packet's fragments may differ;
+    only the first fragment's (offset zero) is used."""
+    import io
+
+    from gamecodec import capture
+    from tests.capture.conftest import lludp_wires
+    from tests.capture.test_ip_tcp_edges import _raw, _v6_fragments
+
+    wire = max(lludp_wires(), key=len)
+    ips = [bytearray(ip) for ip in _v6_fragments(wire)]
+    assert len(ips) > 2 and all(ip[40] == 17 for ip in ips)
+    ips[1][40] = 59  # No Next Header
+    ips[-1][40] = 6
+    for order in (ips, ips[::-1]):
+        items = list(capture.read(io.BytesIO(_raw([bytes(ip) for ip in order]))))
+        assert [type(i).__name__ for i in items] == ["Unit"]
+        assert items[0].payload == wire  # type: ignore[union-attr]
