@@ -128,3 +128,16 @@ def test_ipv6_fragments_whose_next_headers_differ_are_one_packet() -> None:
         items = list(capture.read(io.BytesIO(_raw([bytes(ip) for ip in order]))))
         assert [type(i).__name__ for i in items] == ["Unit"]
         assert items[0].payload == wire  # type: ignore[union-attr]
+
+
+def test_overlapping_ipv4_fragments_hold_bounded_bytes() -> None:
+    """IPv4 fragments may overlap; however many do, a packet in reassembly holds
+    at most twice its size limit (without a bound, a capture of overlapping
+    fragments was held whole)."""
+    defrag = Defragmenter(max_packets=4)
+    src = b"\x0a\x00\x00\x01"
+    for ident in range(4):
+        for start in range(0, 8 * 1000, 8):
+            defrag.add((17, src, src, ident), start, True, bytes(50000), 0.0)
+    held = sum(len(p) for e in defrag._pending.values() for p in e.parts.values())
+    assert held <= 4 * 2 * defrag.max_size

@@ -179,7 +179,8 @@ class Defragmenter:
     """Puts fragmented IP packets back together.
 
     Holds at most ``max_packets`` packets in reassembly (the oldest is dropped
-    to make room), each at most ``max_size`` bytes in at most 1,024 fragments,
+    to make room), each at most ``max_size`` bytes in at most 1,024 fragments
+    (holding at most twice that, however IPv4 fragments overlap),
     each for at most ``timeout`` seconds of capture time (``timeout_v6`` for
     IPv6: 60 s, as RFC 8200 has it). IPv6 fragments follow RFC 8200: one that
     overlaps another (not an exact copy) or, before the last, is not a multiple
@@ -300,6 +301,8 @@ class Defragmenter:
             why = "fragments too many"
         elif len(key[1]) == 16:
             why = self._v6_fault(entry, offset, more, data)
+        elif entry.size + len(data) - len(entry.parts.get(offset, b"")) > 2 * self.max_size:
+            why = f"overlapping fragments hold more than {2 * self.max_size} bytes"
         if why is not None:
             del self._pending[key]
             dropped.append((key, why))
