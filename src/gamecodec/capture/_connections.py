@@ -18,6 +18,7 @@ _DIRECTIONS: tuple[Direction, Direction] = ("to_server", "to_client")
 _OTHER: dict[Direction, Direction] = {"to_server": "to_client", "to_client": "to_server"}
 _FIRST_BYTES = 4096  # bytes of each direction detection looks at
 _HOLD_LIMIT = 64 * 1024  # bytes of a TCP connection held while its protocol is unknown
+_HOLD_PIECES = 4096  # pieces (bytes or gaps) of a TCP connection held while it is unknown
 _CLOSED_LINGER = 30.0  # seconds a closed connection stays to absorb its last packets
 
 
@@ -353,7 +354,11 @@ class Connections:
                         if turned and not conn.oriented:
                             self._swap(conn)
                         break
-            waiting = len(conn.seen) < 2 and conn.held_bytes < _HOLD_LIMIT
+            waiting = (
+                len(conn.seen) < 2
+                and conn.held_bytes < _HOLD_LIMIT
+                and len(conn.held) < _HOLD_PIECES
+            )
             if content is None and waiting and not final:
                 return None
         if guess is not None and guess.override:

@@ -41,7 +41,10 @@ Fragment = tuple[int, int, bool]
 """A fragment's identification, byte offset and more-fragments flag."""
 
 FragmentKey = tuple[int, bytes, bytes, int]
-"""(protocol or IPv6 Fragment header's Next Header, source, destination, identification)."""
+"""(protocol, or ``_V6`` for IPv6, source, destination, identification): an IPv6
+packet's fragments may carry different Next Header values (RFC 8200, 4.5)."""
+
+_V6 = -1
 
 Dropped = list[tuple[FragmentKey, str]]
 
@@ -161,7 +164,7 @@ def host_text(raw: bytes) -> str:
 
 
 class _Pending:
-    __slots__ = ("first_time", "parts", "size", "starts", "total")
+    __slots__ = ("first_time", "parts", "proto", "size", "starts", "total")
 
     def __init__(self, time: float) -> None:
         self.first_time = time
@@ -169,13 +172,15 @@ class _Pending:
         self.starts: list[int] = []  # the keys of parts, sorted (IPv6: to find overlaps)
         self.size = 0
         self.total: int | None = None
+        self.proto = -1  # IPv6: the Next Header of the fragment at offset zero
 
 
 class Defragmenter:
     """Puts fragmented IP packets back together.
 
     Holds at most ``max_packets`` packets in reassembly (the oldest is dropped
-    to make room), each at most ``max_size`` bytes in at most 1,024 fragments,
+    to make room), each at most ``max_size`` bytes in at most 1,024 fragments
+    (holding at most twice that, however IPv4 fragments overlap),
     each for at most ``timeout`` seconds of capture time (``timeout_v6`` for
     IPv6: 60 s, as RFC 8200 has it). IPv6 fragments follow RFC 8200: one that
     overlaps another (not an exact copy) or, before the last, is not a multiple
@@ -211,7 +216,7 @@ class Defragmenter:
         """
         dropped: Dropped = []
         entry = self._put(key, offset, more, data, time=time, dropped=dropped)
-        if entry is None or entry.total is None:
+        if entry is None or entry.total is None or entry.size < entry.total:
             return None, dropped
         whole = bytearray(entry.total)
         covered = 0
@@ -235,20 +240,25 @@ class Defragmenter:
         first fragment does not hold up to the upper-layer header (RFC 8200, 4.5),
         gives up the packet (in ``dropped``).
         """
-        key = (proto, src, dst, fragment[0])
+        v6 = len(src) == 16
+        key = (_V6 if v6 else proto, src, dst, fragment[0])
         first = self._pending.get(key)
         first_len = len(first.parts.get(0, b"")) if first is not None else 0
+        first_proto = first.proto if first is not None else -1
         whole, dropped = self.add(key, fragment[1], fragment[2], data, time)
-        if whole is None or len(src) == 4:
-            return proto, whole, dropped
         if fragment[1] == 0:
-            first_len = len(data)
+            first_len, first_proto = len(data), proto
+            entry = self._pending.get(key) if whole is None else None
+            if entry is not None:
+                entry.proto = proto
+        if whole is None or not v6:
+            return proto, whole, dropped
         try:
             nxt, pos, _ = _walk(
                 whole,
                 0,
                 len(whole),
-                proto,
+                first_proto,
                 base=0,
                 where="of the reassembled part",
                 fragmented=True,
@@ -291,6 +301,8 @@ class Defragmenter:
             why = "fragments too many"
         elif len(key[1]) == 16:
             why = self._v6_fault(entry, offset, more, data)
+        elif entry.size + len(data) - len(entry.parts.get(offset, b"")) > 2 * self.max_size:
+            why = f"overlapping fragments hold more than {2 * self.max_size} bytes"
         if why is not None:
             del self._pending[key]
             dropped.append((key, why))

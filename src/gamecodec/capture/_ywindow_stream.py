@@ -175,6 +175,30 @@ class _Resync:
             )
 
 
+def _sizes(buf: bytearray, count: int) -> list[int]:
+    """The sizes of the first ``count`` messages in ``buf``, which the decoder
+    took (as written: a wide header or word is one even where the encoder
+    would write it short)."""
+    sizes = []
+    pos = 0
+    for _ in range(count):
+        start = pos
+        remaining = -1  # the header comes first
+        while remaining:
+            if buf[pos] & 0x20:
+                head, size = 2, buf[pos + 1]
+            else:
+                head, size = 5, int.from_bytes(buf[pos + 1 : pos + 5], "big")
+            end = pos + head + size
+            if remaining < 0:
+                remaining = int.from_bytes(buf[pos + head : end], "big", signed=True)
+            else:
+                remaining -= 1
+            pos = end
+        sizes.append(pos - start)
+    return sizes
+
+
 class _YDirection:
     __slots__ = (
         "buf", "dead", "decoder", "phase", "pos", "resync", "skip_from", "skipped", "words_at",
@@ -320,23 +344,16 @@ class YwindowStream:
             self._start_resync(state, state.pos + 1, 1)
             return held[1:]
         state.buf += data
-        self._emit(state, direction, messages, items, state.decoder.at_boundary)
+        self._emit(state, direction, messages, items)
         return b""
 
     def _emit(
-        self,
-        state: _YDirection,
-        direction: Direction,
-        messages: list[Any],
-        items: list[Item],
-        at_boundary: bool = False,
+        self, state: _YDirection, direction: Direction, messages: list[Any], items: list[Item]
     ) -> None:
         """Units for ``messages``, the next ones in ``state.buf``."""
         if not messages:
             return
-        sizes = [len(ywindow.encode(m)) for m in messages]
-        if at_boundary:  # exact, even for a non-canonical encoding
-            sizes[-1] = len(state.buf) - sum(sizes[:-1])
+        sizes = _sizes(state.buf, len(messages))
         at = 0
         for message, size in zip(messages, sizes, strict=True):
             payload = bytes(state.buf[at : at + size])
@@ -407,7 +424,7 @@ class YwindowStream:
             state.pos = end
         elif state.phase == "start" and not size:
             state.phase = "picked up"
-        elif state.phase in {"cookie", "digest"} and end <= state.words_at:
+        elif state.phase in {"cookie", "digest", "skip"} and end <= state.words_at:
             state.buf.clear()  # the messages start where they would have
             state.pos = end
             state.phase = "skip" if end < state.words_at else "words"
