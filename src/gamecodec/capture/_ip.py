@@ -220,7 +220,7 @@ class Defragmenter:
             return None, dropped
         whole = bytearray(entry.total)
         covered = 0
-        for start in sorted(entry.parts):
+        for start in entry.starts:  # the keys of parts, in order
             part = entry.parts[start]
             if start > covered:
                 return None, dropped  # a hole, though overlaps made the sizes add up

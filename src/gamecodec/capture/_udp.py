@@ -7,7 +7,6 @@ from typing import Protocol
 from gamecodec import avara, lludp
 from gamecodec.capture._records import CaptureError, Direction, Flow, Item, Unit
 from gamecodec.errors import DecodeError
-from gamecodec.lludp._impl import codec as lludp_codec
 
 __all__ = ["AvaraDatagrams", "DatagramDecoder", "LludpDatagrams", "datagram_decoder"]
 
@@ -116,16 +115,13 @@ class LludpDatagrams(DatagramDecoder):
 
     def __init__(self) -> None:
         self.template = lludp.default_template()
-        self._decode = lludp_codec.decode
-        """What :func:`gamecodec.lludp.decode` calls (the active twin, whose
-        defaults are that function's), without its template lookup per datagram."""
 
     def decode(
         self, payload: bytes, time: float, packet: int, flow: Flow, direction: Direction
     ) -> Item:
         """The unit ``payload`` makes, or the error decoding it gave."""
         try:
-            value = self._decode(payload, self.template)
+            value = lludp.decode(payload, template=self.template)
         except DecodeError as exc:
             return CaptureError("decode", str(exc), time, packet, flow, direction, exc.offset)
         return Unit(

@@ -122,8 +122,7 @@ __all__ = [
 ]
 
 
-def _template(template: Template | str | None) -> Template:
-    return resolve_template(template)
+_template = resolve_template
 
 
 def decode(
