@@ -30,7 +30,11 @@ def contests(tmp_path_factory: pytest.TempPathFactory) -> list[Contest | Row]:
 
 
 @pytest.mark.parametrize("side", ["gamecodec", "floor"])
-@pytest.mark.parametrize("index", [0, 1, 2, 3], ids=["lludp", "lludp-read", "avara", "avara-read"])
+@pytest.mark.parametrize(
+    "index",
+    range(6),
+    ids=["lludp", "lludp-read", "lludp-write", "avara", "avara-read", "avara-write"],
+)
 def test_capture_to_parquet(
     benchmark: Any, contests: list[Contest | Row], index: int, side: str
 ) -> None:
