@@ -307,6 +307,10 @@ class _Stream:
     compressed: bool = False
     start: int = 0
     wire: int = 0
+    chain: tuple[int, bool, int, int, bool] | None = None
+    """Where a scan's unconfirmed chain got to: its first frame's stream offset and
+    whether compressed frames may be, then the stream offset, depth and open message
+    of the frame that waits for bytes (the frames before it are checked once)."""
 
 
 class PassiveWebSocket:
@@ -640,7 +644,12 @@ class PassiveWebSocket:
         in_message = False
         compressed_ok = not stream.deflate_known or stream.deflate_on
         reach = at + self.max_message_size + _CHAIN * 14  # what a scan may hold
-        for depth in range(_CHAIN):
+        first, base, resume = at, stream.base, 0
+        if stream.chain is not None and stream.chain[:2] == (base + at, compressed_ok):
+            # the frames before where it waited were checked: bytes only come after them
+            at, resume, in_message = stream.chain[2] - base, stream.chain[3], stream.chain[4]
+        stream.chain = None
+        for depth in range(resume, _CHAIN):
             if final and at == end and depth:
                 return True
             try:
@@ -648,7 +657,10 @@ class PassiveWebSocket:
             except _BadHeader:
                 return False
             if header is None:
-                return False if final else None
+                if final:
+                    return False
+                stream.chain = (base + first, compressed_ok, base + at, depth, in_message)
+                return None
             if header.opcode == Opcode.CONTINUATION:
                 if not in_message or header.rsv1:
                     return False
@@ -662,7 +674,10 @@ class PassiveWebSocket:
             if after > reach:
                 return False
             if after > end:
-                return False if final else None
+                if final:
+                    return False
+                stream.chain = (base + first, compressed_ok, base + at, depth, in_message)
+                return None
             if not self._plausible_payload(buf, at, header):
                 return False
             if header.opcode < 8:
