@@ -379,3 +379,28 @@ def test_pcapng_interfaces_sections_and_simple_packets() -> None:
     assert [u.packet for u in units] == [1, 2, 4, 5, 6]
     [error] = _errors(items)
     assert error.where == "link" and error.packet == 3 and "does not describe" in error.message
+
+
+def test_pcapng_first_interface_of_a_link_type_not_read() -> None:
+    """A first interface of a link type not read (USB, netlink, ...) makes each of its
+    packets an error; the packets of the other interfaces are read (it ended the
+    whole file)."""
+    wires = lludp_wires()[:3]
+    ip = [pcapgen.ip_packets(pcapgen.udp(1.0, CLIENT, SERVER, w))[0] for w in wires]
+    data = _ng_section("<", [(147, b""), (1, b"")])  # LINKTYPE_USER0, then Ethernet
+    data += _ng_packet("<", 0, 1_000_000, b"\x01\x02\x03")
+    data += _ng_packet("<", 1, 2_000_000, pcapgen.link_frame(ip[0], "ethernet"))
+    data += _ng_packet("<", 1, 3_000_000, pcapgen.link_frame(ip[1], "ethernet"))
+    data += _ng_packet("<", 0, 4_000_000, b"\x04\x05")
+    data += _ng_section("<", [(147, b""), (113, b"")])
+    data += _ng_packet("<", 1, 5_000_000, pcapgen.link_frame(ip[2], "sll"))
+    cap = capture.read(io.BytesIO(data))
+    items = list(cap)
+    assert [u.payload for u in _units(items)] == wires
+    assert [u.packet for u in _units(items)] == [2, 3, 5]
+    errors = _errors(items)
+    assert [(e.where, e.packet, e.message) for e in errors] == [
+        ("link", 1, "link type 147 is not read"),
+        ("link", 4, "link type 147 is not read"),
+    ]
+    assert cap.errors == 2 and cap.link == "linktype 147"
