@@ -381,6 +381,29 @@ def test_pcapng_interfaces_sections_and_simple_packets() -> None:
     assert error.where == "link" and error.packet == 3 and "does not describe" in error.message
 
 
+def test_pcapng_obsolete_packet_blocks_are_read() -> None:
+    """The obsolete Packet Block (type 2, a 16-bit interface and a drops count where
+    the Enhanced Packet Block has a 32-bit interface) of old writers is read as one
+    (it was skipped without a word)."""
+    wires = lludp_wires()[:3]
+    ip = [pcapgen.ip_packets(pcapgen.udp(1.0, CLIENT, SERVER, w))[0] for w in wires]
+    data = _ng_section(">", [(1, b""), (0, b"")])
+    for k, (interface, link) in enumerate([(0, "ethernet"), (1, "null"), (5, "ethernet")]):
+        frame = pcapgen.link_frame(ip[k], link)  # type: ignore[arg-type]
+        units = (k + 1) * 1_000_000
+        head = struct.pack(
+            ">HHIIII", interface, 7, units >> 32, units & 0xFFFFFFFF, len(frame), len(frame)
+        )
+        data += _ng_block(">", 2, head + frame)
+    items = list(capture.read(io.BytesIO(data)))
+    assert [(u.payload, u.time, u.packet) for u in _units(items)] == [
+        (wires[0], 1.0, 1),
+        (wires[1], 2.0, 2),
+    ]
+    [error] = _errors(items)
+    assert error.where == "link" and error.packet == 3 and "does not describe" in error.message
+
+
 def test_pcapng_first_interface_of_a_link_type_not_read() -> None:
     """A first interface of a link type not read (USB, netlink, ...) makes each of its
     packets an error; the packets of the other interfaces are read (it ended the
