@@ -294,6 +294,18 @@ def test_refused_upgrade_gives_a_problem_and_no_messages() -> None:
     ]
 
 
+def test_digits_int_refuses_are_not_numbers() -> None:
+    """``str.isdigit`` takes ``\xb2`` (latin-1 ``²``), which ``int`` refuses: a
+    status or window bits holding one is not a number (it raised ValueError)."""
+    ws = PassiveWebSocket()
+    head = b"HTTP/1.1 1\xb21 Switching Protocols\r\n\r\n"
+    assert ws.feed("to_client", head + raw_frame(b"[]", masked=False)) == [
+        Problem("to_client", 0, "upgrade refused: 'HTTP/1.1 1\xb21 Switching Protocols'")
+    ]
+    with pytest.raises(ValueError, match=r"client_max_window_bits=1\xb2 is not 8..15"):
+        parse_deflate("permessage-deflate; client_max_window_bits=1\xb2")
+
+
 def test_not_an_upgrade_request() -> None:
     got = feed_all(
         PassiveWebSocket(),

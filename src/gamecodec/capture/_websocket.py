@@ -128,6 +128,12 @@ class Problem:
 Event = Message | Problem
 
 
+def _number(text: str) -> bool:
+    """Whether ``text`` is a number in ASCII digits (``str.isdigit`` also takes
+    ``²``, a latin-1 byte that ``int`` refuses)."""
+    return text.isascii() and text.isdigit()
+
+
 def _params(text: str) -> list[tuple[str, list[tuple[str, str | None]]]]:
     """``name; key=value; key, name2`` as ``[(name, [(key, value), ...]), ...]``."""
     out: list[tuple[str, list[tuple[str, str | None]]]] = []
@@ -155,7 +161,7 @@ def parse_deflate(accepted: str) -> Deflate | None:
             if key in ("client_no_context_takeover", "server_no_context_takeover"):
                 values[key] = True
             elif key in ("client_max_window_bits", "server_max_window_bits"):
-                if value is None or not value.isdigit() or not 8 <= int(value) <= 15:
+                if value is None or not _number(value) or not 8 <= int(value) <= 15:
                     raise ValueError(f"permessage-deflate {key}={value} is not 8..15")
                 values[key] = int(value)
             else:
@@ -496,7 +502,7 @@ class PassiveWebSocket:
             )
             stream.ready = self._streams["to_client"].ready
             return
-        status = int(words[1]) if len(words) > 1 and words[1].isdigit() else 0
+        status = int(words[1]) if len(words) > 1 and _number(words[1]) else 0
         accepted = headers.get("sec-websocket-extensions", "")
         self.handshake = replace(self.handshake, status=status, accepted=accepted)
         if status != 101:
