@@ -115,6 +115,22 @@ def test_nanosecond_pcap() -> None:
     assert [u.time for u in units] == pytest.approx([p.time for p in packets])
 
 
+def test_nanosecond_pcap_ending_inside_a_record(tmp_path: Path) -> None:
+    """A nanosecond pcap that ends inside a record: the items the end gives (here a
+    packet's fragments never completed) have float times too (they had the cut
+    record's Decimal, which write_tables refused with ArrowInvalid)."""
+    wire = max(lludp_wires(), key=len)
+    packet = pcapgen.udp(1.25, CLIENT, SERVER, wire, fragment=64)
+    data = pcapgen.capture([packet], nano=True)[:-10]  # the last fragment cut short
+    items = list(capture.read(io.BytesIO(data)))
+    assert [(type(i).__name__, i.where, type(i.time)) for i in items] == [  # type: ignore[union-attr]
+        ("CaptureError", "file", type(None)),
+        ("CaptureError", "ip", float),
+    ]
+    pytest.importorskip("pyarrow")
+    assert capture.write_tables(io.BytesIO(data), tmp_path) == {"errors": 2}
+
+
 @pytest.mark.parametrize("v6", [False, True], ids=["ipv4", "ipv6"])
 def test_fragments_reassembled_in_any_order(v6: bool) -> None:
     wire = max(lludp_wires(), key=len)

@@ -223,12 +223,12 @@ class Capture:
                 n += 1
                 tally.packets = n
                 ts, buf = record[0], record[1]
+                if nano:  # (before the end below: the items at the end take this time)
+                    ts = float(ts)
                 if guard.short_at is not None:
                     message = "the file ends inside a packet record"
                     file_error = CaptureError("file", message, None, n, offset=guard.short_at)
                     break
-                if nano:
-                    ts = float(ts)
                 if ts >= next_sweep:
                     tally.now = ts
                     yield from self._sweep(ts)
