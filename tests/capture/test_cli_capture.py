@@ -47,6 +47,7 @@ def test_dump_filters(mixed: Path, capsys) -> None:  # type: ignore[no-untyped-d
     assert {x["flow"] for x in _dump(capsys, str(mixed), "--flow", str(flow))} == {flow}
     by_address = _dump(capsys, str(mixed), "--flow", "10.0.0.3:50002")
     assert {x["protocol"] for x in by_address} == {"avara"}
+    assert _dump(capsys, str(mixed), "--flow", "\xb2") == []  # isdigit, but not for int()
 
 
 def test_dump_with_an_override(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]

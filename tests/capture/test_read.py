@@ -115,6 +115,22 @@ def test_nanosecond_pcap() -> None:
     assert [u.time for u in units] == pytest.approx([p.time for p in packets])
 
 
+def test_nanosecond_pcap_ending_inside_a_record(tmp_path: Path) -> None:
+    """A nanosecond pcap that ends inside a record: the items the end gives (here a
+    packet's fragments never completed) have float times too (they had the cut
+    record's Decimal, which write_tables refused with ArrowInvalid)."""
+    wire = max(lludp_wires(), key=len)
+    packet = pcapgen.udp(1.25, CLIENT, SERVER, wire, fragment=64)
+    data = pcapgen.capture([packet], nano=True)[:-10]  # the last fragment cut short
+    items = list(capture.read(io.BytesIO(data)))
+    assert [(type(i).__name__, i.where, type(i.time)) for i in items] == [  # type: ignore[union-attr]
+        ("CaptureError", "file", type(None)),
+        ("CaptureError", "ip", float),
+    ]
+    pytest.importorskip("pyarrow")
+    assert capture.write_tables(io.BytesIO(data), tmp_path) == {"errors": 2}
+
+
 @pytest.mark.parametrize("v6", [False, True], ids=["ipv4", "ipv6"])
 def test_fragments_reassembled_in_any_order(v6: bool) -> None:
     wire = max(lludp_wires(), key=len)
@@ -379,3 +395,51 @@ def test_pcapng_interfaces_sections_and_simple_packets() -> None:
     assert [u.packet for u in units] == [1, 2, 4, 5, 6]
     [error] = _errors(items)
     assert error.where == "link" and error.packet == 3 and "does not describe" in error.message
+
+
+def test_pcapng_obsolete_packet_blocks_are_read() -> None:
+    """The obsolete Packet Block (type 2, a 16-bit interface and a drops count where
+    the Enhanced Packet Block has a 32-bit interface) of old writers is read as one
+    (it was skipped without a word)."""
+    wires = lludp_wires()[:3]
+    ip = [pcapgen.ip_packets(pcapgen.udp(1.0, CLIENT, SERVER, w))[0] for w in wires]
+    data = _ng_section(">", [(1, b""), (0, b"")])
+    for k, (interface, link) in enumerate([(0, "ethernet"), (1, "null"), (5, "ethernet")]):
+        frame = pcapgen.link_frame(ip[k], link)  # type: ignore[arg-type]
+        units = (k + 1) * 1_000_000
+        head = struct.pack(
+            ">HHIIII", interface, 7, units >> 32, units & 0xFFFFFFFF, len(frame), len(frame)
+        )
+        data += _ng_block(">", 2, head + frame)
+    items = list(capture.read(io.BytesIO(data)))
+    assert [(u.payload, u.time, u.packet) for u in _units(items)] == [
+        (wires[0], 1.0, 1),
+        (wires[1], 2.0, 2),
+    ]
+    [error] = _errors(items)
+    assert error.where == "link" and error.packet == 3 and "does not describe" in error.message
+
+
+def test_pcapng_first_interface_of_a_link_type_not_read() -> None:
+    """A first interface of a link type not read (USB, netlink, ...) makes each of its
+    packets an error; the packets of the other interfaces are read (it ended the
+    whole file)."""
+    wires = lludp_wires()[:3]
+    ip = [pcapgen.ip_packets(pcapgen.udp(1.0, CLIENT, SERVER, w))[0] for w in wires]
+    data = _ng_section("<", [(147, b""), (1, b"")])  # LINKTYPE_USER0, then Ethernet
+    data += _ng_packet("<", 0, 1_000_000, b"\x01\x02\x03")
+    data += _ng_packet("<", 1, 2_000_000, pcapgen.link_frame(ip[0], "ethernet"))
+    data += _ng_packet("<", 1, 3_000_000, pcapgen.link_frame(ip[1], "ethernet"))
+    data += _ng_packet("<", 0, 4_000_000, b"\x04\x05")
+    data += _ng_section("<", [(147, b""), (113, b"")])
+    data += _ng_packet("<", 1, 5_000_000, pcapgen.link_frame(ip[2], "sll"))
+    cap = capture.read(io.BytesIO(data))
+    items = list(cap)
+    assert [u.payload for u in _units(items)] == wires
+    assert [u.packet for u in _units(items)] == [2, 3, 5]
+    errors = _errors(items)
+    assert [(e.where, e.packet, e.message) for e in errors] == [
+        ("link", 1, "link type 147 is not read"),
+        ("link", 4, "link type 147 is not read"),
+    ]
+    assert cap.errors == 2 and cap.link == "linktype 147"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -13,7 +14,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 pytest.importorskip("dpkt")  # gamecodec.capture reads captures with dpkt
 
 from gamecodec import lludp  # noqa: E402
-from gamecodec.capture import Unit  # noqa: E402
+from gamecodec.capture import CaptureError, Unit  # noqa: E402
 from gamecodec.capture._output import write_tables  # noqa: E402
 from gamecodec.capture._tables import SCHEMAS, record_batches, tables  # noqa: E402
 from gamecodec.cli import to_json  # noqa: E402
@@ -174,6 +175,22 @@ def test_errors_table_keeps_where_and_offset() -> None:
         ("decode", 6, 9),
     ]
     assert rows[0]["flow"] is None and rows[1]["protocol"] == "lludp"
+
+
+def test_a_time_the_column_cannot_hold_is_null() -> None:
+    """A damaged record's time past what microseconds in int64 hold (a pcapng
+    timestamp of 2**63 us and more) is a null; the rest of the batch is written
+    (the cast refused the whole batch with ArrowInvalid)."""
+    items = [
+        *unitgen.errors(),
+        CaptureError("ip", "far off", 1.8e13, 10),
+        CaptureError("ip", "far back", -1.8e13, 11),
+        *[dataclasses.replace(u, time=1e13) for u in unitgen.lludp_units()[:1]],
+    ]
+    built = tables(items)
+    times = built["errors"].column("time").to_pylist()
+    assert times[0] is None and times[1].timestamp() == unitgen.T0 and times[2:] == [None, None]
+    assert built["lludp"].column("time").to_pylist() == [None]
 
 
 def test_batch_size_does_not_change_the_rows() -> None:

@@ -294,6 +294,18 @@ def test_refused_upgrade_gives_a_problem_and_no_messages() -> None:
     ]
 
 
+def test_digits_int_refuses_are_not_numbers() -> None:
+    """``str.isdigit`` takes ``\xb2`` (latin-1 ``²``), which ``int`` refuses: a
+    status or window bits holding one is not a number (it raised ValueError)."""
+    ws = PassiveWebSocket()
+    head = b"HTTP/1.1 1\xb21 Switching Protocols\r\n\r\n"
+    assert ws.feed("to_client", head + raw_frame(b"[]", masked=False)) == [
+        Problem("to_client", 0, "upgrade refused: 'HTTP/1.1 1\xb21 Switching Protocols'")
+    ]
+    with pytest.raises(ValueError, match=r"client_max_window_bits=1\xb2 is not 8..15"):
+        parse_deflate("permessage-deflate; client_max_window_bits=1\xb2")
+
+
 def test_not_an_upgrade_request() -> None:
     got = feed_all(
         PassiveWebSocket(),
@@ -768,3 +780,36 @@ def test_client_frames_are_read_at_the_close_when_no_response_came() -> None:
     events = ws.close()
     assert events[0] == Problem("to_server", len(client), "no upgrade response")
     assert events[1:] == wire.expected["to_server"]
+
+
+@pytest.mark.parametrize("masked", [False, True], ids=["server", "client"])
+def test_a_scan_checks_each_frame_of_its_chain_once(
+    masked: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Joined in the middle of large messages that come in small pieces: the scan
+    checks each frame of the chain it confirms once, not again for every piece (a
+    capture picked up before a few megabytes of messages took minutes)."""
+    direction: Direction = "to_server" if masked else "to_client"
+    texts = [(b'[{"cmd":"Print","text":"%d"}]' % i).ljust(20000, b" ") for i in range(6)]
+    data = b"zz" + b"".join(raw_frame(t, masked=masked) for t in texts)
+    checked: list[int] = []
+    check = PassiveWebSocket._plausible_payload
+
+    def counted(self: PassiveWebSocket, buf: bytearray, at: int, header: object) -> bool:
+        checked.append(at)
+        return check(self, buf, at, header)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(PassiveWebSocket, "_plausible_payload", counted)
+    ws = PassiveWebSocket()
+    if masked:
+        ws.feed("to_client", response())
+    events: list[Event] = []
+    for at in range(0, len(data), 100):
+        events += ws.feed(direction, data[at : at + 100])
+    events += ws.close()
+    assert len(checked) == 4  # the four frames before the fifth's header
+    assert [e.payload for e in events if type(e) is Message] == texts
+    in_one = PassiveWebSocket()
+    if masked:
+        in_one.feed("to_client", response())
+    assert in_one.feed(direction, data) + in_one.close() == events

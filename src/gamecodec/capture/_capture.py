@@ -175,12 +175,14 @@ class Capture:
             return
         cf = self._file
         slicer = link_slicer(cf.linktype)
-        if slicer is None:
+        if slicer is None and cf.format != "pcapng":
             yield self._error(
                 CaptureError("file", f"link type {cf.linktype} is not read", offset=0)
             )
             cf.close()
             return
+        # pcapng: the first interface's packets are each an error, the other interfaces' read
+        unread = slicer is None
         # The fast path: an IPv4 UDP datagram of a known flow, no options, no fragment,
         # behind a link header whose EtherType sits at a fixed place.
         et_at, ip_at = _FIXED_LINK.get(cf.linktype, (-1, 0))
@@ -221,19 +223,21 @@ class Capture:
                 n += 1
                 tally.packets = n
                 ts, buf = record[0], record[1]
+                if nano:  # (before the end below: the items at the end take this time)
+                    ts = float(ts)
                 if guard.short_at is not None:
                     message = "the file ends inside a packet record"
                     file_error = CaptureError("file", message, None, n, offset=guard.short_at)
                     break
-                if nano:
-                    ts = float(ts)
                 if ts >= next_sweep:
                     tally.now = ts
                     yield from self._sweep(ts)
                     next_sweep = ts + _SWEEP_EVERY
-                if len(record) > 2:  # pcapng: an interface of another link type
+                if len(record) > 2 or unread:  # pcapng: an interface of another link type
                     tally.now = ts
-                    yield from self._other_link(ts, n, buf, record[2])
+                    yield from self._other_link(
+                        ts, n, buf, record[2] if len(record) > 2 else cf.linktype
+                    )
                     continue
                 if fixed is not None and len(buf) >= min_len:
                     kind, vihl, total, frag, proto, ends, ulen = fixed(buf)
@@ -257,6 +261,7 @@ class Capture:
                                 yield item
                             continue
                 tally.now = ts
+                assert slicer is not None  # (unread: every packet went to _other_link)
                 items = self._packet(ts, n, buf, slicer)
                 if items:
                     yield from items

@@ -22,8 +22,8 @@ __all__ = ["add_commands"]
 def _selected(items: Iterable[Item], args: argparse.Namespace) -> Iterator[Item]:
     """The items that pass ``--only``, ``--flow`` and ``--message``."""
     only = set(args.only or ())
-    numbers = {int(f) for f in args.flow or () if f.isdigit()}
-    texts = [f for f in args.flow or () if not f.isdigit()]
+    numbers = {int(f) for f in args.flow or () if f.isascii() and f.isdigit()}
+    texts = [f for f in args.flow or () if not (f.isascii() and f.isdigit())]  # ² is a text
     messages = args.message or ()
     for item in items:
         flow = item.flow

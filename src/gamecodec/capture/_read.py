@@ -263,7 +263,7 @@ def _pcap_records(guard: _GuardedFile, header: struct.Struct) -> Iterator[tuple[
         yield sec + usec / 1e6, data[start:end]
 
 
-_SHB, _IDB, _SPB, _EPB = 0x0A0D0D0A, 1, 3, 6
+_SHB, _IDB, _PB, _SPB, _EPB = 0x0A0D0D0A, 1, 2, 3, 6  # _PB: the obsolete Packet Block
 _TSRESOL, _TSOFFSET = 9, 14
 
 
@@ -333,10 +333,13 @@ def _pcapng_records(guard: _GuardedFile, reader: Any) -> Iterator[tuple[Any, ...
             block = head + body
             linktype = struct.unpack_from(order + "H", block, 8)[0]
             interfaces.append(_interface(linktype, _options(block, 16, order), order))
-        elif kind == _EPB:
+        elif kind in (_EPB, _PB):
             if size < 32:
-                raise ValueError(f"bad enhanced packet block length {size}")
-            iface, high, low, caplen = struct.unpack_from(order + "IIII", body)
+                raise ValueError(f"bad packet block length {size}")
+            if kind == _EPB:
+                iface, high, low, caplen = struct.unpack_from(order + "IIII", body)
+            else:  # a 16-bit interface and a drops count where the EPB has a 32-bit interface
+                iface, _drops, high, low, caplen = struct.unpack_from(order + "HHIII", body)
             frame = body[20 : 20 + min(caplen, size - 32)]
             if iface >= len(interfaces):
                 yield last, frame, -1

@@ -271,11 +271,21 @@ class _Columns:
         if field.name in ("time", "response_time"):  # seconds -> microseconds
             seconds = pa.array(values, pa.float64())
             micros = pc.round(pc.multiply(seconds, 1e6), round_mode="half_to_even")
+            bounds = pc.min_max(micros)
+            low, high = bounds["min"].as_py(), bounds["max"].as_py()
+            if low is not None and (low < -_INT64_END or high >= _INT64_END):
+                # a time the column cannot hold (a damaged record's, past the year
+                # 294,000) is null: the cast would refuse the whole batch
+                held = pc.and_(pc.greater_equal(micros, -_INT64_END), pc.less(micros, _INT64_END))
+                micros = pc.if_else(held, micros, pa.scalar(None, pa.float64()))
             return micros.cast(pa.int64()).cast(field.type)
         if field.name == "blocks":
             return self.blocks.array(values)
         return pa.array(values, field.type)
 
+
+_INT64_END = 2.0**63
+"""The first float past int64 (microseconds of the time columns)."""
 
 _FREQUENCY_NAMES = pa.array([None, "HIGH", "MEDIUM", None, "LOW", "FIXED"], pa.string())
 """:class:`gamecodec.lludp.Frequency` names by value."""

@@ -128,6 +128,12 @@ class Problem:
 Event = Message | Problem
 
 
+def _number(text: str) -> bool:
+    """Whether ``text`` is a number in ASCII digits (``str.isdigit`` also takes
+    ``²``, a latin-1 byte that ``int`` refuses)."""
+    return text.isascii() and text.isdigit()
+
+
 def _params(text: str) -> list[tuple[str, list[tuple[str, str | None]]]]:
     """``name; key=value; key, name2`` as ``[(name, [(key, value), ...]), ...]``."""
     out: list[tuple[str, list[tuple[str, str | None]]]] = []
@@ -155,7 +161,7 @@ def parse_deflate(accepted: str) -> Deflate | None:
             if key in ("client_no_context_takeover", "server_no_context_takeover"):
                 values[key] = True
             elif key in ("client_max_window_bits", "server_max_window_bits"):
-                if value is None or not value.isdigit() or not 8 <= int(value) <= 15:
+                if value is None or not _number(value) or not 8 <= int(value) <= 15:
                     raise ValueError(f"permessage-deflate {key}={value} is not 8..15")
                 values[key] = int(value)
             else:
@@ -307,6 +313,10 @@ class _Stream:
     compressed: bool = False
     start: int = 0
     wire: int = 0
+    chain: tuple[int, bool, int, int, bool] | None = None
+    """Where a scan's unconfirmed chain got to: its first frame's stream offset and
+    whether compressed frames may be, then the stream offset, depth and open message
+    of the frame that waits for bytes (the frames before it are checked once)."""
 
 
 class PassiveWebSocket:
@@ -492,7 +502,7 @@ class PassiveWebSocket:
             )
             stream.ready = self._streams["to_client"].ready
             return
-        status = int(words[1]) if len(words) > 1 and words[1].isdigit() else 0
+        status = int(words[1]) if len(words) > 1 and _number(words[1]) else 0
         accepted = headers.get("sec-websocket-extensions", "")
         self.handshake = replace(self.handshake, status=status, accepted=accepted)
         if status != 101:
@@ -640,7 +650,12 @@ class PassiveWebSocket:
         in_message = False
         compressed_ok = not stream.deflate_known or stream.deflate_on
         reach = at + self.max_message_size + _CHAIN * 14  # what a scan may hold
-        for depth in range(_CHAIN):
+        first, base, resume = at, stream.base, 0
+        if stream.chain is not None and stream.chain[:2] == (base + at, compressed_ok):
+            # the frames before where it waited were checked: bytes only come after them
+            at, resume, in_message = stream.chain[2] - base, stream.chain[3], stream.chain[4]
+        stream.chain = None
+        for depth in range(resume, _CHAIN):
             if final and at == end and depth:
                 return True
             try:
@@ -648,7 +663,10 @@ class PassiveWebSocket:
             except _BadHeader:
                 return False
             if header is None:
-                return False if final else None
+                if final:
+                    return False
+                stream.chain = (base + first, compressed_ok, base + at, depth, in_message)
+                return None
             if header.opcode == Opcode.CONTINUATION:
                 if not in_message or header.rsv1:
                     return False
@@ -662,7 +680,10 @@ class PassiveWebSocket:
             if after > reach:
                 return False
             if after > end:
-                return False if final else None
+                if final:
+                    return False
+                stream.chain = (base + first, compressed_ok, base + at, depth, in_message)
+                return None
             if not self._plausible_payload(buf, at, header):
                 return False
             if header.opcode < 8:
