@@ -74,7 +74,7 @@ def test_aliases_and_hint_points_follow_room_update() -> None:
     assert [p.alias for p in session.players] == ["JSPlayer", "Bud (PyBuddy)"]
 
 
-def _logged_in() -> S.ClientSession:
+def _logged_in(slot_info: dict[str, C.Slot] | None = None) -> S.ClientSession:
     session = S.ClientSession("JSPlayer", "Clique")
     room_info = C.RoomInfo(
         False,
@@ -92,12 +92,21 @@ def _logged_in() -> S.ClientSession:
         [C.Player(0, 1, "JSPlayer", "JSPlayer"), C.Player(0, 2, "PyBuddy", "PyBuddy")],
         [1001],
         [],
-        slot_info={"1": C.Slot("JSPlayer", "Clique", 1), "2": C.Slot("PyBuddy", "Quest", 1)},
+        slot_info=slot_info
+        or {"1": C.Slot("JSPlayer", "Clique", 1), "2": C.Slot("PyBuddy", "Quest", 1)},
         hint_points=3,
     )
     session.receive_frame(encode([connected]), 0.0)
     session.frames_to_send()
     return session
+
+
+def test_slot_info_keys_that_are_not_slot_numbers_are_left_out() -> None:
+    # "\u00b2" (superscript two) passes str.isdigit but not int()
+    slots = {"1": C.Slot("JSPlayer", "Clique", 1), "\u00b2": C.Slot("X", "Quest", 1)}
+    slots |= {"-3": C.Slot("Group", "Quest", 2), "x": C.Slot("Y", "Quest", 1)}
+    session = _logged_in(slots)
+    assert sorted(session.slot_info) == [-3, 1]
 
 
 HINT = {

@@ -68,7 +68,7 @@ def test_duckdb_reads_every_table_as_pyarrow_does(tables: Path) -> None:
     con = duckdb.connect()
     for path in _paths(tables):
         relation = con.sql(f"SELECT * FROM '{path}'")
-        theirs = getattr(relation, "to_arrow_table", relation.arrow)()  # newer DuckDB: to_arrow_table
+        theirs = getattr(relation, "to_arrow_table", relation.arrow)()  # the newer name
         ours = pq.read_table(path)
         assert theirs.column_names == ours.column_names, path.name
         for name in ours.column_names:

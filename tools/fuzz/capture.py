@@ -103,6 +103,10 @@ def _seeds() -> Iterator[bytes]:
         yield pcapgen.capture(
             packets, fmt="pcapng", link=("sll2", "sll", "raw", "null", "ethernet", "sll")[n]
         )
+    # an upgrade answered with a status of a digit int() refuses (superscript two)
+    conn = pcapgen.TcpConnection(client=AP_CLIENT, server=AP_SERVER, time=1.0)
+    packets = conn.open()[:1] + conn.send("to_server", UPGRADE)
+    yield pcapgen.capture(packets + conn.send("to_client", b"HTTP/ \xb2\r\n\r\n"), link="raw")
 
 
 @target("capture.read", _seeds, tokens=TOKENS)
@@ -133,6 +137,7 @@ def _ws_seeds() -> Iterator[bytes]:
     )
     yield _ops((0, UPGRADE), (1, ACCEPT), (1, frames), (0, masked))
     yield _ops((0, UPGRADE), (1, deflate), (0, masked), (1, frames))
+    yield _ops((1, b"HTTP/ \xb2\r\n\r\n"))  # a status of a digit int() refuses
 
 
 @target("capture.websocket", _ws_seeds, kind="session", tokens=(b"\x81", b"\x88", b"\x89"))

@@ -786,7 +786,8 @@ class ClientSession:
         self.players = list(command.players)
         self.slot_info = {}
         for key, slot in command.slot_info.items():
-            if key.lstrip("-").isdigit():
+            digits = key.removeprefix("-")
+            if digits.isascii() and digits.isdigit():  # not "\u00b2": isdigit, but not int()
                 self.slot_info[int(key)] = slot
         self.hint_points = command.hint_points
         self.names.team, self.names.slot = command.team, command.slot
