@@ -323,6 +323,32 @@ def test_endless_http_head_is_bounded() -> None:
     assert ws.feed("to_server", b"more") == []
 
 
+class _CountingBuffer(bytearray):
+    """A stream buffer that counts the bytes its ``find`` calls look at."""
+
+    looked_at = 0
+
+    def find(self, sub: bytes, start: int = 0, *rest: int) -> int:  # type: ignore[override]
+        _CountingBuffer.looked_at += len(self) - start
+        return super().find(sub, start, *rest)
+
+
+@pytest.mark.parametrize("piece", [1, 7])
+def test_http_head_in_small_pieces_is_searched_once(
+    monkeypatch: pytest.MonkeyPatch, piece: int
+) -> None:
+    head = request().replace(b"\r\n\r\n", b"\r\nX-Pad: " + b"a" * 20_000 + b"\r\n\r\n")
+    ws = PassiveWebSocket()
+    stream = ws._streams["to_server"]
+    monkeypatch.setattr(stream, "buffer", _CountingBuffer())
+    monkeypatch.setattr(_CountingBuffer, "looked_at", 0)
+    for at in range(0, len(head), piece):
+        assert ws.feed("to_server", head[at : at + piece]) == []
+    assert not stream.in_head and ws.handshake.target == "/"
+    # each byte looked at about once (three more at each piece's start): 204,697,251 before
+    assert _CountingBuffer.looked_at < 5 * len(head)
+
+
 # ---------------------------------------------------------------- messages
 
 

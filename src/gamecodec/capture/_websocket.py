@@ -345,14 +345,16 @@ class PassiveWebSocket:
         out: list[Event] = []
         if stream.dead or not data:
             return out
+        searched = len(stream.buffer)  # where this feed's bytes start (the head end may span)
         stream.buffer += data
         if not stream.started:
             if len(stream.buffer) < 5:
                 return out
             stream.started = True
+            searched = 0
             self._start(stream, out)
         if stream.in_head:
-            self._read_head(stream, out)
+            self._read_head(stream, out, max(0, searched - 3))
             if stream.in_head or stream.dead:
                 return out
         if stream.ready:
@@ -473,8 +475,10 @@ class PassiveWebSocket:
         else:
             stream.ready = self._streams["to_client"].ready
 
-    def _read_head(self, stream: _Stream, out: list[Event]) -> None:
-        end = stream.buffer.find(b"\r\n\r\n")
+    def _read_head(self, stream: _Stream, out: list[Event], search_from: int = 0) -> None:
+        """Read the HTTP head if its end has come (searched for from ``search_from``:
+        the bytes before it were searched already)."""
+        end = stream.buffer.find(b"\r\n\r\n", search_from)
         if end < 0:
             if len(stream.buffer) > MAX_HEAD_SIZE:
                 self._give_up(stream, stream.base, f"HTTP head over {MAX_HEAD_SIZE} bytes", out)
