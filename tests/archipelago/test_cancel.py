@@ -6,10 +6,11 @@ session on its own."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import json
 import tracemalloc
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any
 
 import pytest
@@ -182,25 +183,33 @@ def test_a_scout_cancelled_before_it_went_out_keeps_its_place() -> None:
     run(play)
 
 
+@contextlib.asynccontextmanager
+async def unanswered_client(room: Room) -> AsyncIterator[aio.Client]:
+    """A logged-in client (request_timeout=None) whose requests the room no longer
+    hears until the block ends; then the room hears the close handshake."""
+    proxy = PingDroppingProxy(int(room.url.rsplit(":", 1)[1]))
+    async with proxy:
+        client = await aio.connect(proxy.url, name="JSPlayer", game="Clique", request_timeout=None)
+        proxy.deaf = True
+        try:
+            yield client
+        finally:
+            proxy.deaf = False
+            await client.close()
+
+
 def test_a_request_timed_out_by_its_caller_is_dropped() -> None:
     """``asyncio.timeout`` around a request the server does not answer yet
     (request_timeout=None): the request is gone at once."""
 
     async def play(room: Room) -> None:
-        proxy = PingDroppingProxy(int(room.url.rsplit(":", 1)[1]))
-        async with proxy:
-            client = await aio.connect(
-                proxy.url, name="JSPlayer", game="Clique", request_timeout=None
-            )
-            proxy.deaf = True
+        async with unanswered_client(room) as client:
             for call in (client.get(["counter"]), client.scout([1001])):
                 with pytest.raises(TimeoutError):
                     async with asyncio.timeout(0.05):
                         await call
                 assert client.session.pending_requests == 0
                 assert client.pending_requests == 0
-            proxy.deaf = False  # the room hears the close handshake
-            await client.close()
 
     run(play)
 
@@ -229,12 +238,7 @@ def test_thousands_of_cancelled_requests_take_no_memory() -> None:
     before, every one stayed pending for good: about 1 MB more per 3,000)."""
 
     async def play(room: Room) -> None:
-        proxy = PingDroppingProxy(int(room.url.rsplit(":", 1)[1]))
-        async with proxy:
-            client = await aio.connect(
-                proxy.url, name="JSPlayer", game="Clique", request_timeout=None
-            )
-            proxy.deaf = True
+        async with unanswered_client(room) as client:
             tracemalloc.start()
             try:
                 await cancel_many(client, 12)  # fills what is remembered for late replies
@@ -248,8 +252,6 @@ def test_thousands_of_cancelled_requests_take_no_memory() -> None:
             # set and dict tables reach their bounded size meanwhile (~200 KB)
             assert grown < 300_000, grown
             assert (client.pending_requests, client.session.pending_requests) == (0, 0)
-            proxy.deaf = False
-            await client.close()
 
     run(play)
 

@@ -12,7 +12,6 @@ import pytest
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
-from gamecodec.capture import Unit  # noqa: E402
 from gamecodec.capture._output import write_tables  # noqa: E402
 
 from . import unitgen  # noqa: E402
@@ -46,7 +45,7 @@ def _chat_lines() -> list[tuple[float, str]]:
     out = []
     for unit in unitgen.lludp_units():
         m = unit.value
-        if isinstance(unit, Unit) and m.name == "ChatFromViewer":
+        if m.name == "ChatFromViewer":
             for block in m.blocks["ChatData"]:
                 out.append((unit.time, bytes(block.Message).rstrip(b"\0").decode()))
     assert out, "the corpus has no ChatFromViewer"

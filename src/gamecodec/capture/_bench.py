@@ -108,6 +108,7 @@ def _contests(protocol: str, data: bytes, count: int, out: str) -> list[Contest]
 
     from gamecodec.capture import read
     from gamecodec.capture._output import TableFiles, write_tables
+    from gamecodec.capture._tables import record_batches
 
     def floor(_: object) -> int:
         n = 0
@@ -124,7 +125,7 @@ def _contests(protocol: str, data: bytes, count: int, out: str) -> list[Contest]
             n += 1
         return n
 
-    batches = Lazy(lambda: _batches(data))
+    batches = Lazy(lambda: list(record_batches(io.BytesIO(data))))
 
     def write_only(_: object) -> dict[str, int]:
         with TableFiles(out, "parquet") as files:
@@ -167,18 +168,6 @@ def _contests(protocol: str, data: bytes, count: int, out: str) -> list[Contest]
             kind="cost",
         ),
     ]
-
-
-def _batches(data: bytes) -> list[tuple[str, Any]]:
-    """The tables' batches ``write_tables`` would write for the capture ``data``."""
-    from gamecodec.capture import read
-    from gamecodec.capture._tables import TableBuilder
-
-    builder = TableBuilder("bench.pcap")
-    batches = []
-    for item in read(io.BytesIO(data)):
-        batches += builder.add(item)
-    return batches + builder.finish()
 
 
 def contests(config: Config, out: str) -> list[Contest | Row]:
