@@ -173,8 +173,13 @@ def test_compiled_twins_keep_the_gil_off_on_free_threaded_python() -> None:
         "names = sorted({\n"
         "    '.'.join((*p.relative_to(root.parent).parent.parts, p.name.split('.')[0]))\n"
         "    for p in root.rglob('*_c.*') if p.suffix in ('.so', '.pyd')})\n"
+        "import importlib.util\n"
+        "if importlib.util.find_spec('msgspec') is None:  # 3.13t: no msgspec, no Archipelago\n"
+        "    names = [n for n in names if not n.startswith('gamecodec.archipelago.')]\n"
         "for name in names:\n"
         "    importlib.import_module(name)\n"
+        "from gamecodec import avara, lludp  # the sessions, loaded on first use\n"
+        "avara.Connection(now=0.0), lludp.Circuit(now=0.0)\n"
         "assert not sys._is_gil_enabled()\n"
         "print(len(names))\n"
     )

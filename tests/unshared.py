@@ -12,8 +12,12 @@ import enum
 import types
 from typing import Any
 
-import msgspec
 import numpy as np
+
+try:
+    import msgspec
+except ImportError:  # a free-threaded 3.13 has no msgspec: no Archipelago values either
+    msgspec = None
 
 _IMMUTABLE = (
     int,
@@ -31,8 +35,9 @@ _IMMUTABLE = (
     types.ModuleType,
     np.generic,
     np.dtype,
-    type(msgspec.UNSET),  # a singleton like None
 )
+if msgspec is not None:
+    _IMMUTABLE += (type(msgspec.UNSET),)  # a singleton like None
 
 
 def _attributes(obj: Any) -> list[Any]:
@@ -41,7 +46,7 @@ def _attributes(obj: Any) -> list[Any]:
     for cls in type(obj).__mro__:
         slots = cls.__dict__.get("__slots__", ())
         names.extend((slots,) if isinstance(slots, str) else slots)
-    if isinstance(obj, msgspec.Struct):
+    if msgspec is not None and isinstance(obj, msgspec.Struct):
         names.extend(obj.__struct_fields__)
     for name in names:
         with contextlib.suppress(AttributeError):

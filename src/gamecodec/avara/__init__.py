@@ -43,11 +43,11 @@ from gamecodec.avara._models import (
     Status,
 )
 from gamecodec.avara.punch import decode_punch, encode_punch
-from gamecodec.avara.session import Connection
 
 if TYPE_CHECKING:
     from gamecodec.avara import _codec_py as _codec
     from gamecodec.avara._arrays import COMMAND_DTYPE, DATAGRAM_DTYPE
+    from gamecodec.avara.session import Connection
 else:
     _codec = _accel.load("gamecodec.avara", "_codec", "avara")
 
@@ -101,6 +101,12 @@ def _connection_event() -> Any:
     return SerialSkipped | PeerLost
 
 
+def _connection() -> Any:
+    from gamecodec.avara.session import Connection  # the session loads on first use
+
+    return Connection
+
+
 def _dtype(name: str) -> Any:
     from gamecodec.avara import _arrays  # numpy loads here, on first use
 
@@ -115,6 +121,7 @@ __getattr__ = deprecated_names(
         "ConnectionEvent": ("SerialSkipped | PeerLost", _connection_event),
     },
     lazy={
+        "Connection": _connection,
         "COMMAND_DTYPE": lambda: _dtype("COMMAND_DTYPE"),
         "DATAGRAM_DTYPE": lambda: _dtype("DATAGRAM_DTYPE"),
     },

@@ -22,7 +22,7 @@ over UDP.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gamecodec.errors import DecodeError
 from gamecodec.lludp._errors import build_error
@@ -49,13 +49,12 @@ from gamecodec.lludp._models import (
     message_code,
     split_code,
 )
-from gamecodec.lludp.circuit import (
+from gamecodec.lludp._models import (
     ACK_COLLECT_TIME,
     CIRCUIT_TIMEOUT,
     MAX_RESENDS,
     PING_INTERVAL,
     BadDatagram,
-    Circuit,
     CircuitEvent,
     MessageDropped,
     PeerLost,
@@ -266,3 +265,16 @@ def text(value: bytes) -> str:
     """A NUL-terminated text field as ``str`` (UTF-8, undecodable bytes replaced)."""
     end = value.find(b"\x00")
     return (value if end < 0 else value[:end]).decode("utf-8", errors="replace")
+
+
+if TYPE_CHECKING:
+    from gamecodec.lludp.circuit import Circuit
+
+
+def __getattr__(name: str) -> Any:
+    """The circuit, imported on first use: a codec user never loads the session."""
+    if name == "Circuit":
+        from gamecodec.lludp.circuit import Circuit
+
+        return Circuit
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
