@@ -17,6 +17,7 @@ from typing import Any
 from gamecodec.bzrc._encode import encode, encode_response
 from gamecodec.bzrc._errors import local_error, remote_error
 from gamecodec.bzrc._format import Dialect, format_number
+from gamecodec.bzrc._help import TOPICS, UNDOCUMENTED, UNDOCUMENTED_FAIL, unknown_fail
 from gamecodec.bzrc._impl import Decoder
 from gamecodec.bzrc._models import (
     DEFAULT_MAX_GRID_CELLS,
@@ -237,28 +238,12 @@ class ClientSession:
 
 # -- server side -----------------------------------------------------------------
 
-HELP: dict[str, str] = {
-    "angvel": "angvel <tankid> <value>: set the angular velocity, -1..1",
-    "bases": "bases: list every team's base corners",
-    "constants": "constants: list the game constants",
-    "flags": "flags: list every flag and who carries it",
-    "help": "help [command]: describe the commands",
-    "mytanks": "mytanks: list your tanks",
-    "obstacles": "obstacles: list the obstacles' corners",
-    "occgrid": "occgrid <tankid>: the occupancy grid around a tank",
-    "othertanks": "othertanks: list the other teams' tanks",
-    "quit": "quit: close the connection",
-    "scores": "scores: list the score difference of every pair of teams",
-    "shoot": "shoot <tankid>: fire, if the tank has reloaded",
-    "shots": "shots: list the shots in flight",
-    "speed": "speed <tankid> <value>: set the speed, -1..1",
-    "teams": "teams: list the teams and their tank counts",
-    "timer": "timer: elapsed game time and the time limit",
-}
-"""One line per documented command (written for gamecodec): what
-:class:`ServerSession` answers a bare ``help`` with, one ``:<line>`` each.
-``help <command>`` gets bzrflag's shape: ``:<usage>``, an empty line, and
-the text indented by eight spaces."""
+HELP: dict[str, tuple[str, ...]] = dict(TOPICS)
+"""What :class:`ServerSession` answers ``help <command>`` with: bzrflag's
+own texts (``bzrflag/server.py`` at ``37eb537``, each ``bzrc_*`` method's
+docstring), one string per line. A bare ``help`` lists each entry's first
+line, in name order, as bzrflag does; ``help taunt`` and ``help endgame``
+get bzrflag's ``fail`` for a command without a docstring."""
 
 _NO_ARGS = frozenset(
     {
@@ -519,13 +504,15 @@ class ServerSession:
         return (tank, number)
 
     def _help(self, args: list[str]) -> bytes:
+        """bzrflag's ``bzrc_help`` (``server.py:207-229``): the listing, a
+        topic's text, or an ack-less ``fail``."""
         if not args:
-            return "".join(f":{HELP[name]}\n" for name in sorted(HELP)).encode("latin-1", "replace")
+            lines = [HELP[name][0] for name in sorted(HELP) if HELP[name]]
         # bzrflag's bzrc_help reads args[1] (the first argument) and ignores the rest
-        if args[0] in HELP:
-            # bzrflag's shape: the usage line, then the text indented, so a
-            # client can tell pipelined help outputs apart
-            usage, _, text = HELP[args[0]].partition(": ")
-            body = f"\n        {text}\n" if text else ""  # an entry may have no description
-            return f":{usage}\n{body}".encode("latin-1", "replace")
-        return f'fail invalid command "{args[0]}"\n'.encode("latin-1")
+        elif args[0] in HELP:
+            lines = list(HELP[args[0]])
+        elif args[0] in UNDOCUMENTED:
+            lines = [UNDOCUMENTED_FAIL]
+        else:
+            lines = [unknown_fail(args[0])]
+        return "".join(line + "\n" for line in lines).encode("latin-1", "replace")
