@@ -276,8 +276,13 @@ def test_every_reference_method(world: World, port: int) -> None:
     assert all(isinstance(v, float) for corner in obstacles[0] for v in corner)
     pos, grid = bzrc.get_occgrid(0)  # type: ignore[misc]
     assert pos == (-3, 7) and grid == GRID.tolist() and isinstance(grid[0][0], int)
-    assert bzrc.get_occgrid(2) is None  # dead tank: ack-less fail, still in sync
-    assert bzrc.get_occgrid(9) is None
+    # dead tank: bzrflag answers a bare fail without an ack (server.py:376-378);
+    # the reference's get_occgrid reads the ack first, so read_ack raises
+    # (bzagents/bzrc.py get_occgrid and read_ack, lines 115-121 and 354-358)
+    with pytest.raises(UnexpectedResponse) as info:
+        bzrc.get_occgrid(2)
+    assert (info.value.expected, info.value.got) == ("ack", "fail")
+    assert bzrc.get_occgrid(9) is None  # acked fail: read_occgrid returns None; in sync
     flags = bzrc.get_flags()
     assert [(f.color, f.poss_color, f.x, f.y) for f in flags] == [
         ("red", "none", -370.0, 0.0),

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from gamecodec.bzrc._encode import encode, encode_response
-from gamecodec.bzrc._errors import local_error, remote_error
+from gamecodec.bzrc._errors import encode_error, local_error, remote_error
 from gamecodec.bzrc._format import Dialect, format_number
 from gamecodec.bzrc._help import TOPICS, UNDOCUMENTED, UNDOCUMENTED_FAIL, unknown_fail
 from gamecodec.bzrc._impl import Decoder
@@ -130,6 +130,29 @@ class ClientSession:
         self._pending.extend(requests)
         (self._out if self.greeting is not None else self._held).extend(data)
         return requests
+
+    def send_line(self, line: str) -> Request | None:
+        """Queue one command line as typed, unchecked (the reference client's
+        ``sendline``): its first word names the :class:`Request`, the other
+        words are its ``args``, as text. A blank line is sent and answers
+        nothing (``None``: the server ignores it). A line break inside, or a
+        character latin-1 cannot write, raises :class:`~gamecodec.EncodeError`."""
+        if self.closed:
+            raise local_error("the session is closed")
+        if "\n" in line:
+            raise encode_error("a command line must not contain a line break")
+        try:
+            data = line.encode("latin-1") + b"\n"
+        except UnicodeEncodeError:
+            raise encode_error(f"command line {line!r} is not latin-1") from None
+        words = [w.decode("latin-1") for w in data.split()]
+        request = None
+        if words:
+            request = Request(self._next_id, words[0], tuple(words[1:]))
+            self._next_id += 1
+            self._pending.append(request)
+        (self._out if self.greeting is not None else self._held).extend(data)
+        return request
 
     def data_to_send(self) -> bytes:
         """Bytes to write to the server (and forget); ``b""`` when there are none."""
