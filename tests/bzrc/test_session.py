@@ -8,7 +8,7 @@ from gamecodec import bzrc
 from gamecodec.bzrc import Ack, Error, Fail, Greeting, Listing, Ok, Team, Timer
 from gamecodec.bzrc._help import TOPICS
 from gamecodec.bzrc.session import Answer, Closed, Connected, Request, Unsolicited
-from gamecodec.errors import LocalProtocolError, RemoteProtocolError
+from gamecodec.errors import EncodeError, LocalProtocolError, RemoteProtocolError
 
 
 def test_client_handshake_and_pipelining() -> None:
@@ -204,3 +204,26 @@ def test_server_help_of_an_added_entry(monkeypatch: pytest.MonkeyPatch) -> None:
     out = server.data_to_send()
     assert out.startswith(b":dance\n:wave [tankid]\n\n        wave ?\n:angvel ")
     assert b"\n:constants\n:dance\n:flags\n" in out and out.endswith(b":timer\n:wave [tankid]\n")
+
+
+def test_client_send_line_as_typed() -> None:
+    """``send_line`` is the reference client's ``sendline`` (bzagents/bzrc.py
+    63-65: ``print >>self.conn, line``): the line goes out as typed, held
+    until the greeting like any command, and its answer is matched by order."""
+    client = bzrc.ClientSession()
+    shoot = client.send_line("shoot  00")
+    assert shoot == Request(0, "shoot", ("00",))
+    assert client.send_line("  ") is None  # the server ignores a blank line
+    assert client.data_to_send() == b""
+    client.receive_data(b"bzrobots 1\n", 0.0)
+    assert client.data_to_send() == b"agent 1\nshoot  00\n  \n"
+    teams = client.send("teams")
+    assert client.data_to_send() == b"teams\n"
+    assert client.receive_data(b"ack 1 shoot 0\nok\nack 2 teams\nbegin\nend\n", 1.0) == [
+        Answer(shoot, Ok(Ack(1, "shoot", ("0",)))),
+        Answer(teams, Listing(Ack(2, "teams", ()), [])),
+    ]
+    for bad in ("teams\nshots", "taunt \N{WAVING HAND SIGN}"):
+        with pytest.raises(EncodeError):
+            client.send_line(bad)
+    assert client.data_to_send() == b"" and not client.pending
