@@ -261,3 +261,15 @@ def test_words_are_the_words_bzrflag_sent() -> None:
             assert [bzrc.read_arr() for _ in expected] == expected
         done.set()
         bzrc.close()
+
+
+def test_an_empty_help_line_matches_nothing(bzrc: BZRC) -> None:
+    """The reference's expect compares with ``zip``, so an empty line (help
+    output has them) passed for any expected words; here it matches none."""
+    bzrc.sendline("help shoot")
+    assert bzrc.read_arr() == [":shoot", "[tankid]"]
+    with pytest.raises(UnexpectedResponse) as info:
+        bzrc.expect("ack")  # the empty second line
+    assert info.value.got == ""
+    with pytest.raises(UnexpectedResponse):
+        bzrc.expect_multi(("ok",), ("fail",))  # "Request the tank indexed ..."

@@ -35,7 +35,7 @@ import socket
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from gamecodec.bzrc._compat_lines import Line, response_lines
 from gamecodec.bzrc._models import (
@@ -444,7 +444,7 @@ class BZRC:
                 self._receive(deadline, "a line")
         return self._lines.popleft()
 
-    def die_confused(self, expected: str, got_arr: Sequence[str]) -> None:
+    def die_confused(self, expected: str, got_arr: Sequence[str]) -> NoReturn:
         """Raise :class:`UnexpectedResponse`: ``expected`` says what should
         have come, ``got_arr`` holds the words that came."""
         raise UnexpectedResponse(expected, " ".join(got_arr))
@@ -462,7 +462,8 @@ class BZRC:
     def expect(self, expected: str | Sequence[str], full: bool = False) -> list[str] | bool:
         """Read a line that starts with the words ``expected`` (exactly those
         when ``full``); return the words after them (True when ``full``), or
-        raise :class:`UnexpectedResponse`."""
+        raise :class:`UnexpectedResponse`. A line shorter than ``expected``
+        does not match (the reference's ``zip`` took an empty line for any)."""
         wanted = (expected,) if isinstance(expected, str) else tuple(expected)
         words = self._expect_line(wanted, full).words
         return True if full else words[len(wanted) :]
@@ -474,10 +475,9 @@ class BZRC:
         words = self._next_line().words
         for i, expected in enumerate(expecteds):
             n = len(expected)
-            if words[:n] == list(expected)[: len(words)] and (not full or len(words) == n):
+            if words[:n] == list(expected) and (not full or len(words) == n):
                 return i, words[n:]
         self.die_confused(" or ".join(" ".join(one) for one in expecteds), words)
-        raise AssertionError("unreachable")  # pragma: no cover
 
     def read_ack(self) -> None:
         """Read the ``ack`` line, or raise :class:`UnexpectedResponse`."""
@@ -518,9 +518,9 @@ class BZRC:
         if "fail" in first.words:
             return None
         at = self._expect_line(("at",), False)
-        if not isinstance(at.value, OccGrid):
+        grid = at.value
+        if not isinstance(grid, OccGrid):
             self.die_confused("at", at.words)
-        grid: OccGrid = at.value  # type: ignore[assignment]
         self.expect("size")
         rows, columns = grid.grid.shape
         for _ in range(rows if columns else 0):
@@ -681,7 +681,7 @@ def _bool(response: Response) -> bool:
     response = _acked(response)
     if isinstance(response, Ok):
         return True
-    if isinstance(response, Fail | Error):
+    if isinstance(response, Fail):
         return False
     raise UnexpectedResponse("ok or fail", _got(response))
 
