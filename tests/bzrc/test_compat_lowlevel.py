@@ -273,3 +273,28 @@ def test_an_empty_help_line_matches_nothing(bzrc: BZRC) -> None:
     assert info.value.got == ""
     with pytest.raises(UnexpectedResponse):
         bzrc.expect_multi(("ok",), ("fail",))  # "Request the tank indexed ..."
+
+
+def test_an_error_line_answering_a_command_fails_the_ack() -> None:
+    """The BZFlag C++ server answers a bad request with ``error Invalid
+    request ...`` and no ack (RCLink.cxx); the reference's read_ack raises on
+    it, and so does every drop-in method (``shoot`` gave False before)."""
+    done = threading.Event()
+
+    def script(conn: socket.socket, lines: BinaryIO) -> None:
+        conn.sendall(b"bzrobots 1\n")
+        lines.readline()
+        lines.readline()
+        conn.sendall(b"error Invalid request shoot\n")
+        lines.readline()
+        conn.sendall(b"ack 1.000000 shoot 0\nok\n")
+        done.wait(10)
+
+    for port in one_shot_server(script):
+        bzrc = BZRC("127.0.0.1", port, timeout=10)
+        with pytest.raises(UnexpectedResponse) as info:
+            bzrc.shoot(0)
+        assert (info.value.expected, info.value.got) == ("ack", "error Invalid request shoot")
+        assert bzrc.shoot(0) is True and bzrc.errors == []
+        done.set()
+        bzrc.close()
