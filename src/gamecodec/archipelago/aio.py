@@ -398,8 +398,10 @@ class Client:
                     raise NotConnectedError("client closed")
                 self._events_ready.clear()
                 await self._events_ready.wait()
-        self._wake_reader.set()
-        return self._events.popleft()
+        event = self._events.popleft()
+        if len(self._events) < self.max_events:
+            self._wake_reader.set()  # room again: a paused receive loop reads on
+        return event
 
     async def wait_for(self, kind: type[Event], timeout: float | None = 10.0) -> Any:
         """Skip events until one of type ``kind`` arrives."""
