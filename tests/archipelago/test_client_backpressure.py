@@ -97,6 +97,37 @@ def test_a_burst_of_20000_events_reaches_a_slow_consumer_whole_and_in_order() ->
     run(play)
 
 
+def test_a_counting_consumer_runs_between_frames() -> None:
+    """The yield alone, with dropping chosen: a consumer task that only counts
+    takes each frame's events before the next frame is read, so a queue of
+    one frame's size loses nothing. Before, recv() returned the buffered
+    frames one after another without suspending and the consumer never ran:
+    the queue kept only the newest 100."""
+
+    async def play(room: Room) -> None:
+        client = await aio.connect(
+            room.url, name="JSPlayer", game="Clique", max_events=PER_FRAME, on_full="drop_oldest"
+        )
+        counted: list[int] = []
+
+        async def count() -> None:
+            async for event in client:
+                number = line_of(event)
+                if number is not None:
+                    counted.append(number)
+                    if number == 19_999:
+                        return
+
+        counter = asyncio.create_task(count())
+        await until(lambda: client.pending_events == 0)  # the login's events taken
+        push_lines(server_side(room), 0, 20_000)
+        await counter
+        assert counted == list(range(20_000)) and client.events_dropped == 0
+        await client.close()
+
+    run(play)
+
+
 def test_a_reply_behind_a_full_queue_still_comes() -> None:
     """A request awaited while the queue is full and nothing reads events: the
     client reads on while a request waits for its reply, holding every event
