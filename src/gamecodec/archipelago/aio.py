@@ -34,8 +34,9 @@ a request awaits its reply (:meth:`Client.scout`, :meth:`Client.get`,
 the client reads on and keeps every event the frames carry (the queue grows
 past ``max_events`` until the reply or the login is in; each request is
 bounded by ``request_timeout``, a login by ``connect_timeout``). While
-reading is paused the client cannot see the connection go, nor pongs come:
-the silence does not count for ``keepalive_timeout``. ``on_full="drop_oldest"``
+reading is paused the client cannot see the connection go, nor pongs come
+(the silence does not count for ``keepalive_timeout``), nor answer the
+server's pings (a server that pings drops a client paused for too long). ``on_full="drop_oldest"``
 keeps reading instead and drops the oldest event past ``max_events``, counted
 in :attr:`Client.events_dropped`, with a warning.
 
