@@ -46,16 +46,20 @@ keeps everything in memory; it is not a game server for real sessions.
 from __future__ import annotations
 
 from gamecodec.archipelago.testing._framelog import FrameLog
+from gamecodec.archipelago.testing._multidata import MultidataError, read_multidata
 from gamecodec.archipelago.testing._multiworld import load_multiworld, room_from_json
 from gamecodec.archipelago.testing._room import Room
-from gamecodec.archipelago.testing._world import OPERATIONS, Game, RoomSlot
+from gamecodec.archipelago.testing._world import ARCHIPELAGO, OPERATIONS, Game, RoomSlot
 
 __all__ = [
+    "ARCHIPELAGO",
     "OPERATIONS",
     "FrameLog",
     "Game",
+    "MultidataError",
     "Room",
     "RoomSlot",
     "load_multiworld",
+    "read_multidata",
     "room_from_json",
 ]

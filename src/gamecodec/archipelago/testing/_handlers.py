@@ -103,9 +103,7 @@ def connect_errors(room: Room, args: Mapping[str, Any]) -> tuple[list[str], int,
         errors.append("InvalidSlot")
     else:
         slot = room.slots[number - 1]
-        ignore_game = not args.get("game") and any(
-            tag in NON_PLAYING_TAGS for tag in args["tags"]
-        )
+        ignore_game = not args.get("game") and any(tag in NON_PLAYING_TAGS for tag in args["tags"])
         if not ignore_game and args["game"] != slot.game:
             errors.append("InvalidGame")
         minimum = room.required_client_version

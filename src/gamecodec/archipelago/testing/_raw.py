@@ -70,7 +70,8 @@ async def _one(room: Room, client: Client, args: dict[str, Any]) -> bool:
         if refused is not None:
             await room._send(client, [invalid(*refused)])
             return True
-        return await answer_raw(room, client, args)
+        answered: bool = await answer_raw(room, client, args)
+        return answered
     check = _CHECKS.get(cmd)
     if check is None:
         return False  # the reference's handler raises on these arguments

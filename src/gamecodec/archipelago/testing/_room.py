@@ -147,17 +147,24 @@ class Room:
 
     @classmethod
     def from_multidata(
-        cls, path: str | Path, *, use_embedded_options: bool = True, **overrides: Any
+        cls,
+        path: str | Path,
+        *,
+        use_embedded_options: bool = True,
+        max_size: int = 256 * 1024 * 1024,
+        **overrides: Any,
     ) -> Room:
         """A room for a generated multiworld: the ``.archipelago`` file at ``path``
         (or the ``.zip`` holding one), read by a restricted unpickler
         (:func:`~gamecodec.archipelago.testing.read_multidata`); its embedded server
         options apply unless ``use_embedded_options`` is false; ``overrides`` (any
         :class:`Room` argument) win. Raises :class:`MultidataError` for a file
-        that is not a multiworld this room can serve."""
+        that is not a multiworld this room can serve (or over ``max_size`` bytes)."""
         from gamecodec.archipelago.testing._multidata import room_arguments
 
-        arguments = room_arguments(path, use_embedded_options=use_embedded_options)
+        arguments = room_arguments(
+            path, use_embedded_options=use_embedded_options, max_size=max_size
+        )
         return cls(**{**arguments, **overrides})
 
     # ------------------------------------------------------------------ lifecycle
@@ -348,7 +355,8 @@ class Room:
     # ------------------------------------------------------------------ read keys
 
     def _read_keys(self) -> dict[str, Callable[[], Any]]:
-        readers: dict[str, Callable[[], Any]] = {"race_mode": functools.partial(int, self.race_mode)}
+        race_mode = functools.partial(int, self.race_mode)
+        readers: dict[str, Callable[[], Any]] = {"race_mode": race_mode}
         for n, slot in enumerate(self.slots, 1):
             readers[f"hints_{TEAM}_{n}"] = functools.partial(self._hint_values, n)
             readers[f"client_status_{TEAM}_{n}"] = functools.partial(self.status.__getitem__, n)
