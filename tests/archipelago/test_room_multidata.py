@@ -230,6 +230,15 @@ def test_a_netutils_name_outside_the_allow_list_is_refused(tmp_path: Path) -> No
         read_multidata(_raw_file(tmp_path, raw))
 
 
+def test_a_refused_global_is_never_imported(tmp_path: Path) -> None:
+    """find_class refuses by name: the module named is not even imported."""
+    assert "antigravity" not in sys.modules
+    raw = b"\x80\x04\x8c\x0bantigravity\x8c\x03fly\x93)R."
+    with pytest.raises(MultidataError, match=r"forbidden global antigravity\.fly"):
+        read_multidata(_raw_file(tmp_path, raw))
+    assert "antigravity" not in sys.modules
+
+
 def test_a_protocol_3_pickle_of_sets_is_read(tmp_path: Path) -> None:
     """builtins.set is allowed (Utils.safe_builtins): protocol 3 names it (protocols 0-2
     name ``__builtin__.set``, which the reference's find_class refuses too)."""

@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from gamecodec.archipelago import aio
+from gamecodec.archipelago.datapackage import DataPackageCache
 from gamecodec.archipelago.testing import ARCHIPELAGO, Game, Room, RoomSlot
 from tests.archipelago.room_peer import Peer, connect_command, run
 from tests.conftest import ROOT
@@ -311,6 +313,40 @@ def test_checksums_are_the_generators() -> None:
     assert game.checksum == checks_finder["checksum"]
     stored = Game("ChecksFinder", items={}, locations={}, generator_checksum="f" * 40)
     assert stored.checksum == "f" * 40 and stored.data().checksum == "f" * 40
+
+
+def test_a_client_holding_the_real_packages_downloads_nothing(tmp_path: Path) -> None:
+    """A cache filled from the real server (corpus seq 5, kept as CommonClient keeps
+    it: datapackage/<game>/<checksum>.json) has every package the room serves."""
+    packages = corpus_frame(5)[0]["data"]["games"]
+    for name, package in packages.items():
+        folder = tmp_path / "datapackage" / name
+        folder.mkdir(parents=True)
+        text = json.dumps(package)
+        (folder / f"{package['checksum']}.json").write_text(text, encoding="utf-8-sig")
+    checks_finder = packages["ChecksFinder"]
+    room = Room(
+        games=[
+            Game(
+                "ChecksFinder",
+                items=checks_finder["item_name_to_id"],
+                locations=checks_finder["location_name_to_id"],
+            )
+        ],
+        slots=[RoomSlot("Finder", "ChecksFinder", {81000: (80000, 1, 0)})],
+    )
+
+    async def main() -> None:
+        async with asyncio.timeout(30), room:
+            cache = DataPackageCache(tmp_path)
+            client = await aio.connect(
+                room.url, name="Finder", game="ChecksFinder", data_packages=cache
+            )
+            assert client.names.item_name(80000) == "Map Width"
+            await client.close()
+        assert not [f for d, f in room.frames if d == "c2s" and "GetDataPackage" in f]
+
+    asyncio.run(main())
 
 
 def test_room_info_lists_the_games_in_play_with_archipelago() -> None:
