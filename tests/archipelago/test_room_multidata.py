@@ -280,21 +280,39 @@ def test_broken_files_are_refused_clearly(tmp_path: Path, data: bytes, text: str
 
 
 def test_shared_references_cannot_explode(tmp_path: Path) -> None:
-    """A list holding the same list twice, 40 deep, is 2**40 values once copied."""
+    """A list holding the same list twice, 40 deep, is 2**41 values once copied: refused
+    at the default bound, each shared list counted once per reference but looked at once."""
     value: list[Any] = [0]
     for _ in range(40):
         value = [value, value]
     path = _raw_file(tmp_path, pickle.dumps({"slot_data": value}, protocol=4))
     assert path.stat().st_size < 1000
-    with pytest.raises(MultidataError, match="more than 10000 values"):
-        read_multidata(path, max_values=10_000)
+    with pytest.raises(MultidataError, match="more than 20000000 values"):
+        read_multidata(path)
+    small: list[Any] = [0]
+    for _ in range(10):
+        small = [small, small]  # 3 * 2**10 - 1 values: read, and copied out in full
+    path = _raw_file(tmp_path, pickle.dumps({"slot_data": small}, protocol=4))
+    copied = read_multidata(path, max_values=5000)["slot_data"]
+    assert copied == small and copied[0] is not copied[1]
+    with pytest.raises(MultidataError, match="more than 3000 values"):
+        read_multidata(path, max_values=3000)
 
 
 def test_a_cycle_is_refused(tmp_path: Path) -> None:
     cycle: list[Any] = []
     cycle.append(cycle)
     path = _raw_file(tmp_path, pickle.dumps({"slot_data": cycle}, protocol=4))
-    with pytest.raises(MultidataError, match="nests deeper"):
+    with pytest.raises(MultidataError, match="contains itself"):
+        read_multidata(path)
+
+
+def test_deep_nesting_is_refused(tmp_path: Path) -> None:
+    deep: list[Any] = []
+    for _ in range(150):
+        deep = [deep]
+    path = _raw_file(tmp_path, pickle.dumps({"slot_data": deep}, protocol=4))
+    with pytest.raises(MultidataError, match="nests deeper than 100 levels"):
         read_multidata(path)
 
 

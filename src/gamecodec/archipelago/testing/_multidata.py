@@ -13,7 +13,8 @@ other global with :class:`MultidataError` before anything is called. The
 decompressed size is bounded (a zlib bomb stops at the bound), the format byte
 must be one the reference reads (0 to 3, ``MultiServer.Context.decompress``),
 and the unpickled value is copied into plain values with a bound on the values
-visited and on nesting, so shared or cyclic references cannot make it explode.
+the copy holds (shared references counted each time, without visiting them
+again) and on nesting, so shared or cyclic references cannot make it explode.
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ MAX_DECOMPRESSED = 256 * 1024 * 1024
 """Bytes a multiworld's pickle may decompress to by default (256 MiB)."""
 
 MAX_VALUES = 20_000_000
-"""Values (containers and scalars, each time it is reached) a multiworld may hold."""
+"""Values (containers and scalars, a shared one each time it is referred to) a
+multiworld may hold."""
 
 _MAX_DEPTH = 100
 _SERVER_VERSION = (0, 6, 8)
@@ -141,39 +143,72 @@ def read_multidata(
         raise
     except Exception as err:  # a broken pickle raises many kinds; none may escape
         raise MultidataError(f"the multiworld's pickle is broken: {err!r}") from None
-    value = _Copier(max_values).copy(loaded, 0)
+    copier = _Copier(max_values)
+    copier.size(loaded, 0)
+    value = copier.copy(loaded)
     if not isinstance(value, dict):
         raise MultidataError("the multiworld is not a dict")
     return value
 
 
+_SCALARS = (type(None), bool, int, float, str, HintStatus, SlotType, ClientStatus)
+_RECORDS = (NetworkItem, NetworkSlot, Hint)
+_SEQUENCES = (list, tuple, set, frozenset)
+
+
+def _children(value: Any) -> list[Any]:
+    kind = type(value)
+    if kind in _RECORDS or kind in _SEQUENCES:
+        return list(value)
+    if kind is dict:
+        return [part for pair in value.items() for part in pair]
+    raise MultidataError(f"the multiworld holds a {kind.__name__}")
+
+
 class _Copier:
-    """Copies an unpickled value into fresh plain values, counting every value
-    reached (a shared list counts each time), so a pickle of references to
-    references cannot grow without bound, and refusing cycles (by depth)."""
+    """Copies an unpickled value into fresh plain values. A pickle can refer to one
+    object many times (its memo), so a 100-byte file can stand for 2**40 values
+    once written out (as JSON to a client): before copying, the values the copy
+    would hold are counted, once per distinct object (each object's count is
+    kept), and refused past ``max_values``, as are cycles and deep nesting."""
 
     def __init__(self, max_values: int) -> None:
         self.max_values = max_values
-        self.left = max_values
+        self.sizes: dict[int, int] = {}
+        self.open: set[int] = set()
 
-    def copy(self, value: Any, depth: int) -> Any:
-        self.left -= 1
-        if self.left < 0:
-            raise MultidataError(f"the multiworld holds more than {self.max_values} values")
+    def size(self, value: Any, depth: int) -> int:
+        """The values a copy of ``value`` holds (itself included)."""
         if depth > _MAX_DEPTH:
             raise MultidataError(f"the multiworld nests deeper than {_MAX_DEPTH} levels")
+        if type(value) in _SCALARS:
+            return 1
+        key = id(value)
+        known = self.sizes.get(key)
+        if known is not None:
+            return known
+        if key in self.open:
+            raise MultidataError("the multiworld holds a value that contains itself")
+        self.open.add(key)
+        total = 1
+        for child in _children(value):
+            total += self.size(child, depth + 1)
+            if total > self.max_values:
+                raise MultidataError(f"the multiworld holds more than {self.max_values} values")
+        self.open.discard(key)
+        self.sizes[key] = total
+        return total
+
+    def copy(self, value: Any, depth: int = 0) -> Any:
+        """A fresh copy of ``value`` (after :meth:`size` accepted it)."""
         kind = type(value)
-        if value is None or kind in (bool, int, float, str, HintStatus, SlotType, ClientStatus):
+        if kind in _SCALARS:
             return value
-        if kind in (NetworkItem, NetworkSlot, Hint):
+        if kind in _RECORDS:
             return kind(*(self.copy(field, depth + 1) for field in value))
-        if kind in (list, tuple, set, frozenset):
+        if kind in _SEQUENCES:
             return kind(self.copy(item, depth + 1) for item in value)
-        if kind is dict:
-            return {
-                self.copy(key, depth + 1): self.copy(item, depth + 1) for key, item in value.items()
-            }
-        raise MultidataError(f"the multiworld holds a {kind.__name__}")
+        return {self.copy(k, depth + 1): self.copy(v, depth + 1) for k, v in value.items()}
 
 
 # ---------------------------------------------------------------------- to a Room
