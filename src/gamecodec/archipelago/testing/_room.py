@@ -160,7 +160,7 @@ class Room:
         options apply unless ``use_embedded_options`` is false; ``overrides`` (any
         :class:`Room` argument) win. Raises :class:`MultidataError` for a file
         that is not a multiworld this room can serve (or over ``max_size`` bytes)."""
-        from gamecodec.archipelago.testing._multidata import room_arguments
+        from gamecodec.archipelago.testing._multidata_room import room_arguments
 
         arguments = room_arguments(
             path, use_embedded_options=use_embedded_options, max_size=max_size
