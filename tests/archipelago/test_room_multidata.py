@@ -26,6 +26,8 @@ from tests.archipelago import multidata_file
 from tests.archipelago.room_peer import Peer, connect_command
 from tests.conftest import PACKAGE_ROOT
 
+PLAYER = multidata_file.SlotType.player
+
 
 def _globals(pickle_bytes: bytes) -> set[tuple[str, str]]:
     """The globals a protocol-4 pickle names: the two strings before each
@@ -334,6 +336,15 @@ def test_deep_nesting_is_refused(tmp_path: Path) -> None:
         ),
         ({"locations": {1: {10: (501, 2)}}}, "location 10 is malformed"),
         ({"seed_name": 5}, "seed_name is not a str"),
+        (
+            {
+                "slot_info": {
+                    1: multidata_file.NetworkSlot("Alice", "Clique", PLAYER),
+                    2: multidata_file.NetworkSlot("Alice", "Quest", PLAYER),
+                }
+            },
+            "slot names are not unique",
+        ),
         ({"datapackage": {}}, "plays 'Clique', not in the datapackage"),
     ],
 )
@@ -346,6 +357,17 @@ def test_a_malformed_multiworld_is_refused(
 
 
 # ---------------------------------------------------------------------- the CLI
+
+
+def test_the_cli_can_leave_the_embedded_options_out(tmp_path: Path) -> None:
+    from gamecodec.archipelago.testing.__main__ import _room, _serve_parser
+
+    path = multidata_file.write(tmp_path / "AP_1.archipelago", multidata_file.example())
+    embedded = _room(_serve_parser().parse_args([str(path), "--port", "0"]))
+    assert (embedded.hint_cost, embedded.release_mode) == (50, "enabled")
+    argv = [str(path), "--port", "0", "--ignore-embedded-options", "--password", "pw"]
+    plain = _room(_serve_parser().parse_args(argv))
+    assert (plain.hint_cost, plain.release_mode, plain.password) == (10, "auto", "pw")
 
 
 def test_the_cli_serves_a_generated_multiworld(tmp_path: Path) -> None:

@@ -119,6 +119,8 @@ def _slots(data: dict[str, Any]) -> list[RoomSlot]:
                 ),
             )
         )
+    names = [slot.name for slot in slots]
+    _need(len(set(names)) == len(names), "slot names are not unique")
     return slots
 
 
