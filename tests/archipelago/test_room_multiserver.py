@@ -66,6 +66,24 @@ def test_connect_is_refused_and_the_socket_kept(fields: dict[str, Any], errors: 
     run(play)
 
 
+@pytest.mark.parametrize("key", ["uuid", "tags", "items_handling"])
+def test_connect_without_a_key_the_reference_reads_drops_the_client(key: str) -> None:
+    """Connect: args["uuid"], args["tags"], args["items_handling"] raise KeyError in
+    the reference (the typed command would have filled in a default)."""
+
+    async def play(room: Room) -> None:
+        peer = await Peer.open(room)
+        command = connect_command("JSPlayer", "Clique")
+        del command[key]
+        await peer.send(command)
+        assert await peer.drain() == [] and peer.closed
+        other = await Peer.open(room)
+        await other.send({k: v for k, v in command.items() if k != "name"} | {"name": "Nobody"})
+        assert await other.drain() == [{"cmd": "ConnectionRefused", "errors": ["InvalidSlot"]}]
+
+    run(play)
+
+
 @pytest.mark.parametrize(("value", "handling"), [(99, 0b011), (True, 0b001), (-1, 0b111)])
 def test_connect_takes_items_handling_as_the_setter_does(value: Any, handling: int) -> None:
     """Client.items_handling: bit 0 set, the low three bits kept (99 is 0b011)."""

@@ -54,6 +54,12 @@ def _no_command(text: str) -> str:
 
 async def _one(room: Room, client: Client, args: dict[str, Any]) -> bool:
     """One command with a string ``cmd``; False drops the client."""
+    if args["cmd"] == "Connect":  # read from its raw arguments: which keys are there matters
+        refused = _connect(client, args)
+        if refused is not None:
+            await room._send(client, [invalid(*refused)])
+            return True
+        return await _raw_connect(room, client, args)
     try:
         command = decode(compat.encode([args]))[0]
     except DecodeError:
@@ -86,9 +92,11 @@ _Answer = tuple[str, str, str] | None
 
 
 async def _raw_connect(room: Room, client: Client, args: dict[str, Any]) -> bool:
-    """A Connect the typed decoder refused (``name: 5``, ``items_handling: "abc"``):
-    refused as the reference refuses it, or logged in with its items_handling as
-    the reference's setter takes it (``true`` is 1)."""
+    """A Connect as the reference reads its arguments: refused (``name: 5``,
+    ``items_handling: "abc"``), the client dropped where a key the reference reads
+    is missing (``items_handling`` of a slot, ``uuid``, ``tags``; the typed command
+    would fill in defaults), or logged in with its items_handling as the
+    reference's setter takes it (``true`` is 1)."""
     try:
         errors, _number, handling = _handlers.connect_errors(room, args)
     except (KeyError, TypeError):
@@ -96,6 +104,8 @@ async def _raw_connect(room: Room, client: Client, args: dict[str, Any]) -> bool
     if errors:
         await room._send(client, [C.ConnectionRefused(errors)])
         return True
+    if "uuid" not in args or "tags" not in args:
+        return False  # the reference's args["uuid"], args["tags"] raise: the client is dropped
     try:
         command = decode(compat.encode([{**args, "items_handling": handling}]))[0]
     except DecodeError:

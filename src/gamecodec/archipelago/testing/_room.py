@@ -414,6 +414,8 @@ class Room:
             commands = decode(message)
         except DecodeError:
             return await _raw.handle_raw_frame(self, client, message)
+        if any(type(command) is C.Connect for command in commands):
+            return await _raw.handle_raw_frame(self, client, message)  # keys left out matter
         for command in commands:
             if not await self._dispatch(client, command):
                 return False
