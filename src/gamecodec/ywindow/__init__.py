@@ -31,6 +31,7 @@ from gamecodec.ywindow._encode import (
     notify,
     reply,
 )
+from gamecodec.ywindow._errors import AuthenticationError
 from gamecodec.ywindow._impl import Decoder, decode, decode_many
 from gamecodec.ywindow._models import (
     AUTHORITY_SIZE,
@@ -89,6 +90,7 @@ __all__ = [
     "MAX_UNANSWERED",
     "VERSION",
     "Authenticated",
+    "AuthenticationError",
     "AuthenticationFailed",
     "Call",
     "CallHandle",
