@@ -192,3 +192,14 @@ def test_server_shutdown_with_a_client_connected_is_quiet() -> None:
     errors: list[dict[str, object]] = []
     asyncio.run(shut_down_with_a_client_connected(errors))
     assert errors == []
+
+
+def test_serve_refuses_a_bad_authority_at_once() -> None:
+    """Before, a wrong-sized authority made a server that failed each
+    connection (a ValueError in the connection handler, logged by asyncio)."""
+
+    async def start() -> None:
+        with pytest.raises(ValueError, match="authority of 10 bytes, not 256"):
+            await aio.serve(on_call, "127.0.0.1", 0, authority=bytes(10))
+
+    asyncio.run(asyncio.wait_for(start(), 10))

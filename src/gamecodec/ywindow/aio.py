@@ -35,7 +35,7 @@ from gamecodec.ywindow._models import (
     State,
     Value,
 )
-from gamecodec.ywindow.authority import load_authority, save_authority
+from gamecodec.ywindow.authority import check_authority, load_authority, save_authority
 from gamecodec.ywindow.session import Peer
 
 __all__ = ["MAX_QUEUED", "Client", "OnCall", "OnConnect", "connect", "serve"]
@@ -306,25 +306,30 @@ async def serve(
     """Start a server: each connection logs in, then ``on_connect(client)``
     runs (it can call the client) and ``on_call`` answers its calls.
 
-    Without ``authority``, the server generates a fresh one, as the ywindow
-    server does at startup, and writes it to ``authority_file``
-    (``~/.Yauthority`` by default, readable by its owner only) for clients to read.
+    Without ``authority``, the server generates a fresh one at startup and
+    writes it to ``authority_file`` (``~/.Yauthority`` by default, readable by
+    its owner only) for clients to read, as the protocol document describes.
 
     ``connect_timeout`` closes a connection that has not logged in within that
     many seconds (``None``: no limit); ``tap`` sees every chunk read and written.
     """
-    secret = authority if authority is not None else save_authority(None, authority_file)
+    if authority is None:
+        secret = save_authority(None, authority_file)
+    else:
+        secret = check_authority(authority)  # refused now, not at the first connection
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = Peer.server(secret, software=software, max_message=max_message)
         conn = Client(peer, reader, writer, on_call, tap=tap)
         try:
-            await asyncio.wait_for(conn._start(), connect_timeout)
+            try:
+                await asyncio.wait_for(conn._start(), connect_timeout)
+            except (ConnectionError, RemoteProtocolError, TimeoutError):
+                await conn.close()
+                return
             if on_connect is not None:
                 await on_connect(conn)
             await conn.wait_closed()
-        except (ConnectionError, RemoteProtocolError, TimeoutError):
-            await conn.close()
         except asyncio.CancelledError:
             # the server is shutting down: end this connection quietly (Python
             # 3.11's stream callback logs a traceback for a cancelled handler)
