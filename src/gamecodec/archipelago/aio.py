@@ -73,7 +73,7 @@ import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
@@ -102,6 +102,9 @@ from gamecodec.archipelago.session import (
     _hints,
 )
 from gamecodec.sessions import Event, Tap, Traffic
+
+E = TypeVar("E", bound=Event)
+"""An event class, for :meth:`Client.wait_for`."""
 
 __all__ = [
     "MAX_EVENTS",
@@ -404,8 +407,9 @@ class Client:
             self._wake_reader.set()  # room again: a paused receive loop reads on
         return event
 
-    async def wait_for(self, kind: type[Event], timeout: float | None = 10.0) -> Any:
-        """Skip events until one of type ``kind`` arrives."""
+    async def wait_for(self, kind: type[E], timeout: float | None = 10.0) -> E:
+        """Skip events until one of type ``kind`` arrives, and return it (typed
+        as ``kind``); :class:`TimeoutError` after ``timeout`` seconds (``None``: none)."""
         async with asyncio.timeout(timeout):
             while True:
                 event = await self.next_event()

@@ -29,9 +29,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple, TypeAlias, cast
 
 from gamecodec._aio import call_tap
 from gamecodec.bzrc._format import Dialect
@@ -70,10 +71,19 @@ from gamecodec.bzrc.session import (
     ServerSession,
     Unsolicited,
 )
-from gamecodec.errors import RemoteProtocolError
+from gamecodec.errors import EncodeError, LocalProtocolError, RemoteProtocolError
 from gamecodec.sessions import Tap, Traffic
 
-__all__ = ["MAX_ERRORS", "Bot", "Handler", "TankCommand", "TankResult", "connect", "serve"]
+__all__ = [
+    "MAX_ERRORS",
+    "Bot",
+    "Handler",
+    "HandlerAnswer",
+    "TankCommand",
+    "TankResult",
+    "connect",
+    "serve",
+]
 
 _READ_SIZE = 1 << 16
 
@@ -514,13 +524,49 @@ async def connect(
         raise
 
 
-Handler = Callable[[Request], "Response | tuple[Response, bool] | Awaitable[Response]"]
+HandlerAnswer: TypeAlias = "Response | tuple[Response, bool]"
+"""What a :data:`Handler` returns: the answer, or ``(answer, False)``."""
+
+Handler: TypeAlias = Callable[[Request], "HandlerAnswer | Awaitable[HandlerAnswer]"]
 """``handler(request)`` -> the answer (Ok/Fail/Listing/Timer/OccGrid, ack
-filled in by the session), or ``(answer, False)`` to send it without an ack."""
+filled in by the session), or ``(answer, False)`` to send it without an ack;
+plain or async. A handler that raises, or whose answer cannot be sent (another
+type, a field the wire cannot carry), gets the command answered ``fail`` with
+the problem, logged on the ``gamecodec.bzrc.aio`` logger; the connection goes on."""
+
+_log = logging.getLogger(__name__)
+
+
+def _one_line(text: str) -> str:
+    """``text`` as a ``fail`` comment: one latin-1 line."""
+    return " ".join(text.split()).encode("latin-1", "replace").decode("latin-1")
+
+
+async def _answer(
+    session: ServerSession, request: Request, handler: Handler, clock: Callable[[], float]
+) -> None:
+    """Answer ``request`` with ``handler``'s answer, or with ``fail`` naming
+    the handler's mistake."""
+    try:
+        answer: object = handler(request)
+        if inspect.isawaitable(answer):
+            answer = await answer
+    except Exception as exc:
+        _log.error("bzrc handler raised on %r", request, exc_info=exc)
+        session.fail(request, clock(), _one_line(f"handler raised {type(exc).__name__}: {exc}"))
+        return
+    with_ack = True
+    if type(answer) is tuple and len(answer) == 2 and answer[1] is False:
+        answer, with_ack = answer[0], False
+    try:
+        session.respond(request, cast(Response, answer), clock(), ack=with_ack)
+    except (LocalProtocolError, EncodeError) as exc:
+        _log.error("bzrc handler answered %r with %r: %s", request, answer, exc)
+        session.fail(request, clock(), _one_line(f"handler answer refused: {exc}"))
 
 
 async def serve(
-    handler: Callable[[Request], object],
+    handler: Handler,
     host: str | None,
     port: int,
     *,
@@ -563,13 +609,7 @@ async def serve(
                 if tap is not None:
                     call_tap(tap, Traffic("in", data, loop.time(), peer))
                 for request in session.receive_data(data, clock()):
-                    answer: object = handler(request)
-                    if inspect.isawaitable(answer):
-                        answer = await answer
-                    with_ack = True
-                    if type(answer) is tuple and len(answer) == 2 and answer[1] is False:
-                        answer, with_ack = answer[0], False
-                    session.respond(request, cast(Response, answer), clock(), ack=with_ack)
+                    await _answer(session, request, handler, clock)
                 send()
                 await writer.drain()
         except (OSError, RemoteProtocolError, TimeoutError):

@@ -35,8 +35,17 @@ import socket
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal, NoReturn
+from typing import Literal, NoReturn, TypeVar
 
+from gamecodec.bzrc._compat_answers import (
+    Answer,
+    BaseAnswer,
+    FlagAnswer,
+    MyTankAnswer,
+    OtherTankAnswer,
+    ShotAnswer,
+    TeamAnswer,
+)
 from gamecodec.bzrc._compat_lines import Line, response_lines
 from gamecodec.bzrc._models import (
     DEFAULT_MAX_GRID_CELLS,
@@ -50,7 +59,6 @@ from gamecodec.bzrc._models import (
     Error,
     Fail,
     Flag,
-    Item,
     Listing,
     MyTank,
     Obstacle,
@@ -66,9 +74,25 @@ from gamecodec.bzrc._models import Answer as Answered
 from gamecodec.bzrc.session import ClientSession
 from gamecodec.errors import RemoteProtocolError
 
-__all__ = ["BZRC", "HELP_QUIET", "MAX_ERRORS", "Answer", "Command", "UnexpectedResponse"]
+__all__ = [
+    "BZRC",
+    "HELP_QUIET",
+    "MAX_ERRORS",
+    "Answer",
+    "BaseAnswer",
+    "Command",
+    "FlagAnswer",
+    "MyTankAnswer",
+    "OtherTankAnswer",
+    "ShotAnswer",
+    "TeamAnswer",
+    "UnexpectedResponse",
+]
 
 _READ_SIZE = 1 << 16
+
+_I = TypeVar("_I")  # a decoded list item (bzrc.MyTank ...)
+_R = TypeVar("_R")  # what the reference makes of it (MyTankAnswer ...)
 
 HELP_QUIET = 0.2
 """Seconds without a byte after which ``help`` output read with
@@ -76,19 +100,6 @@ HELP_QUIET = 0.2
 
 MAX_ERRORS = 100
 """How many unsolicited ``error`` lines :attr:`BZRC.errors` keeps (the latest)."""
-
-
-class Answer:
-    """One item of a reply (a tank, a flag ...), its fields as attributes
-    named as in the reference client. Compared and hashed by identity, as the
-    reference's plain objects are (agents key dicts and sets by them)."""
-
-    def __init__(self, **fields: Any) -> None:
-        self.__dict__.update(fields)
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{k}={v!r}" for k, v in self.__dict__.items())
-        return f"Answer({fields})"
 
 
 class Command:
@@ -127,21 +138,21 @@ def _xy(corners: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
     return [(float(x), float(y)) for x, y in corners]
 
 
-def _team(item: Team) -> Answer:
+def _team(item: Team) -> TeamAnswer:
     # the reference also reads base corners from the team line; bzrflag sends none
-    return Answer(color=item.color, count=float(item.ntanks), base=[])
+    return TeamAnswer(color=item.color, count=float(item.ntanks), base=[])
 
 
-def _flag(item: Flag) -> Answer:
-    return Answer(color=item.color, poss_color=item.possessor, x=float(item.x), y=float(item.y))
+def _flag(item: Flag) -> FlagAnswer:
+    return FlagAnswer(color=item.color, poss_color=item.possessor, x=float(item.x), y=float(item.y))
 
 
-def _shot(item: Shot) -> Answer:
-    return Answer(x=float(item.x), y=float(item.y), vx=float(item.vx), vy=float(item.vy))
+def _shot(item: Shot) -> ShotAnswer:
+    return ShotAnswer(x=float(item.x), y=float(item.y), vx=float(item.vx), vy=float(item.vy))
 
 
-def _mytank(item: MyTank) -> Answer:
-    return Answer(
+def _mytank(item: MyTank) -> MyTankAnswer:
+    return MyTankAnswer(
         index=int(item.idx),
         callsign=item.callsign,
         status=item.status,
@@ -157,8 +168,8 @@ def _mytank(item: MyTank) -> Answer:
     )
 
 
-def _othertank(item: OtherTank) -> Answer:
-    return Answer(
+def _othertank(item: OtherTank) -> OtherTankAnswer:
+    return OtherTankAnswer(
         callsign=item.callsign,
         color=item.color,
         status=item.status,
@@ -169,14 +180,21 @@ def _othertank(item: OtherTank) -> Answer:
     )
 
 
-def _base(item: Base) -> Answer:
+def _base(item: Base) -> BaseAnswer:
     if len(item.corners) < 4:
         raise UnexpectedResponse("base with four corners", f"base {item.color} {item.corners}")
-    fields: dict[str, Any] = {"color": item.color}
-    for n, (x, y) in enumerate(item.corners[:4], 1):
-        fields[f"corner{n}_x"] = float(x)
-        fields[f"corner{n}_y"] = float(y)
-    return Answer(**fields)
+    (x1, y1), (x2, y2), (x3, y3), (x4, y4) = item.corners[:4]
+    return BaseAnswer(
+        color=item.color,
+        corner1_x=float(x1),
+        corner1_y=float(y1),
+        corner2_x=float(x2),
+        corner2_y=float(y2),
+        corner3_x=float(x3),
+        corner3_y=float(y3),
+        corner4_x=float(x4),
+        corner4_y=float(y4),
+    )
 
 
 class _Conn:
@@ -488,11 +506,11 @@ class BZRC:
         i, _ = self.expect_multi(("ok",), ("fail",))
         return i == 0
 
-    def _read_items(self, word: str, kind: type[Any], convert: Callable[[Any], Any]) -> list[Any]:
+    def _read_items(self, word: str, kind: type[_I], convert: Callable[[_I], _R]) -> list[_R]:
         line = self._next_line()
         if line.words[:1] != ["begin"]:
             self.die_confused("begin", line.words)
-        items: list[Any] = []
+        items: list[_R] = []
         while True:
             line = self._next_line()
             head = line.words[:1]
@@ -503,7 +521,7 @@ class BZRC:
             else:
                 self.die_confused(f"{word} or end", line.words)
 
-    def read_teams(self) -> list[Answer]:
+    def read_teams(self) -> list[TeamAnswer]:
         """Read a ``teams`` list (as :meth:`get_teams` returns it)."""
         return self._read_items("team", Team, _team)
 
@@ -529,23 +547,23 @@ class BZRC:
         cells: list[list[int]] = grid.grid.tolist()
         return (grid.x, grid.y), cells
 
-    def read_flags(self) -> list[Answer]:
+    def read_flags(self) -> list[FlagAnswer]:
         """Read a ``flags`` list (as :meth:`get_flags` returns it)."""
         return self._read_items("flag", Flag, _flag)
 
-    def read_shots(self) -> list[Answer]:
+    def read_shots(self) -> list[ShotAnswer]:
         """Read a ``shots`` list (as :meth:`get_shots` returns it)."""
         return self._read_items("shot", Shot, _shot)
 
-    def read_mytanks(self) -> list[Answer]:
+    def read_mytanks(self) -> list[MyTankAnswer]:
         """Read a ``mytanks`` list (as :meth:`get_mytanks` returns it)."""
         return self._read_items("mytank", MyTank, _mytank)
 
-    def read_othertanks(self) -> list[Answer]:
+    def read_othertanks(self) -> list[OtherTankAnswer]:
         """Read an ``othertanks`` list (as :meth:`get_othertanks` returns it)."""
         return self._read_items("othertank", OtherTank, _othertank)
 
-    def read_bases(self) -> list[Answer]:
+    def read_bases(self) -> list[BaseAnswer]:
         """Read a ``bases`` list (as :meth:`get_bases` returns it)."""
         return self._read_items("base", Base, _base)
 
@@ -595,7 +613,7 @@ class BZRC:
 
     # -- queries -------------------------------------------------------------------
 
-    def get_teams(self) -> list[Answer]:
+    def get_teams(self) -> list[TeamAnswer]:
         """The teams: ``color``, ``count`` (float) and ``base`` (empty)."""
         return [_team(i) for i in _items(self._call([("teams",)])[0], Team)]
 
@@ -618,26 +636,26 @@ class BZRC:
         grid: list[list[int]] = response.grid.tolist()
         return (response.x, response.y), grid
 
-    def get_flags(self) -> list[Answer]:
+    def get_flags(self) -> list[FlagAnswer]:
         """Each flag: ``color``, ``poss_color``, ``x``, ``y``."""
         return [_flag(i) for i in _items(self._call([("flags",)])[0], Flag)]
 
-    def get_shots(self) -> list[Answer]:
+    def get_shots(self) -> list[ShotAnswer]:
         """Each shot in flight: ``x``, ``y``, ``vx``, ``vy``."""
         return [_shot(i) for i in _items(self._call([("shots",)])[0], Shot)]
 
-    def get_mytanks(self) -> list[Answer]:
+    def get_mytanks(self) -> list[MyTankAnswer]:
         """Our tanks: ``index``, ``callsign``, ``status``, ``shots_avail``,
         ``time_to_reload``, ``flag``, ``x``, ``y``, ``angle``, ``vx``, ``vy``,
         ``angvel``."""
         return [_mytank(i) for i in _items(self._call([("mytanks",)])[0], MyTank)]
 
-    def get_othertanks(self) -> list[Answer]:
+    def get_othertanks(self) -> list[OtherTankAnswer]:
         """The other teams' tanks: ``callsign``, ``color``, ``status``,
         ``flag``, ``x``, ``y``, ``angle``."""
         return [_othertank(i) for i in _items(self._call([("othertanks",)])[0], OtherTank)]
 
-    def get_bases(self) -> list[Answer]:
+    def get_bases(self) -> list[BaseAnswer]:
         """Each base: ``color`` and ``corner1_x`` .. ``corner4_y``."""
         return [_base(i) for i in _items(self._call([("bases",)])[0], Base)]
 
@@ -648,7 +666,7 @@ class BZRC:
 
     def get_lots_o_stuff(
         self,
-    ) -> tuple[list[Answer], list[Answer], list[Answer], list[Answer]]:
+    ) -> tuple[list[MyTankAnswer], list[OtherTankAnswer], list[FlagAnswer], list[ShotAnswer]]:
         """mytanks, othertanks, flags and shots, asked in one write."""
         mine, others, flags, shots = self._call(
             [("mytanks",), ("othertanks",), ("flags",), ("shots",)]
@@ -686,12 +704,13 @@ def _bool(response: Response) -> bool:
     raise UnexpectedResponse("ok or fail", _got(response))
 
 
-def _items(response: Response, kind: type[Any]) -> list[Any]:
+def _items(response: Response, kind: type[_I]) -> list[_I]:
     response = _acked(response)
     if not isinstance(response, Listing):
         raise UnexpectedResponse("begin", _got(response))
-    items: list[Item] = response.items
-    for item in items:
+    items: list[_I] = []
+    for item in response.items:
         if not isinstance(item, kind):
             raise UnexpectedResponse(f"{kind.__name__.lower()} or end", repr(item))
+        items.append(item)
     return items

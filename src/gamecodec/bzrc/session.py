@@ -423,13 +423,14 @@ class ServerSession:
             raise local_error(f"request {request.id} is not waiting for an answer")
         if not isinstance(response, Ok | Fail | Listing | Timer | OccGrid):
             raise local_error(f"{type(response).__name__} is not a command answer")
-        echo = self._echo.pop(request.id)
+        echo = self._echo[request.id]
         if echo[0] == "occgrid" and isinstance(response, OccGrid):
             echo = ("occgrid",)  # bzrflag acks a served grid without the tank id
         head = Ack(now - self._start, echo[0], echo[1:]) if ack else None
         data = encode_response(
             response._replace(ack=head), dialect=self.dialect, mytank_gap=self.mytank_gap
-        )
+        )  # an EncodeError leaves the request waiting for another answer
+        del self._echo[request.id]
         self._fill(request.id, data)
 
     def ok(self, request: Request, now: float) -> None:

@@ -89,6 +89,7 @@ __all__ = [
     "BlockSpec",
     "Circuit",
     "CircuitEvent",
+    "DecodeError",
     "Deprecation",
     "FieldSpec",
     "FieldType",
