@@ -30,6 +30,8 @@ def test_chat_is_echoed_then_commands_answer_as_command_results() -> None:
         help_text = got[1]["data"][0]["text"]
         assert help_text.startswith(
             "!help \n    Returns the help listing\n"
+            "!license \n    Returns the licensing information\n"
+            "!options \n    List all current options. Warning: lists password.\n"
             "!admin [command] \n    Allow remote administration of the multiworld server\n"
             '    Usage: "!admin login <password>" in order to log in to the remote interface.\n'
             '    Once logged in, you can then use "!admin <command>" to issue commands.\n'
@@ -50,8 +52,9 @@ def test_chat_is_echoed_then_commands_answer_as_command_results() -> None:
         await js.send({"cmd": "Say", "text": "!Nope x"})
         assert (await js.texts())[-1] == (
             "CommandResult",
-            "Could not find command Nope. Known commands: help, admin, players, status, release, "
-            "collect, countdown, remaining, missing, checked, alias, hint, hint_location",
+            "Could not find command Nope. Known commands: help, license, options, admin, players, "
+            "status, release, collect, countdown, remaining, missing, checked, alias, getitem, "
+            "hint, hint_location",
         )
         await js.send({"cmd": "LocationChecks", "locations": [1002]})
         await js.send({"cmd": "StatusUpdate", "status": 10})

@@ -200,8 +200,9 @@ def test_start_inventory_and_name_groups() -> None:
             keys = ["_read_item_name_groups_Clique", "_read_location_name_groups_Clique"]
             await alice.send({"cmd": "Get", "keys": [*keys, "_read_item_name_groups_Nope"]})
             assert (await alice.expect("Retrieved"))["keys"] == {
-                keys[0]: {"Food": ["Cake"]},
-                keys[1]: {"Office": ["Desk"]},
+                # with the groups AutoWorldRegister gives every world
+                keys[0]: {"Food": ["Cake"], "Everything": ["Button", "Cake"]},
+                keys[1]: {"Office": ["Desk"], "Everywhere": ["Press", "Desk"]},
                 "_read_item_name_groups_Nope": None,
             }
             await alice.send({"cmd": "LocationChecks", "locations": [10]})

@@ -280,3 +280,55 @@ def test_server_shutdown_with_a_client_connected_is_quiet() -> None:
     errors: list[dict[str, object]] = []
     asyncio.run(shut_down_with_a_client_connected(errors))
     assert errors == []
+
+
+async def mistaken_handler(errors: list[dict[str, object]]) -> list[str]:
+    """A test server whose handler makes each kind of mistake once."""
+    asyncio.get_running_loop().set_exception_handler(lambda loop, context: errors.append(context))
+
+    async def handle(request: Request) -> object:
+        if request.command == "mytanks":
+            return "ok"  # not an answer (mypy refuses it: tests/typing/bzrc_aio_bot.py)
+        if request.command == "flags":
+            return Fail(None, "line\nbreak", False)  # a comment the wire cannot carry
+        if request.command == "shots":
+            raise KeyError("no shots table")
+        if request.command == "teams":
+            return Listing(None, [Team("red", 4)])
+        return Ok(None)
+
+    server = await aio.serve(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    bot = await aio.connect("127.0.0.1", port)
+    messages = []
+    for query in (bot.mytanks, bot.flags, bot.shots):
+        with pytest.raises(CommandFailed) as failed:
+            await query()
+        messages.append(str(failed.value))
+    assert await bot.teams() == [Team("red", 4)]  # the connection goes on
+    assert await bot.speed(0, 1.0) is True
+    await bot.close()
+    server.close()
+    await server.wait_closed()
+    return messages
+
+
+def test_a_handler_mistake_is_answered_fail_and_the_connection_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Before, a handler answering ``"ok"`` closed the connection (the client saw
+    only ``ConnectionError``; the server logged ``LocalProtocolError: str is not
+    a command answer``). Now each mistake is answered ``fail`` naming it, and
+    logged; the next commands are answered as usual."""
+    errors: list[dict[str, object]] = []
+    with caplog.at_level("ERROR", logger="gamecodec.bzrc.aio"):
+        messages = asyncio.run(asyncio.wait_for(mistaken_handler(errors), 30))
+    assert messages == [
+        "mytanks: handler answer refused: str is not a command answer",
+        "flags: handler answer refused: fail comment must not contain a newline",
+        "shots: handler raised KeyError: 'no shots table'",
+    ]
+    assert errors == []
+    logged = [r.getMessage() for r in caplog.records if r.name == "gamecodec.bzrc.aio"]
+    assert len(logged) == 3 and "KeyError" not in logged[0]
+    assert caplog.records[-1].exc_info is not None  # the raise, with its traceback

@@ -29,7 +29,18 @@ from gamecodec.bzrc import (
     Team,
     aio,
 )
-from gamecodec.bzrc.compat import BZRC, Answer, Command, UnexpectedResponse
+from gamecodec.bzrc.compat import (
+    BZRC,
+    Answer,
+    BaseAnswer,
+    Command,
+    FlagAnswer,
+    MyTankAnswer,
+    OtherTankAnswer,
+    ShotAnswer,
+    TeamAnswer,
+    UnexpectedResponse,
+)
 from gamecodec.bzrc.session import Request
 
 # The reference client's result attributes (bzagents/bzrc.py, read_* methods).
@@ -276,8 +287,13 @@ def test_every_reference_method(world: World, port: int) -> None:
     assert all(isinstance(v, float) for corner in obstacles[0] for v in corner)
     pos, grid = bzrc.get_occgrid(0)  # type: ignore[misc]
     assert pos == (-3, 7) and grid == GRID.tolist() and isinstance(grid[0][0], int)
-    assert bzrc.get_occgrid(2) is None  # dead tank: ack-less fail, still in sync
-    assert bzrc.get_occgrid(9) is None
+    # dead tank: bzrflag answers a bare fail without an ack (server.py:376-378);
+    # the reference's get_occgrid reads the ack first, so read_ack raises
+    # (bzagents/bzrc.py get_occgrid and read_ack, lines 115-121 and 354-358)
+    with pytest.raises(UnexpectedResponse) as info:
+        bzrc.get_occgrid(2)
+    assert (info.value.expected, info.value.got) == ("ack", "fail")
+    assert bzrc.get_occgrid(9) is None  # acked fail: read_occgrid returns None; in sync
     flags = bzrc.get_flags()
     assert [(f.color, f.poss_color, f.x, f.y) for f in flags] == [
         ("red", "none", -370.0, 0.0),
@@ -482,4 +498,32 @@ def test_answers_are_plain_objects(world: World, port: int) -> None:
     assert len(targets) == len(tanks) and tanks[0] in targets
     assert vars(tanks[0]) == vars(again[0]) and tanks[0] != again[0]
     assert again[0] not in targets
+    bzrc.close()
+
+
+def test_answers_are_typed_and_stay_open(world: World, port: int) -> None:
+    """Each ``get_*`` returns a typed subclass of ``Answer`` declaring the
+    reference's attributes (a type checker knows ``tank.x`` is a float:
+    tests/typing/bzrc_compat_agent.py), and an agent can still set its own
+    attributes on them, as on the reference's ``Answer`` (``bzagents/bzrc.py``,
+    ``class Answer``: a bare object whose fields ``read_mytanks`` sets one by one)."""
+    bzrc = BZRC("127.0.0.1", port)
+    kinds = {
+        "teams": TeamAnswer,
+        "flags": FlagAnswer,
+        "shots": ShotAnswer,
+        "mytanks": MyTankAnswer,
+        "othertanks": OtherTankAnswer,
+        "bases": BaseAnswer,
+    }
+    for kind, cls in kinds.items():
+        items = getattr(bzrc, f"get_{kind}")()
+        assert all(type(i) is cls and isinstance(i, Answer) for i in items), kind
+        assert all(list(vars(i)) == REFERENCE_ATTRIBUTES[kind] for i in items), kind
+    shot = ShotAnswer(x=1.0, y=2.0, vx=3.0, vy=4.0)  # the world has no shots in flight
+    assert list(vars(shot)) == REFERENCE_ATTRIBUTES["shots"]
+    tank = bzrc.get_mytanks()[0]
+    tank.goal = (10.0, 20.0)  # type: ignore[attr-defined]
+    assert vars(tank)["goal"] == (10.0, 20.0)
+    assert repr(tank).startswith(f"MyTankAnswer(index={tank.index!r}, callsign=")
     bzrc.close()

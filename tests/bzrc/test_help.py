@@ -1,5 +1,8 @@
 """The real bzrflag server's help output parses, on both twins and in the
-client session, whatever the chunking (data: ``help_texts.py``)."""
+client session, whatever the chunking, and ``ServerSession`` answers
+``help`` with exactly those bytes (data: ``gamecodec.bzrc._help``, read from
+bzrflag's ``server.py`` at ``37eb537``, the ``bzrc_*`` docstrings and
+``Handler.bzrc_help``, lines 207-229)."""
 
 from __future__ import annotations
 
@@ -9,7 +12,10 @@ import pytest
 
 from gamecodec import bzrc
 from gamecodec.bzrc import Ack, Answer, Fail, Help, Listing, Ok, Team
-from tests.bzrc.help_texts import LISTING, TOPICS, UNDOCUMENTED, UNKNOWN
+from gamecodec.bzrc._help import LISTING, TOPICS, UNDOCUMENTED_FAIL, unknown_fail
+
+UNKNOWN = unknown_fail("nope")
+UNDOCUMENTED = UNDOCUMENTED_FAIL
 
 
 def wire(lines: tuple[str, ...]) -> bytes:
@@ -127,3 +133,52 @@ def test_client_session_two_bare_helps() -> None:
         Answer(teams, AFTER_RESPONSE),
     ]
     assert not client.pending and not client.closed
+
+
+def served(commands: bytes) -> bytes:
+    """What a ``ServerSession`` sends for ``commands`` after the handshake."""
+    server = bzrc.ServerSession(0.0)
+    assert server.data_to_send() == b"bzrobots 1\n"
+    assert server.receive_data(b"agent 1\n" + commands, 1.0) == []
+    return server.data_to_send()
+
+
+@pytest.mark.parametrize("topic", sorted(TOPICS))
+def test_server_session_answers_each_topic_as_bzrflag(topic: str) -> None:
+    """``help <topic>``: ``":%s\\n" % docstring.strip()`` (server.py:223-227)."""
+    assert served(f"help {topic}\n".encode()) == wire(TOPICS[topic])
+    # bzrflag reads the first argument only (``args[1]``)
+    assert served(f"help {topic} extra words\n".encode()) == wire(TOPICS[topic])
+
+
+def test_server_session_listing_and_failures_as_bzrflag() -> None:
+    """A bare ``help`` lists the 16 documented commands in ``dir()`` order
+    (server.py:213-221); ``taunt`` and ``endgame`` have no docstring, so
+    ``help taunt`` fails in ``None.strip()`` (answered by found_terminator's
+    exception handler, server.py:155-166); an unknown name gets
+    ``fail invalid command "<name>"`` (server.py:229). None has an ack."""
+    assert len(LISTING) == 16 and list(LISTING) == sorted(LISTING)
+    assert tuple(TOPICS[name][0] for name in sorted(TOPICS)) == LISTING
+    assert served(b"help\n") == wire(LISTING)
+    assert served(b"help taunt\nhelp endgame\nhelp nope\nhelp Teams\n") == wire(
+        (UNDOCUMENTED, UNDOCUMENTED, UNKNOWN, unknown_fail("Teams"))
+    )
+    # the teams docstring has no blank line after its first (server.py teams)
+    assert TOPICS["teams"][1] == "        Request a list of teams."
+
+
+def test_server_session_help_round_trips_through_the_client() -> None:
+    """The session's answers decode to the same ``Help`` values as the real
+    server's bytes, pipelined with other commands."""
+    out = served(b"help shoot\nhelp\nhelp speed\nhelp nope\n")
+    client = bzrc.ClientSession()
+    client.receive_data(b"bzrobots 1\n", 0.0)
+    asked = [client.send("help", "shoot"), client.send("help"), client.send("help", "speed")]
+    nope = client.send("help", "nope")
+    events = client.receive_data(out, 0.0)
+    assert events == [
+        Answer(asked[0], Help(TOPICS["shoot"])),
+        Answer(asked[1], Help(LISTING)),
+        Answer(asked[2], Help(TOPICS["speed"])),
+        Answer(nope, Fail(None, 'invalid command "nope"', False)),
+    ]

@@ -6,8 +6,9 @@ import pytest
 
 from gamecodec import bzrc
 from gamecodec.bzrc import Ack, Error, Fail, Greeting, Listing, Ok, Team, Timer
+from gamecodec.bzrc._help import TOPICS
 from gamecodec.bzrc.session import Answer, Closed, Connected, Request, Unsolicited
-from gamecodec.errors import LocalProtocolError, RemoteProtocolError
+from gamecodec.errors import EncodeError, LocalProtocolError, RemoteProtocolError
 
 
 def test_client_handshake_and_pipelining() -> None:
@@ -145,6 +146,9 @@ def test_server_end_of_stream_answers_what_is_pending_then_closes() -> None:
     assert server.closed
 
 
+SPEED_HELP = "".join(line + "\n" for line in TOPICS["speed"]).encode()
+
+
 def test_server_automatic_answers() -> None:
     server = bzrc.ServerSession(0.0, dialect="cpp")
     server.data_to_send()
@@ -156,18 +160,20 @@ def test_server_automatic_answers() -> None:
     )
     assert reqs == [Request(9, "occgrid", (0,))]
     server.respond(reqs[0], Fail(None, "", False), 2.0, ack=False)
-    assert server.data_to_send() == (
-        b"fail invalid command\n"
-        b"ack 1.000000 teams extra\nfail Invalid parameter(s)\n"
-        b"ack 1.000000 speed 0 x\nfail Invalid parameter(s)\nfail\n"
-        b"ack 1.000000 speed 0 nan\nfail not a number\n"
-        b":speed <tankid> <value>\n\n        set the speed, -1..1\n"
-        b'fail invalid command "nope"\n'
-        b"fail invalid command\n"
-        # bzrflag reads the first argument of help only
-        b":speed <tankid> <value>\n\n        set the speed, -1..1\n"
-        b'fail invalid command "nope"\n'
-        b"fail\n"
+    assert (
+        server.data_to_send()
+        == (
+            b"fail invalid command\n"
+            b"ack 1.000000 teams extra\nfail Invalid parameter(s)\n"
+            b"ack 1.000000 speed 0 x\nfail Invalid parameter(s)\nfail\n"
+            b"ack 1.000000 speed 0 nan\nfail not a number\n"
+            + SPEED_HELP
+            + b'fail invalid command "nope"\n'
+            b"fail invalid command\n"
+            # bzrflag reads the first argument of help only
+             + SPEED_HELP + b'fail invalid command "nope"\n'
+            b"fail\n"
+        )
     )
     legacy = bzrc.ServerSession(0.0, legacy_accel=True)
     legacy.receive_data(b"agent 1\n", 0.0)
@@ -186,11 +192,38 @@ def test_server_line_cap_and_respond_checks() -> None:
 
 
 def test_server_help_of_an_added_entry(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An entry added to ``HELP`` without ``": "`` or with text latin-1 cannot
-    write is answered, not raised."""
-    monkeypatch.setitem(bzrc.session.HELP, "dance", "dance")
-    monkeypatch.setitem(bzrc.session.HELP, "wave", "wave <tankid>: wave \N{WAVING HAND SIGN}")
+    """An entry added to ``HELP`` is listed and answered; text latin-1 cannot
+    write is replaced, not raised."""
+    monkeypatch.setitem(bzrc.session.HELP, "dance", (":dance",))
+    monkeypatch.setitem(
+        bzrc.session.HELP, "wave", (":wave [tankid]", "", "        wave \N{WAVING HAND SIGN}")
+    )
     server = bzrc.ServerSession(0.0)
     server.data_to_send()
-    assert server.receive_data(b"agent 1\nhelp dance\nhelp wave\n", 1.0) == []
-    assert server.data_to_send() == (b":dance\n:wave <tankid>\n\n        wave ?\n")
+    assert server.receive_data(b"agent 1\nhelp dance\nhelp wave\nhelp\n", 1.0) == []
+    out = server.data_to_send()
+    assert out.startswith(b":dance\n:wave [tankid]\n\n        wave ?\n:angvel ")
+    assert b"\n:constants\n:dance\n:flags\n" in out and out.endswith(b":timer\n:wave [tankid]\n")
+
+
+def test_client_send_line_as_typed() -> None:
+    """``send_line`` is the reference client's ``sendline`` (bzagents/bzrc.py
+    63-65: ``print >>self.conn, line``): the line goes out as typed, held
+    until the greeting like any command, and its answer is matched by order."""
+    client = bzrc.ClientSession()
+    shoot = client.send_line("shoot  00")
+    assert shoot == Request(0, "shoot", ("00",))
+    assert client.send_line("  ") is None  # the server ignores a blank line
+    assert client.data_to_send() == b""
+    client.receive_data(b"bzrobots 1\n", 0.0)
+    assert client.data_to_send() == b"agent 1\nshoot  00\n  \n"
+    teams = client.send("teams")
+    assert client.data_to_send() == b"teams\n"
+    assert client.receive_data(b"ack 1 shoot 0\nok\nack 2 teams\nbegin\nend\n", 1.0) == [
+        Answer(shoot, Ok(Ack(1, "shoot", ("0",)))),
+        Answer(teams, Listing(Ack(2, "teams", ()), [])),
+    ]
+    for bad in ("teams\nshots", "taunt \N{WAVING HAND SIGN}"):
+        with pytest.raises(EncodeError):
+            client.send_line(bad)
+    assert client.data_to_send() == b"" and not client.pending

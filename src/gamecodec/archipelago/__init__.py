@@ -24,6 +24,9 @@ Two APIs over one wire format:
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
 from gamecodec._deprecated import deprecated_names
 from gamecodec.archipelago import compat, frames, session
 from gamecodec.archipelago._errors import (
@@ -91,6 +94,9 @@ from gamecodec.archipelago.datapackage import DataPackageCache
 from gamecodec.archipelago.frames import Frame, decode, decode_many, encode, encode_bytes
 from gamecodec.archipelago.names import Names
 from gamecodec.archipelago.session import ClientSession
+
+if TYPE_CHECKING:  # loaded on first use (websockets): gamecodec.archipelago.aio.Client is typed
+    from gamecodec.archipelago import aio as aio
 
 __all__ = [
     "CLIENT_COMMANDS",
@@ -168,4 +174,5 @@ __getattr__ = deprecated_names(
         "encode_frame": ("encode", lambda: encode),
         "encode_frame_bytes": ("encode_bytes", lambda: encode_bytes),
     },
+    lazy={"aio": lambda: importlib.import_module("gamecodec.archipelago.aio")},
 )

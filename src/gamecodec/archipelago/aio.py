@@ -18,11 +18,27 @@ dropped at once (:meth:`ClientSession.cancel`): its frame still goes out
 whole, and its reply, when it comes, is consumed without an event and never
 answers a later request (scout replies, which carry no id, are matched in
 order, and the cancelled scout keeps its place). Everything else arrives through
-:meth:`Client.next_event` or ``async for event in client``; the events not
-yet taken are bounded by ``max_events`` (the oldest is dropped, counted in
-:attr:`Client.events_dropped`, with a warning). ``tap=`` is given every text
-frame received and sent, as a :class:`~gamecodec.sessions.Traffic` record
-(``peer`` is the URI).
+:meth:`Client.next_event` or ``async for event in client``, every event, in
+order. ``tap=`` is given every text frame received and sent, as a
+:class:`~gamecodec.sessions.Traffic` record (``peer`` is the URI).
+
+Events and backpressure: the receive loop lets the event loop run between
+frames, so a consumer task keeps pace. Once ``max_events`` events wait to be
+taken (:attr:`Client.pending_events`), the client stops reading the socket
+(:attr:`Client.reading_paused`) until the application takes one: the frames
+wait in websockets' buffer and the kernel's, and TCP holds the server. The
+queue ends at most one frame's events past ``max_events``. Two exceptions,
+so that nothing waits for ever on an application that reads no events: while
+a request awaits its reply (:meth:`Client.scout`, :meth:`Client.get`,
+:meth:`Client.set`, :meth:`Client.hints`), and while a login is under way,
+the client reads on and keeps every event the frames carry (the queue grows
+past ``max_events`` until the reply or the login is in; each request is
+bounded by ``request_timeout``, a login by ``connect_timeout``). While
+reading is paused the client cannot see the connection go, nor pongs come
+(the silence does not count for ``keepalive_timeout``), nor answer the
+server's pings (a server that pings drops a client paused for too long). ``on_full="drop_oldest"``
+keeps reading instead and drops the oldest event past ``max_events``, counted
+in :attr:`Client.events_dropped`, with a warning.
 
 Keepalive: like the reference client, no websocket pings by default, so a
 busy server that answers no ping for a while does not get every client
@@ -31,11 +47,14 @@ closing at once. ``keepalive=N`` pings every N seconds; with
 all (no frame, no pong) arrived for T seconds, so a server that keeps sending
 data is never timed out.
 
-If the connection drops after a login, :attr:`Client.state` becomes
-``RECONNECTING``; the client reconnects with exponential backoff and jitter,
-logs in again with the same session parameters (tags changed since
-included), re-sends its checked locations and watches its SetNotify keys
-again. Calls made meanwhile raise
+If the connection drops after a login, the event queue gets a
+:class:`ConnectionLost` (the close code and reason), :attr:`Client.connected`
+becomes ``None`` and :attr:`Client.state` ``RECONNECTING``
+(:attr:`Client.reconnects` counts these outages, however many attempts each
+took: :attr:`Client.reconnect_attempts`); the client reconnects with
+exponential backoff and jitter, logs in again with the same session
+parameters (tags changed since included), re-sends its checked locations and
+watches its SetNotify keys again. Calls made meanwhile raise
 :class:`NotConnectedError` (a ``ConnectionError``), or, with
 ``queue_while_reconnecting=True``, wait for the new login;
 :meth:`Client.wait_logged_in` waits for it. :meth:`Client.close` shuts the
@@ -53,7 +72,8 @@ import time
 import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Iterable, Mapping, MutableMapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
 
 from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
@@ -83,10 +103,14 @@ from gamecodec.archipelago.session import (
 )
 from gamecodec.sessions import Event, Tap, Traffic
 
+E = TypeVar("E", bound=Event)
+"""An event class, for :meth:`Client.wait_for`."""
+
 __all__ = [
     "MAX_EVENTS",
     "Client",
     "ClientState",
+    "ConnectionLost",
     "LoginRefusedError",
     "NotConnectedError",
     "RequestRefusedError",
@@ -96,8 +120,28 @@ __all__ = [
 MAX_FRAME = 16 * 1024 * 1024
 """Inbound frame limit, as CommonClient (a DataPackage of every world is ~4 MB)."""
 MAX_EVENTS = 1024
-"""Events kept for the application by default (``max_events``); beyond it the
-oldest is dropped and counted in :attr:`Client.events_dropped`."""
+"""Events waiting for the application past which the client stops reading the
+socket (``max_events``; with ``on_full="drop_oldest"``, drops the oldest)."""
+ABNORMAL_CLOSURE = 1006
+"""The close code of a connection that ended without a close frame (RFC 6455)."""
+
+OnFull = Literal["backpressure", "drop_oldest"]
+"""What a full event queue does: stop reading the socket, or drop the oldest event."""
+ON_FULL: tuple[OnFull, ...] = ("backpressure", "drop_oldest")
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionLost(Event):
+    """The connection of a logged-in client went (not by :meth:`Client.close`).
+
+    ``code`` and ``reason`` are the server's close frame (``1006`` and ``""``
+    when the connection ended without one: cut, or timed out by the
+    keepalive); ``reconnecting`` says whether the client logs in again.
+    """
+
+    code: int
+    reason: str
+    reconnecting: bool
 
 
 class ClientState(enum.Enum):
@@ -148,6 +192,7 @@ class Client:
         keepalive: float | None = None,
         keepalive_timeout: float | None = None,
         max_events: int = MAX_EVENTS,
+        on_full: OnFull = "backpressure",
         queue_while_reconnecting: bool = False,
         tap: Tap | None = None,
         clock: Any = None,
@@ -155,6 +200,8 @@ class Client:
     ) -> None:
         if max_events < 1:
             raise ValueError("max_events must be at least 1")
+        if on_full not in ON_FULL:
+            raise ValueError(f"on_full must be one of {ON_FULL}, not {on_full!r}")
         if not 0.0 <= backoff_jitter <= 1.0:
             raise ValueError("backoff_jitter must be between 0 and 1")
         if keepalive_timeout is not None and keepalive is None:
@@ -171,6 +218,7 @@ class Client:
         self.keepalive = keepalive
         self.keepalive_timeout = keepalive_timeout
         self.max_events = max_events
+        self.on_full = on_full
         self.queue_while_reconnecting = queue_while_reconnecting
         self._loop = asyncio.get_running_loop()
         self._clock = clock or self._loop.time
@@ -181,11 +229,16 @@ class Client:
         self.watched: set[str] = set()
         """Data storage keys watched (SetNotify), watched again after a reconnect."""
         self.reconnects = 0
+        """Outages: logged-in connections lost and reconnected from (or being)."""
+        self.reconnect_attempts = 0
+        """Connection attempts made after outages (several when the server stays away)."""
         self.events_dropped = 0
-        """Events dropped because the application did not take them (``max_events``)."""
+        """Events dropped past ``max_events`` (only with ``on_full="drop_oldest"``)."""
         self._socket: ClientConnection | None = None
         self._events: deque[Event] = deque()
         self._events_ready = asyncio.Event()
+        self._wake_reader = asyncio.Event()  # wakes a paused receive loop
+        self._reading_paused = False
         self._events_closed = False
         self._waiters: dict[int, asyncio.Future[Any]] = {}
         self._send_lock = asyncio.Lock()  # one batch of frames at a time, in order
@@ -213,8 +266,11 @@ class Client:
 
     async def close(self) -> None:
         """Close the websocket (code 1000) and stop reconnecting; returns once
-        the frames still going out have failed (the socket is closed)."""
+        the frames still going out have failed (the socket is closed). The
+        events queued by then can still be taken (``async for`` ends after
+        them); a paused client reads on to the server's close frame."""
         self._closing = True
+        self._wake_reader.set()  # a paused loop reads on: the server's close frame is behind
         if self._timer is not None:
             self._timer.cancel()
         if self._socket is not None:
@@ -231,7 +287,8 @@ class Client:
         self._end(NotConnectedError("client closed"))
 
     def _end(self, exc: Exception) -> None:
-        """No more logins: fail what waits, end the event stream."""
+        """No more logins: fail what waits, end the event stream (the events
+        already queued are still delivered)."""
         self.state = ClientState.CLOSED
         self._fail_waiters(exc)
         self._events_closed = True
@@ -272,7 +329,11 @@ class Client:
 
     @property
     def connected(self) -> C.Connected | None:
-        """The server's Connected of the current login (slot, team, players)."""
+        """The server's Connected of the current login (slot, team, players);
+        ``None`` while not logged in (before the login, after the connection
+        went, once closed)."""
+        if self.state is not ClientState.LOGGED_IN:
+            return None
         return self.session.connected
 
     @property
@@ -308,8 +369,19 @@ class Client:
 
     # ------------------------------------------------------------------ events
 
+    @property
+    def pending_events(self) -> int:
+        """Events waiting for the application (:meth:`next_event`)."""
+        return len(self._events)
+
+    @property
+    def reading_paused(self) -> bool:
+        """Whether the client has stopped reading the socket because
+        ``max_events`` events wait to be taken (backpressure)."""
+        return self._reading_paused
+
     def _queue(self, event: Event) -> None:
-        if len(self._events) >= self.max_events:
+        if self.on_full == "drop_oldest" and len(self._events) >= self.max_events:
             self._events.popleft()
             self.events_dropped += 1
             if self.events_dropped & (self.events_dropped - 1) == 0:  # 1, 2, 4, 8, ...
@@ -330,10 +402,14 @@ class Client:
                     raise NotConnectedError("client closed")
                 self._events_ready.clear()
                 await self._events_ready.wait()
-        return self._events.popleft()
+        event = self._events.popleft()
+        if len(self._events) < self.max_events:
+            self._wake_reader.set()  # room again: a paused receive loop reads on
+        return event
 
-    async def wait_for(self, kind: type[Event], timeout: float | None = 10.0) -> Any:
-        """Skip events until one of type ``kind`` arrives."""
+    async def wait_for(self, kind: type[E], timeout: float | None = 10.0) -> E:
+        """Skip events until one of type ``kind`` arrives, and return it (typed
+        as ``kind``); :class:`TimeoutError` after ``timeout`` seconds (``None``: none)."""
         async with asyncio.timeout(timeout):
             while True:
                 event = await self.next_event()
@@ -400,6 +476,7 @@ class Client:
         future: asyncio.Future[Any] = self._loop.create_future()
         future.add_done_callback(_retrieve)
         self._waiters[request_id] = future
+        self._wake_reader.set()  # a paused receive loop reads on for the reply
         self._arm_timer()
         return future
 
@@ -633,7 +710,9 @@ class Client:
         while True:
             await asyncio.sleep(self.keepalive)
             silent = self._clock() - self._last_heard
-            if self.keepalive_timeout is not None and silent > self.keepalive_timeout:
+            # while reading is paused nothing can arrive: that silence is ours
+            timed_out = self.keepalive_timeout is not None and silent > self.keepalive_timeout
+            if timed_out and not self._reading_paused:
                 socket.transport.abort()  # no close handshake with a silent peer
                 return
             try:
@@ -658,6 +737,9 @@ class Client:
                     deadline = login_by if deadline is None else min(deadline, login_by)
             timeout = None if deadline is None else max(0.0, deadline - self._clock())
             try:
+                if self._must_pause():
+                    await self._pause(timeout)
+                    continue
                 message = await asyncio.wait_for(socket.recv(), timeout)
             except TimeoutError:
                 if login_by is not None and self._clock() >= login_by:
@@ -676,6 +758,32 @@ class Client:
             await self._flush()
             if self.session.state is State.REFUSED:
                 return
+            # let the application run: recv() returns a buffered frame
+            # without suspending, and a consumer task must keep pace
+            await asyncio.sleep(0)
+
+    def _must_pause(self) -> bool:
+        """Whether to stop reading: the queue is full, no request awaits its
+        reply, no login is under way and we are not closing (those read on,
+        see the module text)."""
+        return (
+            self.on_full == "backpressure"
+            and len(self._events) >= self.max_events
+            and not self._waiters
+            and self.session.state is State.CONNECTED
+            and not self._closing
+        )
+
+    async def _pause(self, timeout: float | None) -> None:
+        """Read nothing until an event is taken or a request is made (or
+        ``timeout``, the session's next deadline, passes: ``TimeoutError``)."""
+        self._wake_reader.clear()
+        self._reading_paused = True
+        try:
+            await asyncio.wait_for(self._wake_reader.wait(), timeout)
+        finally:
+            self._reading_paused = False
+            self._heard()  # the silence while paused was ours, not the server's
 
     def backoff(self, attempt: int) -> float:
         """The wait before reconnect ``attempt`` (0, 1, ... counted since the
@@ -698,9 +806,22 @@ class Client:
             if pinger is not None:
                 pinger.cancel()
 
+    def _lost(self, socket: ClientConnection | None, reconnecting: bool) -> None:
+        """A logged-in connection went: queue its :class:`ConnectionLost`
+        and count the outage if the client reconnects from it."""
+        code = ABNORMAL_CLOSURE
+        reason = ""
+        if socket is not None and socket.close_code is not None:
+            code, reason = socket.close_code, socket.close_reason or ""
+        self.state = ClientState.RECONNECTING if reconnecting else ClientState.CLOSED
+        if reconnecting:
+            self.reconnects += 1
+        self._queue(ConnectionLost(code, reason, reconnecting))
+
     async def _run(self) -> None:
         while not self._closing:
             started = self._clock()
+            socket: ClientConnection | None = None
             try:
                 async with ws_connect(
                     self.uri,
@@ -727,6 +848,8 @@ class Client:
                         self._login.set_exception(exc)
                     self.state = ClientState.CLOSED
                     return
+                if self.state is ClientState.LOGGED_IN:  # not a re-login that failed
+                    self._lost(socket, self.reconnect)
                 if not self.reconnect:
                     self._end(NotConnectedError(f"connection lost: {exc}"))
                     return
@@ -734,6 +857,8 @@ class Client:
                 self._socket = None
                 if self._login is not None and not self._login.done():
                     self._login.set_exception(exc)
+                if self.state is ClientState.LOGGED_IN and not self._closing:
+                    self._lost(socket, reconnecting=False)
                 self._end(NotConnectedError(f"client failed: {exc}"))
                 return
             finally:
@@ -744,7 +869,7 @@ class Client:
             self._fail_waiters(NotConnectedError("connection lost; reconnecting"))
             delay = self.backoff(self._attempt)
             self._attempt += 1
-            self.reconnects += 1
+            self.reconnect_attempts += 1
             await asyncio.sleep(delay)
             self.session = ClientSession(**self._options)
 
@@ -771,6 +896,7 @@ async def connect(
     keepalive: float | None = None,
     keepalive_timeout: float | None = None,
     max_events: int = MAX_EVENTS,
+    on_full: OnFull = "backpressure",
     queue_while_reconnecting: bool = False,
     tap: Tap | None = None,
     login_timeout: Any = _NOT_GIVEN,
@@ -784,7 +910,8 @@ async def connect(
     (``TimeoutError``). ``keepalive`` (seconds between pings; default none, as
     the reference client) and ``keepalive_timeout`` (silence after which the
     connection counts as lost) are described in the module's text, as are
-    ``backoff_jitter``, ``max_events`` and ``queue_while_reconnecting``.
+    ``backoff_jitter``, ``max_events``, ``on_full`` (``"backpressure"``, the
+    default, or ``"drop_oldest"``) and ``queue_while_reconnecting``.
     ``data_packages`` is the DataPackage cache (a dict, or a
     :class:`~gamecodec.archipelago.datapackage.DataPackageCache` on disk).
     ``tap`` is called with a :class:`~gamecodec.sessions.Traffic` for every
@@ -814,6 +941,7 @@ async def connect(
         keepalive=keepalive,
         keepalive_timeout=keepalive_timeout,
         max_events=max_events,
+        on_full=on_full,
         queue_while_reconnecting=queue_while_reconnecting,
         tap=tap,
     )

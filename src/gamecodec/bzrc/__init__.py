@@ -18,6 +18,9 @@ b'speed 0 0.5\\n'
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
 from gamecodec._deprecated import deprecated_names
 from gamecodec.bzrc._encode import (
     COMMANDS,
@@ -67,12 +70,16 @@ from gamecodec.bzrc._models import (
 )
 from gamecodec.bzrc.session import ClientSession, ServerSession
 
+if TYPE_CHECKING:  # loaded on first use (asyncio): gamecodec.bzrc.aio.Bot is typed
+    from gamecodec.bzrc import aio as aio
+
 __getattr__ = deprecated_names(
     __name__,
     {
         "ResponseParser": ("Decoder", lambda: Decoder),
         "encode_command": ("encode", lambda: encode),
     },
+    lazy={"aio": lambda: importlib.import_module("gamecodec.bzrc.aio")},
 )
 
 __all__ = [

@@ -87,10 +87,16 @@ answers: those the application has not answered yet, and the answers queued
 behind them (answers leave in command order). Past it the client is
 pipelining more than the server answers, and the session closes."""
 
-DEFAULT_TIMEOUT = 10.0
-"""Seconds a client call waits for its answer (and :func:`~gamecodec.bzrc.aio.connect`
-for the connection and the greeting) unless told otherwise. bzrflag answers
-each command in the pass of its 10 ms game loop that reads it."""
+DEFAULT_TIMEOUT = 120.0
+"""The idle limit of an :mod:`~gamecodec.bzrc.aio` client unless told
+otherwise: seconds without a byte from the server before a call gives up
+(and, for :func:`~gamecodec.bzrc.aio.connect`, the limit on the connection and
+the greeting). An idle limit, not a total, because a healthy bzrflag keeps
+bytes coming for longer than any fixed total (five pipelined 800x800 grids
+still arriving after 10 s), and twice the longest silence reported: its game
+loop is single-threaded, and it sent nothing for 61 s while it generated
+another team's occupancy grids. :class:`~gamecodec.bzrc.compat.BZRC` has no
+timeout unless given one, as the reference client."""
 
 DOUBLE_FAIL_COMMANDS = frozenset({"speed", "angvel", "accelx", "accely"})
 """Commands whose argument errors bzrflag answers with ack + ``fail Invalid

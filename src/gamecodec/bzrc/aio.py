@@ -11,9 +11,12 @@ Both take ``tap=`` (a :data:`gamecodec.sessions.Tap`: every chunk read or
 written, as a :class:`~gamecodec.sessions.Traffic`) and ``connect_timeout=``
 (seconds for the connection and the handshake).
 
-Failures a client call raises: :class:`TimeoutError` when its answer does not
-come within the bot's ``timeout`` (:data:`~gamecodec.bzrc.DEFAULT_TIMEOUT`
-unless given; the connection is then closed, since BZRC answers carry no id),
+Failures a client call raises: :class:`TimeoutError` when no byte has come
+from the server for the bot's ``timeout`` seconds while the call waits (an
+idle limit, :data:`~gamecodec.bzrc.DEFAULT_TIMEOUT` unless given: a long
+answer still arriving is waited for), or when its whole wait passes
+``total_timeout`` (only if given); the connection is then closed, since BZRC
+answers carry no id;
 :class:`ConnectionError` when the connection is lost or closed, at any point
 (before the greeting, between replies or inside one; an ``OSError`` behind it
 is its ``__cause__``), :class:`~gamecodec.RemoteProtocolError` when the server
@@ -26,9 +29,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple, TypeAlias, cast
 
 from gamecodec._aio import call_tap
 from gamecodec.bzrc._format import Dialect
@@ -67,10 +71,19 @@ from gamecodec.bzrc.session import (
     ServerSession,
     Unsolicited,
 )
-from gamecodec.errors import RemoteProtocolError
+from gamecodec.errors import EncodeError, LocalProtocolError, RemoteProtocolError
 from gamecodec.sessions import Tap, Traffic
 
-__all__ = ["MAX_ERRORS", "Bot", "Handler", "TankCommand", "TankResult", "connect", "serve"]
+__all__ = [
+    "MAX_ERRORS",
+    "Bot",
+    "Handler",
+    "HandlerAnswer",
+    "TankCommand",
+    "TankResult",
+    "connect",
+    "serve",
+]
 
 _READ_SIZE = 1 << 16
 
@@ -102,8 +115,12 @@ class Bot:
     unsolicited ``error`` lines: the latest :data:`MAX_ERRORS` (older ones are
     dropped, so a server sending them without end holds no more).
 
-    ``timeout`` (settable) bounds every call's wait for its answer, in seconds
-    (``None``: no limit); see the module for what calls raise."""
+    ``timeout`` (settable, seconds; ``None``: none) is an idle limit on every
+    call's wait: it fires when no byte has come from the server for that
+    long (bytes for any pending command count), so a long answer (five
+    800x800 grids) is waited for as long as it keeps arriving.
+    ``total_timeout`` (settable; ``None``, the default: none) limits each
+    call's whole wait. See the module for what calls raise."""
 
     def __init__(
         self,
@@ -113,9 +130,11 @@ class Bot:
         *,
         tap: Tap | None = None,
         timeout: float | None = DEFAULT_TIMEOUT,
+        total_timeout: float | None = None,
     ) -> None:
         self.session = session
         self.timeout = timeout
+        self.total_timeout = total_timeout
         self.errors: list[Error] = []
         self._reader = reader
         self._writer = writer
@@ -123,6 +142,7 @@ class Bot:
         self._peer: Any = writer.get_extra_info("peername")
         loop = asyncio.get_running_loop()
         self._loop = loop
+        self._last_in = loop.time()  # when the last byte came from the server
         self._ready: asyncio.Future[None] = loop.create_future()
         self._waiting: dict[int, asyncio.Future[Response]] = {}
         self._error: BaseException | None = None
@@ -136,7 +156,7 @@ class Bot:
         try:
             while not self.session.closed:
                 data = await self._reader.read(_READ_SIZE)
-                now = self._loop.time()
+                now = self._last_in = self._loop.time()
                 if data and self._tap is not None:
                     call_tap(self._tap, Traffic("in", data, now, self._peer))
                 try:
@@ -194,23 +214,61 @@ class Bot:
             raise ConnectionError("BZRC connection closed")
 
     async def _wait(self, command: str, waiting: Awaitable[Any]) -> Any:
-        """``waiting``'s result, within :attr:`timeout`; past it the connection
-        is closed (a late answer would land on the next command) and
-        :class:`TimeoutError` raised."""
-        if self.timeout is None:
+        """``waiting``'s result, while bytes keep coming within :attr:`timeout`
+        and within :attr:`total_timeout` of the start; past either the
+        connection is closed (a late answer would land on the next command)
+        and :class:`TimeoutError` raised."""
+        if self.timeout is None and self.total_timeout is None:
             return await waiting
+        task = asyncio.ensure_future(waiting)
+        start = self._loop.time()
         try:
-            return await asyncio.wait_for(waiting, self.timeout)
-        except TimeoutError:
-            error = ConnectionError(f"BZRC connection closed: {command} timed out")
-            if self._error is None:
-                self._error = error
-            for fut in self._waiting.values():
-                if not fut.done():
-                    fut.set_exception(error)
-            self._waiting.clear()
-            self._writer.close()
-            raise TimeoutError(f"no answer to {command} within {self.timeout} s") from None
+            while True:
+                _, wake = self._limit(start, command)
+                done, _ = await asyncio.wait({task}, timeout=max(0.0, wake - self._loop.time()))
+                if done:
+                    return task.result()
+                reason, wake = self._limit(start, command)  # bytes may have come meanwhile
+                if self._loop.time() >= wake:
+                    task.cancel()  # before the others fail: its error would go unread
+                    self._time_out(command)
+                    raise TimeoutError(reason)
+        finally:
+            if not task.done():
+                task.cancel()
+
+    def _limit(self, start: float, command: str) -> tuple[str, float]:
+        """The nearest limit on a wait for ``command`` that started at
+        ``start``: what passing it means, and when it passes."""
+        limits = []
+        if self.timeout is not None:
+            silent_since = max(self._last_in, start)
+            limits.append(
+                (
+                    silent_since + self.timeout,
+                    f"no byte from the server for {self.timeout} s waiting for {command}",
+                )
+            )
+        if self.total_timeout is not None:
+            limits.append(
+                (
+                    start + self.total_timeout,
+                    f"no answer to {command} within {self.total_timeout} s",
+                )
+            )
+        wake, reason = min(limits)
+        return reason, wake
+
+    def _time_out(self, command: str) -> None:
+        """Close the connection after a timeout: later answers cannot be matched."""
+        error = ConnectionError(f"BZRC connection closed: {command} timed out")
+        if self._error is None:
+            self._error = error
+        for fut in self._waiting.values():
+            if not fut.done():
+                fut.set_exception(error)
+        self._waiting.clear()
+        self._writer.close()
 
     def _expect(self, request: Request) -> asyncio.Future[Response]:
         """A future for the answer to ``request``."""
@@ -423,6 +481,7 @@ async def connect(
     *,
     tap: Tap | None = None,
     timeout: float | None = DEFAULT_TIMEOUT,
+    total_timeout: float | None = None,
     connect_timeout: float | None = DEFAULT_TIMEOUT,
     max_line: int = DEFAULT_MAX_LINE,
     max_grid_cells: int = DEFAULT_MAX_GRID_CELLS,
@@ -431,13 +490,16 @@ async def connect(
 ) -> Bot:
     """Connect, wait for ``bzrobots 1``, send ``agent 1``; return the :class:`Bot`.
 
-    ``timeout`` bounds each call's wait for its answer (:attr:`Bot.timeout`),
-    ``connect_timeout`` the connection and the greeting; both default to
-    :data:`~gamecodec.bzrc.DEFAULT_TIMEOUT` seconds (``None``: no limit;
-    :class:`TimeoutError` when one passes). A connection lost before the
-    greeting raises :class:`ConnectionError`. ``tap`` sees every chunk read
-    and written. ``max_line``, ``max_grid_cells``, ``max_response`` and
-    ``max_items`` bound the decoder.
+    ``timeout`` is the idle limit of each call (:attr:`Bot.timeout`: no byte
+    from the server for that many seconds), ``total_timeout`` a limit on each
+    call's whole wait (:attr:`Bot.total_timeout`, none unless given),
+    ``connect_timeout`` the limit on the connection and the greeting (one
+    short line: silence and total are the same there). ``timeout`` and
+    ``connect_timeout`` default to :data:`~gamecodec.bzrc.DEFAULT_TIMEOUT`
+    seconds (``None``: no limit; :class:`TimeoutError` when one passes). A
+    connection lost before the greeting raises :class:`ConnectionError`.
+    ``tap`` sees every chunk read and written. ``max_line``,
+    ``max_grid_cells``, ``max_response`` and ``max_items`` bound the decoder.
     """
     session = ClientSession(
         max_line=max_line,
@@ -450,7 +512,7 @@ async def connect(
     async def start() -> Bot:
         nonlocal bot
         reader, writer = await asyncio.open_connection(host, port)
-        bot = Bot(session, reader, writer, tap=tap, timeout=timeout)
+        bot = Bot(session, reader, writer, tap=tap, timeout=timeout, total_timeout=total_timeout)
         await bot._start()
         return bot
 
@@ -462,13 +524,49 @@ async def connect(
         raise
 
 
-Handler = Callable[[Request], "Response | tuple[Response, bool] | Awaitable[Response]"]
+HandlerAnswer: TypeAlias = "Response | tuple[Response, bool]"
+"""What a :data:`Handler` returns: the answer, or ``(answer, False)``."""
+
+Handler: TypeAlias = Callable[[Request], "HandlerAnswer | Awaitable[HandlerAnswer]"]
 """``handler(request)`` -> the answer (Ok/Fail/Listing/Timer/OccGrid, ack
-filled in by the session), or ``(answer, False)`` to send it without an ack."""
+filled in by the session), or ``(answer, False)`` to send it without an ack;
+plain or async. A handler that raises, or whose answer cannot be sent (another
+type, a field the wire cannot carry), gets the command answered ``fail`` with
+the problem, logged on the ``gamecodec.bzrc.aio`` logger; the connection goes on."""
+
+_log = logging.getLogger(__name__)
+
+
+def _one_line(text: str) -> str:
+    """``text`` as a ``fail`` comment: one latin-1 line."""
+    return " ".join(text.split()).encode("latin-1", "replace").decode("latin-1")
+
+
+async def _answer(
+    session: ServerSession, request: Request, handler: Handler, clock: Callable[[], float]
+) -> None:
+    """Answer ``request`` with ``handler``'s answer, or with ``fail`` naming
+    the handler's mistake."""
+    try:
+        answer: object = handler(request)
+        if inspect.isawaitable(answer):
+            answer = await answer
+    except Exception as exc:
+        _log.error("bzrc handler raised on %r", request, exc_info=exc)
+        session.fail(request, clock(), _one_line(f"handler raised {type(exc).__name__}: {exc}"))
+        return
+    with_ack = True
+    if type(answer) is tuple and len(answer) == 2 and answer[1] is False:
+        answer, with_ack = answer[0], False
+    try:
+        session.respond(request, cast(Response, answer), clock(), ack=with_ack)
+    except (LocalProtocolError, EncodeError) as exc:
+        _log.error("bzrc handler answered %r with %r: %s", request, answer, exc)
+        session.fail(request, clock(), _one_line(f"handler answer refused: {exc}"))
 
 
 async def serve(
-    handler: Callable[[Request], object],
+    handler: Handler,
     host: str | None,
     port: int,
     *,
@@ -511,13 +609,7 @@ async def serve(
                 if tap is not None:
                     call_tap(tap, Traffic("in", data, loop.time(), peer))
                 for request in session.receive_data(data, clock()):
-                    answer: object = handler(request)
-                    if inspect.isawaitable(answer):
-                        answer = await answer
-                    with_ack = True
-                    if type(answer) is tuple and len(answer) == 2 and answer[1] is False:
-                        answer, with_ack = answer[0], False
-                    session.respond(request, cast(Response, answer), clock(), ack=with_ack)
+                    await _answer(session, request, handler, clock)
                 send()
                 await writer.drain()
         except (OSError, RemoteProtocolError, TimeoutError):

@@ -15,8 +15,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from gamecodec.bzrc._encode import encode, encode_response
-from gamecodec.bzrc._errors import local_error, remote_error
+from gamecodec.bzrc._errors import encode_error, local_error, remote_error
 from gamecodec.bzrc._format import Dialect, format_number
+from gamecodec.bzrc._help import TOPICS, UNDOCUMENTED, UNDOCUMENTED_FAIL, unknown_fail
 from gamecodec.bzrc._impl import Decoder
 from gamecodec.bzrc._models import (
     DEFAULT_MAX_GRID_CELLS,
@@ -130,6 +131,29 @@ class ClientSession:
         (self._out if self.greeting is not None else self._held).extend(data)
         return requests
 
+    def send_line(self, line: str) -> Request | None:
+        """Queue one command line as typed, unchecked (the reference client's
+        ``sendline``): its first word names the :class:`Request`, the other
+        words are its ``args``, as text. A blank line is sent and answers
+        nothing (``None``: the server ignores it). A line break inside, or a
+        character latin-1 cannot write, raises :class:`~gamecodec.EncodeError`."""
+        if self.closed:
+            raise local_error("the session is closed")
+        if "\n" in line:
+            raise encode_error("a command line must not contain a line break")
+        try:
+            data = line.encode("latin-1") + b"\n"
+        except UnicodeEncodeError:
+            raise encode_error(f"command line {line!r} is not latin-1") from None
+        words = [w.decode("latin-1") for w in data.split()]
+        request = None
+        if words:
+            request = Request(self._next_id, words[0], tuple(words[1:]))
+            self._next_id += 1
+            self._pending.append(request)
+        (self._out if self.greeting is not None else self._held).extend(data)
+        return request
+
     def data_to_send(self) -> bytes:
         """Bytes to write to the server (and forget); ``b""`` when there are none."""
         data = bytes(self._out)
@@ -237,28 +261,12 @@ class ClientSession:
 
 # -- server side -----------------------------------------------------------------
 
-HELP: dict[str, str] = {
-    "angvel": "angvel <tankid> <value>: set the angular velocity, -1..1",
-    "bases": "bases: list every team's base corners",
-    "constants": "constants: list the game constants",
-    "flags": "flags: list every flag and who carries it",
-    "help": "help [command]: describe the commands",
-    "mytanks": "mytanks: list your tanks",
-    "obstacles": "obstacles: list the obstacles' corners",
-    "occgrid": "occgrid <tankid>: the occupancy grid around a tank",
-    "othertanks": "othertanks: list the other teams' tanks",
-    "quit": "quit: close the connection",
-    "scores": "scores: list the score difference of every pair of teams",
-    "shoot": "shoot <tankid>: fire, if the tank has reloaded",
-    "shots": "shots: list the shots in flight",
-    "speed": "speed <tankid> <value>: set the speed, -1..1",
-    "teams": "teams: list the teams and their tank counts",
-    "timer": "timer: elapsed game time and the time limit",
-}
-"""One line per documented command (written for gamecodec): what
-:class:`ServerSession` answers a bare ``help`` with, one ``:<line>`` each.
-``help <command>`` gets bzrflag's shape: ``:<usage>``, an empty line, and
-the text indented by eight spaces."""
+HELP: dict[str, tuple[str, ...]] = dict(TOPICS)
+"""What :class:`ServerSession` answers ``help <command>`` with: bzrflag's
+own texts (``bzrflag/server.py`` at ``37eb537``, each ``bzrc_*`` method's
+docstring), one string per line. A bare ``help`` lists each entry's first
+line, in name order, as bzrflag does; ``help taunt`` and ``help endgame``
+get bzrflag's ``fail`` for a command without a docstring."""
 
 _NO_ARGS = frozenset(
     {
@@ -415,13 +423,14 @@ class ServerSession:
             raise local_error(f"request {request.id} is not waiting for an answer")
         if not isinstance(response, Ok | Fail | Listing | Timer | OccGrid):
             raise local_error(f"{type(response).__name__} is not a command answer")
-        echo = self._echo.pop(request.id)
+        echo = self._echo[request.id]
         if echo[0] == "occgrid" and isinstance(response, OccGrid):
             echo = ("occgrid",)  # bzrflag acks a served grid without the tank id
         head = Ack(now - self._start, echo[0], echo[1:]) if ack else None
         data = encode_response(
             response._replace(ack=head), dialect=self.dialect, mytank_gap=self.mytank_gap
-        )
+        )  # an EncodeError leaves the request waiting for another answer
+        del self._echo[request.id]
         self._fill(request.id, data)
 
     def ok(self, request: Request, now: float) -> None:
@@ -519,13 +528,15 @@ class ServerSession:
         return (tank, number)
 
     def _help(self, args: list[str]) -> bytes:
+        """bzrflag's ``bzrc_help`` (``server.py:207-229``): the listing, a
+        topic's text, or an ack-less ``fail``."""
         if not args:
-            return "".join(f":{HELP[name]}\n" for name in sorted(HELP)).encode("latin-1", "replace")
+            lines = [HELP[name][0] for name in sorted(HELP) if HELP[name]]
         # bzrflag's bzrc_help reads args[1] (the first argument) and ignores the rest
-        if args[0] in HELP:
-            # bzrflag's shape: the usage line, then the text indented, so a
-            # client can tell pipelined help outputs apart
-            usage, _, text = HELP[args[0]].partition(": ")
-            body = f"\n        {text}\n" if text else ""  # an entry may have no description
-            return f":{usage}\n{body}".encode("latin-1", "replace")
-        return f'fail invalid command "{args[0]}"\n'.encode("latin-1")
+        elif args[0] in HELP:
+            lines = list(HELP[args[0]])
+        elif args[0] in UNDOCUMENTED:
+            lines = [UNDOCUMENTED_FAIL]
+        else:
+            lines = [unknown_fail(args[0])]
+        return "".join(line + "\n" for line in lines).encode("latin-1", "replace")

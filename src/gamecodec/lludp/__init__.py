@@ -88,6 +88,7 @@ __all__ = [
     "BlockSpec",
     "Circuit",
     "CircuitEvent",
+    "DecodeError",
     "Deprecation",
     "FieldSpec",
     "FieldType",

@@ -19,6 +19,9 @@ the Sans-IO session (:class:`gamecodec.sessions.StreamSession`);
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
 from gamecodec._deprecated import deprecated_names
 from gamecodec.ywindow._encode import (
     call,
@@ -28,6 +31,7 @@ from gamecodec.ywindow._encode import (
     notify,
     reply,
 )
+from gamecodec.ywindow._errors import AuthenticationError
 from gamecodec.ywindow._impl import Decoder, decode, decode_many
 from gamecodec.ywindow._models import (
     AUTHORITY_SIZE,
@@ -64,12 +68,16 @@ from gamecodec.ywindow.authority import (
 from gamecodec.ywindow.greeting import encode_greeting, parse_greeting
 from gamecodec.ywindow.session import Peer
 
+if TYPE_CHECKING:  # loaded on first use (asyncio): gamecodec.ywindow.aio.Client is typed
+    from gamecodec.ywindow import aio as aio
+
 __getattr__ = deprecated_names(
     __name__,
     {
         "encode_message": ("encode", lambda: encode),
         "Event": ("PeerEvent", lambda: PeerEvent),
     },
+    lazy={"aio": lambda: importlib.import_module("gamecodec.ywindow.aio")},
 )
 
 __all__ = [
@@ -82,6 +90,7 @@ __all__ = [
     "MAX_UNANSWERED",
     "VERSION",
     "Authenticated",
+    "AuthenticationError",
     "AuthenticationFailed",
     "Call",
     "CallHandle",

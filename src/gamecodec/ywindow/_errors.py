@@ -127,6 +127,16 @@ def remote_error(message: str) -> RemoteProtocolError:
     return RemoteProtocolError(message, protocol=PROTOCOL)
 
 
+class AuthenticationError(RemoteProtocolError, ConnectionError):
+    """The handshake failed: the other side does not know our authority (it
+    closed the connection on our digest, or its digest does not match), or it
+    sent our own cookie back. Also a :class:`ConnectionError`, what a refused
+    login raised before."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, protocol=PROTOCOL)
+
+
 def local_error(message: str) -> LocalProtocolError:
     """The peer was used against the protocol."""
     return LocalProtocolError(message, protocol=PROTOCOL)

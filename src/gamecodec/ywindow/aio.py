@@ -20,7 +20,7 @@ from gamecodec._aio import call_tap
 from gamecodec._deprecated import deprecated_names
 from gamecodec.errors import RemoteProtocolError
 from gamecodec.sessions import Tap, Traffic
-from gamecodec.ywindow._errors import remote_error
+from gamecodec.ywindow._errors import AuthenticationError
 from gamecodec.ywindow._models import (
     MAX_MESSAGE,
     Authenticated,
@@ -31,9 +31,11 @@ from gamecodec.ywindow._models import (
     Notification,
     PeerEvent,
     Reply,
+    Role,
+    State,
     Value,
 )
-from gamecodec.ywindow.authority import load_authority
+from gamecodec.ywindow.authority import check_authority, load_authority, save_authority
 from gamecodec.ywindow.session import Peer
 
 __all__ = ["MAX_QUEUED", "Client", "OnCall", "OnConnect", "connect", "serve"]
@@ -95,7 +97,7 @@ class Client:
                 while self._queue.qsize() >= MAX_QUEUED:
                     self._room.clear()
                     await self._room.wait()
-                data = await self._reader.read(_READ_SIZE)
+                data = await self._read()
                 now = self._loop.time()
                 if data and self._tap is not None:
                     call_tap(self._tap, Traffic("in", data, now, self._peer_address))
@@ -107,9 +109,25 @@ class Client:
                     self._flush()
                 await self._writer.drain()
         except (OSError, RemoteProtocolError) as exc:
-            self._error = exc
+            if self._error is None:  # the first failure is the one to tell
+                self._error = exc
         finally:
             self._finish()
+
+    async def _read(self) -> bytes:
+        """The next chunk; a connection that ends while the server holds our
+        digest is the server refusing it (the side that finds a mismatch
+        closes the connection, without a word)."""
+        refusable = self.peer.role is Role.CLIENT and self.peer.state is State.DIGEST
+        try:
+            data = await self._reader.read(_READ_SIZE)
+        except OSError as exc:
+            if refusable:
+                raise _refused() from exc
+            raise
+        if not data and refusable and self._error is None:
+            self._error = _refused()
+        return data
 
     def _finish(self) -> None:
         error = self._error or ConnectionError("ywindow connection closed")
@@ -143,7 +161,7 @@ class Client:
                 if not self._ready.done():
                     self._ready.set_result(None)
             elif isinstance(event, AuthenticationFailed):
-                self._error = remote_error(f"authentication failed: {event.reason}")
+                self._error = AuthenticationError(f"authentication failed: {event.reason}")
 
     async def _answer(self, on_call: OnCall, call: Call) -> None:
         try:
@@ -221,6 +239,13 @@ class Client:
         await self.close()
 
 
+def _refused() -> AuthenticationError:
+    return AuthenticationError(
+        "authentication failed: the server closed the connection on our digest "
+        "(it does not know our authority)"
+    )
+
+
 def _authority(authority: bytes | None, authority_file: str | os.PathLike[str] | None) -> bytes:
     return authority if authority is not None else load_authority(authority_file)
 
@@ -239,7 +264,8 @@ async def connect(
 ) -> Client:
     """Connect and log in; the authority comes from bytes or a file
     (``~/.Yauthority`` by default). ``on_call`` answers the server's calls
-    (without it they queue for :meth:`Client.next_event`).
+    (without it they queue for :meth:`Client.next_event`). A server that
+    refuses the login raises :class:`~gamecodec.ywindow.AuthenticationError`.
 
     ``connect_timeout`` bounds the connection and the login (``None``: no
     limit; :class:`TimeoutError` when it passes); ``tap`` sees every chunk read
@@ -278,24 +304,36 @@ async def serve(
     connect_timeout: float | None = None,
 ) -> asyncio.Server:
     """Start a server: each connection logs in, then ``on_connect(client)``
-    runs and ``on_call`` answers its calls.
+    runs (it can call the client) and ``on_call`` answers its calls.
+
+    Without ``authority``, the server generates a fresh one at startup and
+    writes it to ``authority_file`` (``~/.Yauthority`` by default, readable by
+    its owner only) for clients to read, as the protocol document describes.
 
     ``connect_timeout`` closes a connection that has not logged in within that
     many seconds (``None``: no limit); ``tap`` sees every chunk read and written.
     """
-    secret = _authority(authority, authority_file)
+    if authority is None:
+        secret = save_authority(None, authority_file)
+    else:
+        secret = check_authority(authority)  # refused now, not at the first connection
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = Peer.server(secret, software=software, max_message=max_message)
         conn = Client(peer, reader, writer, on_call, tap=tap)
         try:
-            await asyncio.wait_for(conn._start(), connect_timeout)
-        except (ConnectionError, RemoteProtocolError, TimeoutError):
+            try:
+                await asyncio.wait_for(conn._start(), connect_timeout)
+            except (ConnectionError, RemoteProtocolError, TimeoutError):
+                await conn.close()
+                return
+            if on_connect is not None:
+                await on_connect(conn)
+            await conn.wait_closed()
+        except asyncio.CancelledError:
+            # the server is shutting down: end this connection quietly (Python
+            # 3.11's stream callback logs a traceback for a cancelled handler)
             await conn.close()
-            return
-        if on_connect is not None:
-            await on_connect(conn)
-        await conn.wait_closed()
 
     return await asyncio.start_server(handle, host, port)
 

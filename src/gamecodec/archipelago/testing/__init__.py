@@ -10,7 +10,8 @@ answers as Archipelago's MultiServer does: RoomInfo, GetDataPackage, Connect
 notices), LocationChecks (items delivered, ItemSend notices), LocationScouts
 (``create_as_hint``), CreateHints, UpdateHint, Say (Chat and the ``!help``,
 ``!admin``, ``!players``, ``!status``, ``!alias``, ``!countdown``, ``!hint``, ``!hint_location``,
-``!release``, ``!collect``, ``!remaining``, ``!missing``, ``!checked`` commands),
+``!release``, ``!collect``, ``!remaining``, ``!missing``, ``!checked``,
+``!getitem``, ``!license``, ``!options`` commands),
 Get/Set/SetNotify data storage with the 18 operations and the ``_read_`` keys
 (``hints``, ``client_status``, ``slot_data``, ``item_name_groups``,
 ``location_name_groups``, ``race_mode``, with SetReply updates), Bounce,
@@ -39,23 +40,31 @@ failing data storage operation); unknown commands, and any command but Connect
 and GetDataPackage before login, are ignored. A ``Set`` whose result would be
 too large to send is refused with ``InvalidPacket`` and not stored. The frame
 log :attr:`Room.frames` is bounded. ``python -m gamecodec.archipelago.testing
---multiworld FILE.json --port N`` serves a multiworld described in JSON. It
-keeps everything in memory; it is not a game server for real sessions.
+--multiworld FILE.json --port N`` serves a multiworld described in JSON;
+:meth:`Room.from_multidata` and ``python -m gamecodec.archipelago.testing serve
+FILE.archipelago`` one Archipelago generated, read by a restricted unpickler
+(:func:`read_multidata`: only the NetUtils classes a multiworld holds, anything
+else refused with :class:`MultidataError`). It keeps everything in memory; it is
+not a game server for real sessions.
 """
 
 from __future__ import annotations
 
 from gamecodec.archipelago.testing._framelog import FrameLog
+from gamecodec.archipelago.testing._multidata import MultidataError, read_multidata
 from gamecodec.archipelago.testing._multiworld import load_multiworld, room_from_json
 from gamecodec.archipelago.testing._room import Room
-from gamecodec.archipelago.testing._world import OPERATIONS, Game, RoomSlot
+from gamecodec.archipelago.testing._world import ARCHIPELAGO, OPERATIONS, Game, RoomSlot
 
 __all__ = [
+    "ARCHIPELAGO",
     "OPERATIONS",
     "FrameLog",
     "Game",
+    "MultidataError",
     "Room",
     "RoomSlot",
     "load_multiworld",
+    "read_multidata",
     "room_from_json",
 ]

@@ -4,6 +4,7 @@ reference's ``ClientMessageProcessor`` answers them (``PrintJSON`` texts)."""
 from __future__ import annotations
 
 import inspect
+import random
 import shlex
 import traceback
 from collections.abc import Callable, Collection
@@ -99,6 +100,20 @@ def intended_text(text: str, candidates: Collection[str]) -> tuple[str, bool, st
     return best, False, f"Didn't find something that closely matches {unsure}"
 
 
+_SIMPLE_OPTIONS = (
+    "hint_cost",
+    "location_check_points",
+    "server_password",
+    "password",
+    "release_mode",
+    "remaining_mode",
+    "collect_mode",
+    "countdown_mode",
+    "item_cheat",
+    "compatibility",
+)
+"""The reference's ``Context.simple_options``, in its order (``!options``)."""
+
 _RAW: set[str] = set()
 
 
@@ -147,6 +162,22 @@ class _Processor:
     def _cmd_help(self) -> bool:
         """Returns the help listing"""
         self.output(help_text())
+        return True
+
+    def _cmd_license(self) -> bool:
+        """Returns the licensing information"""
+        self.output(self.room.license_text)
+        return True
+
+    def _cmd_options(self) -> bool:
+        """List all current options. Warning: lists password."""
+        self.output("Current options:")
+        room = self.room
+        for option in _SIMPLE_OPTIONS:
+            if option == "server_password":  # hidden from clients, set or not
+                self.output(f"Option server_password is set to {'*' * random.randint(4, 16)}")
+            else:
+                self.output(f"Option {option} is set to {getattr(room, option)}")
         return True
 
     @_raw
@@ -311,6 +342,21 @@ class _Processor:
         return False
 
     @_raw
+    def _cmd_getitem(self, item_name: str) -> bool:
+        """Cheat in an item, if it is enabled on this server"""
+        room, slot = self.room, self.slot
+        if not room.item_cheat:
+            self.output("Cheating is disabled.")
+            return False
+        names = room.games[room.slots[slot - 1].game].items
+        name, usable, response = intended_text(item_name, names)
+        if not usable:
+            self.output(response)
+            return False
+        room.cheat_item(slot, name, names[name])
+        return True
+
+    @_raw
     def _cmd_hint(self, item_name: str = "") -> bool:
         """Use !hint {item_name},
         for example !hint Lamp to get a spoiler peek for that item.
@@ -395,7 +441,10 @@ class _Processor:
         not_found = [h for h in new_hints if not h.found]
         can_pay = 1000 if not not_found or not cost else int(points // cost > 0)
         room.random.shuffle(not_found)
+        # the reference's two "popular votes" (MultiServer get_hints): non-local
+        # placements first, then the earliest sphere (pop() takes the last)
         not_found.sort(key=lambda h: int(h.receiving_player != h.finding_player))
+        not_found.sort(key=lambda h: room.sphere_of(h.finding_player, h.location), reverse=True)
         chosen = found + old_hints
         while can_pay > 0 and not_found:
             chosen.append(not_found.pop())
@@ -421,9 +470,10 @@ class _Processor:
 def _players_text(room: Room) -> str:
     online = {c.slot for c in room._authed()}
     text = f":: Team #{TEAM + 1}: "
-    for number, slot in enumerate(room.slots, 1):
+    players = [(n, s) for n, s in enumerate(room.slots, 1) if s.slot_type == 1]
+    for number, slot in players:
         text += f"{slot.name} " if number in online else f"({slot.name}) "
-    return f"{len(online)} players of {len(room.slots)} connected " + text[:-1]
+    return f"{len(online)} players of {len(players)} connected " + text[:-1]
 
 
 def _status_text(room: Room, tag: str) -> str:

@@ -11,7 +11,16 @@ from websockets.asyncio.server import ServerConnection
 from gamecodec.archipelago import commands as C
 from gamecodec.archipelago._netutils import Hint
 
-__all__ = ["NON_PLAYING_TAGS", "TEAM", "Client", "hint_message", "hint_value", "plain", "to_parts"]
+__all__ = [
+    "NON_PLAYING_TAGS",
+    "TEAM",
+    "Client",
+    "hint_message",
+    "hint_value",
+    "items_handling_of",
+    "plain",
+    "to_parts",
+]
 
 TEAM = 0
 NON_PLAYING_TAGS = {"HintGame": "hinting", "Tracker": "tracking", "TextOnly": "viewing"}
@@ -36,6 +45,16 @@ class Client:
     @property
     def no_text(self) -> bool:
         return "NoText" in self.tags
+
+
+def items_handling_of(value: Any) -> int:
+    """The items_handling a client gets for ``value``, as the reference's
+    ``Client.items_handling`` setter and getter make it: any int whose low bit is
+    set keeps its three low bits (99 is 0b011), ValueError for bits 1-2 without
+    bit 0, TypeError (from ``&``) for a value that is not an int."""
+    if not (value & 0b001) and (value & 0b110):
+        raise ValueError("Invalid flag combination")
+    return int(value & 0b111) if value & 0b001 else 0
 
 
 def plain(value: Any) -> Any:

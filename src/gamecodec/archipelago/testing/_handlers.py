@@ -2,20 +2,34 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from gamecodec.archipelago import commands as C
 from gamecodec.archipelago._netutils import ClientStatus, HintStatus
 from gamecodec.archipelago.frames import encode
 from gamecodec.archipelago.testing import _chat, _hints
-from gamecodec.archipelago.testing._common import NON_PLAYING_TAGS, TEAM, Client
+from gamecodec.archipelago.testing._common import (
+    NON_PLAYING_TAGS,
+    TEAM,
+    Client,
+    items_handling_of,
+)
 from gamecodec.archipelago.testing._world import OPERATIONS, check_size
 from gamecodec.errors import EncodeError
 
 if TYPE_CHECKING:
     from gamecodec.archipelago.testing._room import Room
 
-__all__ = ["handle", "invalid"]
+__all__ = [
+    "connect",
+    "connect_errors",
+    "handle",
+    "invalid",
+    "send_data_package",
+    "set_items_handling",
+    "set_tags",
+]
 
 TUTORIAL = (
     "Now that you are connected, you can use !help to list commands to run via the server. "
@@ -35,12 +49,10 @@ def invalid(kind: str, text: str, original_cmd: str | None) -> C.InvalidPacket:
 async def handle(room: Room, client: Client, command: Any) -> bool:
     """Handle one command; False drops the client."""
     if isinstance(command, C.Connect):
-        await _connect(room, client, command)
-        return True
+        return await connect(room, client, _connect_args(command))
     if isinstance(command, C.GetDataPackage):
-        names = command.games if isinstance(command.games, list) else list(room.games)
-        games = {n: room.games[n].data() for n in names if n in room.games}
-        await room._send(client, [C.DataPackage(C.DataPackageData(games))])
+        wanted = None if command.games is C.UNSET else set(command.games)
+        await send_data_package(room, client, wanted)
         return True
     if not client.auth or not isinstance(command, C.Command):
         return True  # the reference ignores unknown commands and any before Connect
@@ -51,30 +63,76 @@ async def handle(room: Room, client: Client, command: Any) -> bool:
     return answer
 
 
-async def _connect(room: Room, client: Client, command: C.Connect) -> None:
+async def send_data_package(room: Room, client: Client, wanted: set[Any] | None) -> None:
+    """The DataPackage of the games named in ``wanted`` (all when None), in the
+    room's order, as the reference filters ``gamespackage`` (MultiServer
+    ``process_client_cmd``, GetDataPackage): a name that is no game matches nothing."""
+    games = {
+        name: game.data()
+        for name, game in room.packages.items()
+        if wanted is None or name in wanted
+    }
+    await room._send(client, [C.DataPackage(C.DataPackageData(games))])
+
+
+def _connect_args(command: C.Connect) -> dict[str, Any]:
+    version = command.version
+    return {
+        "password": command.password,
+        "name": command.name,
+        "game": command.game,
+        "tags": command.tags,
+        "version": (version.major, version.minor, version.build),
+        "items_handling": command.items_handling,
+        "slot_data": command.slot_data is not False,
+    }
+
+
+def connect_errors(room: Room, args: Mapping[str, Any]) -> tuple[list[str], int, int]:
+    """(errors, slot number, items_handling) of a Connect, checked in the reference's
+    order (MultiServer ``process_client_cmd``, Connect): the game, version and
+    items_handling only when the name is a slot. Raises (KeyError, TypeError) where
+    the reference's handler raises: an unhashable name, a version that does not
+    compare with a Version, a missing ``items_handling``."""
     errors = []
-    number = next((n for n, s in enumerate(room.slots, 1) if s.name == command.name), 0)
-    if room.password is not None and command.password != room.password:
+    if room.password and args["password"] != room.password:
         errors.append("InvalidPassword")
+    number = room.slot_numbers.get(args["name"], 0)
+    handling = 0
     if not number:
         errors.append("InvalidSlot")
-    elif command.game != room.slots[number - 1].game and not any(
-        tag in NON_PLAYING_TAGS for tag in command.tags
-    ):
-        errors.append("InvalidGame")
-    version = (command.version.major, command.version.minor, command.version.build)
-    if version < room.required_client_version:
-        errors.append("IncompatibleVersion")
-    handling = command.items_handling
-    if not 0 <= handling <= 7 or (handling & 0b110 and not handling & 0b001):
-        errors.append("InvalidItemsHandling")
+    else:
+        slot = room.slots[number - 1]
+        ignore_game = not args.get("game") and any(tag in NON_PLAYING_TAGS for tag in args["tags"])
+        if not ignore_game and args["game"] != slot.game:
+            errors.append("InvalidGame")
+        minimum = room.required_client_version
+        if not ignore_game:
+            minimum = max(minimum, slot.minimum_client_version)
+        if minimum > args["version"]:
+            errors.append("IncompatibleVersion")
+        try:
+            handling = items_handling_of(args["items_handling"])
+        except (ValueError, TypeError):
+            errors.append("InvalidItemsHandling")
+    return errors, number, handling
+
+
+async def connect(room: Room, client: Client, args: Mapping[str, Any]) -> bool:
+    """Log ``client`` in (Connected, ReceivedItems, Join) or refuse (ConnectionRefused,
+    the socket kept); False drops the client where the reference's handler raises."""
+    try:
+        errors, number, handling = connect_errors(room, args)
+    except (KeyError, TypeError):
+        return False
     if errors:
         await room._send(client, [C.ConnectionRefused(errors)])
-        return
+        return True
+    version = tuple(args["version"])
     slot = room.slots[number - 1]
     rejoin = client.auth and client.slot == number
-    client.slot, client.tags, client.items_handling = number, list(command.tags), handling
-    client.version = version
+    client.slot, client.tags, client.items_handling = number, list(args["tags"]), handling
+    client.version = (int(version[0]), int(version[1]), int(version[2]))
     client.auth = True
     connected = C.Connected(
         team=TEAM,
@@ -82,9 +140,11 @@ async def _connect(room: Room, client: Client, command: C.Connect) -> None:
         players=room._players(),
         missing_locations=[loc for loc in slot.locations if loc not in room.checked[number]],
         checked_locations=[loc for loc in slot.locations if loc in room.checked[number]],
-        slot_info={str(n): C.Slot(s.name, s.game, 1, []) for n, s in enumerate(room.slots, 1)},
+        slot_info={
+            str(n): C.Slot(s.name, s.game, s.slot_type, []) for n, s in enumerate(room.slots, 1)
+        },
         hint_points=room.points(number),
-        slot_data=dict(slot.slot_data) if command.slot_data is not False else C.UNSET,
+        slot_data=dict(slot.slot_data) if args.get("slot_data", True) else C.UNSET,
     )
     items = room._inventory(client)
     client.sent_items = len(items)
@@ -93,13 +153,13 @@ async def _connect(room: Room, client: Client, command: C.Connect) -> None:
         frame.append(C.ReceivedItems(0, items))
     await room._send(client, frame)
     if rejoin:
-        return
+        return True
     if room.status[number] == ClientStatus.CLIENT_UNKNOWN:
         room.update_status(client, ClientStatus.CLIENT_CONNECTED)
     verb = next((v for tag, v in NON_PLAYING_TAGS.items() if tag in client.tags), "playing")
     room.broadcast_text(
         f"{room.aliased_name(number)} (Team #{TEAM + 1}) {verb} {slot.game} has joined. "
-        f"Client({'.'.join(map(str, version))}), {client.tags}.",
+        f"Client({'.'.join(map(str, client.version))}), {client.tags}.",
         type="Join",
         team=TEAM,
         slot=number,
@@ -108,32 +168,51 @@ async def _connect(room: Room, client: Client, command: C.Connect) -> None:
     room.notify_client(client, [TUTORIAL], type="Tutorial")
     if not client.compressed:
         room.notify_client(client, [NO_COMPRESSION])
+    return True
+
+
+async def set_items_handling(room: Room, client: Client, value: Any) -> None:
+    """ConnectUpdate's ``items_handling`` as the reference takes it: a value other than
+    the client's (as its getter gives it) is set (99 as 0b011) and everything the
+    client now receives is sent again from index 0; a bad one is an InvalidPacket."""
+    if value is None or value == client.items_handling:
+        return
+    try:
+        client.items_handling = items_handling_of(value)
+    except (ValueError, TypeError) as err:
+        text = f"Invalid items_handling: {err}"
+        await room._send(client, [invalid("arguments", text, "ConnectUpdate")])
+        raise
+    items = room._inventory(client)
+    client.sent_items = len(items)
+    if items:
+        await room._send(client, [C.ReceivedItems(0, items)])
+
+
+def set_tags(room: Room, client: Client, tags: list[Any]) -> None:
+    """ConnectUpdate's ``tags``: a changed set is announced (TagsChanged)."""
+    old = client.tags
+    client.tags = list(tags)
+    if set(old) != set(client.tags):
+        room.broadcast_text(
+            f"{room.aliased_name(client.slot)} (Team #{TEAM + 1}) has changed tags from {old} "
+            f"to {client.tags}.",
+            type="TagsChanged",
+            team=TEAM,
+            slot=client.slot,
+            tags=list(client.tags),
+        )
 
 
 async def _connect_update(room: Room, client: Client, command: C.ConnectUpdate) -> bool:
     handling = command.items_handling
-    if isinstance(handling, int) and handling != client.items_handling:
-        if not 0 <= handling <= 7 or (handling & 0b110 and not handling & 0b001):
-            text = "Invalid items_handling: Invalid flag combination"
-            await room._send(client, [invalid("arguments", text, "ConnectUpdate")])
+    if isinstance(handling, int):
+        try:
+            await set_items_handling(room, client, handling)
+        except (ValueError, TypeError):
             return True
-        client.items_handling = handling
-        items = room._inventory(client)
-        client.sent_items = len(items)
-        if items:
-            await room._send(client, [C.ReceivedItems(0, items)])
     if isinstance(command.tags, list):
-        old = client.tags
-        client.tags = list(command.tags)
-        if set(old) != set(client.tags):
-            room.broadcast_text(
-                f"{room.aliased_name(client.slot)} (Team #{TEAM + 1}) has changed tags from {old} "
-                f"to {client.tags}.",
-                type="TagsChanged",
-                team=TEAM,
-                slot=client.slot,
-                tags=list(client.tags),
-            )
+        set_tags(room, client, command.tags)
     return True
 
 
@@ -166,8 +245,10 @@ async def _scouts(room: Room, client: Client, command: C.LocationScouts) -> bool
         if as_hint:
             hints.extend(_hints.for_location(room, client.slot, location))
         found.append(C.Item(item, location, receiver, flags))
-    _hints.notify(room, hints, only_new=as_hint == 2, persist_even_if_found=True)
+    # the reference awaits LocationInfo and schedules the hint messages
+    # (notify_hints: async_start), so LocationInfo is on the wire first
     await room._send(client, [C.LocationInfo(found)])
+    _hints.notify(room, hints, only_new=as_hint == 2, persist_even_if_found=True)
     return True
 
 

@@ -45,7 +45,8 @@ def for_location(
         status = HintStatus.HINT_FOUND
     elif status is None:
         status = _auto_status(flags)
-    return [Hint(receiver, finder, location, item, found, "", flags, status)]
+    entrance = room.entrances.get(finder, {}).get(location, "")
+    return [Hint(receiver, finder, location, item, found, entrance, flags, status)]
 
 
 def for_item(room: Room, slot: int, item_id: int) -> list[Hint]:
@@ -61,7 +62,8 @@ def for_item(room: Room, slot: int, item_id: int) -> list[Hint]:
                 continue
             found = location in room.checked[finder]
             status = HintStatus.HINT_FOUND if found else _auto_status(flags)
-            hints.append(Hint(receiver, finder, location, item, found, "", flags, status))
+            entrance = room.entrances.get(finder, {}).get(location, "")
+            hints.append(Hint(receiver, finder, location, item, found, entrance, flags, status))
     return hints
 
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gamecodec.archipelago import commands as C
 from gamecodec.archipelago import compat
-from gamecodec.archipelago._netutils import HintStatus
+from gamecodec.archipelago._netutils import ClientStatus, HintStatus
 from gamecodec.archipelago.frames import decode
+from gamecodec.archipelago.testing import _handlers
 from gamecodec.archipelago.testing._common import Client
 from gamecodec.archipelago.testing._handlers import invalid
 from gamecodec.errors import DecodeError
@@ -52,6 +54,12 @@ def _no_command(text: str) -> str:
 
 async def _one(room: Room, client: Client, args: dict[str, Any]) -> bool:
     """One command with a string ``cmd``; False drops the client."""
+    if args["cmd"] == "Connect":  # read from its raw arguments: which keys are there matters
+        refused = _connect(client, args)
+        if refused is not None:
+            await room._send(client, [invalid(*refused)])
+            return True
+        return await _raw_connect(room, client, args)
     try:
         command = decode(compat.encode([args]))[0]
     except DecodeError:
@@ -61,6 +69,15 @@ async def _one(room: Room, client: Client, args: dict[str, Any]) -> bool:
     cmd = args["cmd"]
     if cmd not in _BEFORE_LOGIN and not client.auth:
         return True  # ignored before login, as the reference does
+    answer_raw = _ANSWERS.get(cmd)
+    if answer_raw is not None:
+        first = _CHECKS.get(cmd)
+        refused = None if first is None else first(client, args)
+        if refused is not None:
+            await room._send(client, [invalid(*refused)])
+            return True
+        answered: bool = await answer_raw(room, client, args)
+        return answered
     check = _CHECKS.get(cmd)
     if check is None:
         return False  # the reference's handler raises on these arguments
@@ -74,28 +91,93 @@ async def _one(room: Room, client: Client, args: dict[str, Any]) -> bool:
 _Answer = tuple[str, str, str] | None
 
 
+async def _raw_connect(room: Room, client: Client, args: dict[str, Any]) -> bool:
+    """A Connect as the reference reads its arguments: refused (``name: 5``,
+    ``items_handling: "abc"``), the client dropped where a key the reference reads
+    is missing (``items_handling`` of a slot, ``uuid``, ``tags``; the typed command
+    would fill in defaults), or logged in with its items_handling as the
+    reference's setter takes it (``true`` is 1)."""
+    try:
+        errors, _number, handling = _handlers.connect_errors(room, args)
+    except (KeyError, TypeError):
+        return False  # the reference's handler raises
+    if errors:
+        await room._send(client, [C.ConnectionRefused(errors)])
+        return True
+    if "uuid" not in args or "tags" not in args:
+        return False  # the reference's args["uuid"], args["tags"] raise: the client is dropped
+    try:
+        command = decode(compat.encode([{**args, "items_handling": handling}]))[0]
+    except DecodeError:
+        return False  # fields the room cannot take (the reference may)
+    return await room._dispatch(client, command)
+
+
+async def _raw_data_package(room: Room, client: Client, args: dict[str, Any]) -> bool:
+    """``games`` as the reference reads it: ``set(games)``, so a string names its
+    characters and ``[NaN]`` nothing (an empty DataPackage); a value ``set()``
+    refuses (a number, null, an unhashable item) drops the client."""
+    try:
+        wanted = set(args["games"]) if "games" in args else None
+    except TypeError:
+        return False
+    await _handlers.send_data_package(room, client, wanted)
+    return True
+
+
+async def _raw_checks(room: Room, client: Client, args: dict[str, Any]) -> bool:
+    """``locations`` as ``register_location_checks`` reads it: the slot's locations
+    equal to an item of ``set(locations)`` are checked, the rest (``"a"``) ignored."""
+    if client.no_locations:
+        text = "Trackers can't register new Location Checks"
+        await room._send(client, [invalid("cmd", text, "LocationChecks")])
+        return True
+    try:
+        wanted = set(args["locations"])
+    except (KeyError, TypeError):
+        return False
+    own = room.slots[client.slot - 1].locations
+    room.register_checks(client.slot, [loc for loc in own if loc in wanted])
+    return True
+
+
+async def _raw_status(room: Room, client: Client, args: dict[str, Any]) -> bool:
+    """Any ``status`` is stored as the reference's ``update_client_status`` stores
+    it (``"x"`` too: ``_read_client_status_`` gives it back); only 30 is a goal."""
+    if "status" not in args:
+        return False
+    status = args["status"]
+    if client.no_locations and status == ClientStatus.CLIENT_GOAL:
+        text = "Trackers can't register Goal Complete"
+        await room._send(client, [invalid("cmd", text, "StatusUpdate")])
+    else:
+        room.update_status(client, status)
+    return True
+
+
+async def _raw_connect_update(room: Room, client: Client, args: dict[str, Any]) -> bool:
+    """``items_handling`` as the reference's setter takes it, then a list of ``tags``."""
+    try:
+        await _handlers.set_items_handling(room, client, args.get("items_handling"))
+    except (ValueError, TypeError):
+        return True  # answered with InvalidPacket
+    if "tags" in args:
+        tags = args["tags"]
+        if type(tags) is not list:
+            return False  # the reference takes any iterable; the room only lists
+        try:
+            _handlers.set_tags(room, client, tags)
+        except TypeError:
+            return False  # an unhashable tag: the reference's set() raises
+    return True
+
+
 def _connect(client: Client, args: dict[str, Any]) -> _Answer:
     password = args.get("password", 0)
     if "password" not in args or not (password is None or type(password) is str):
         return ("arguments", "Connect", "Connect")
     if "game" not in args:
         return ("arguments", "Connect", "Connect")
-    return None
-
-
-def _connect_update(client: Client, args: dict[str, Any]) -> _Answer:
-    handling = args.get("items_handling")
-    if handling is None or handling == client.items_handling:
-        return None
-    try:
-        if not handling & 0b001 and handling & 0b110:
-            return (
-                "arguments",
-                "Invalid items_handling: Invalid flag combination",
-                "ConnectUpdate",
-            )
-    except TypeError as err:
-        return ("arguments", f"Invalid items_handling: {err}", "ConnectUpdate")
     return None
 
 
@@ -162,7 +244,6 @@ def _set(client: Client, args: dict[str, Any]) -> _Answer:
 
 _CHECKS: dict[str, Any] = {
     "Connect": _connect,
-    "ConnectUpdate": _connect_update,
     "LocationScouts": _scouts,
     "UpdateHint": _update_hint,
     "CreateHints": _create_hints,
@@ -171,3 +252,13 @@ _CHECKS: dict[str, Any] = {
     "SetNotify": _keys("SetNotify", "SetNotify"),
     "Set": _set,
 }
+
+
+_ANSWERS: dict[str, Any] = {
+    "Connect": _raw_connect,
+    "GetDataPackage": _raw_data_package,
+    "LocationChecks": _raw_checks,
+    "StatusUpdate": _raw_status,
+    "ConnectUpdate": _raw_connect_update,
+}
+"""Commands answered from their raw arguments (after the ``_CHECKS`` check, if any)."""

@@ -8,7 +8,8 @@ import functools
 import logging
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, broadcast, serve
@@ -28,7 +29,8 @@ from gamecodec.archipelago.testing._common import (
     to_parts,
 )
 from gamecodec.archipelago.testing._framelog import FrameLog
-from gamecodec.archipelago.testing._world import Game, RoomSlot
+from gamecodec.archipelago.testing._license import LICENSE_TEXT
+from gamecodec.archipelago.testing._world import ARCHIPELAGO, Game, RoomSlot
 from gamecodec.errors import DecodeError
 
 __all__ = ["Room"]
@@ -46,6 +48,13 @@ class Room:
     ``"enabled"``, ``"disabled"`` or ``"auto"`` (under 30 slots); ``hint_cost`` is
     a percentage of a slot's locations, as in the reference. ``frame_log`` bounds
     :attr:`frames` (``max_frames``, ``max_chars``; ``(0, 0)`` keeps none).
+
+    A generated multiworld's data: ``spheres`` (each ``{slot: {location, ...}}``,
+    the order ``!hint`` prefers), ``hints`` (precollected hints by slot),
+    ``entrances`` (``{slot: {location: entrance}}``, the hints' entrance texts),
+    ``race_mode``; ``item_cheat`` allows ``!getitem`` (the reference's default);
+    ``license_text`` is what ``!license`` answers. :meth:`from_multidata` reads
+    all of it from an ``.archipelago`` file.
     """
 
     def __init__(
@@ -62,13 +71,23 @@ class Room:
         remaining_mode: str = "goal",
         countdown_mode: str = "auto",
         version: tuple[int, int, int] = (0, 6, 8),
+        generator_version: tuple[int, int, int] | None = None,
         required_client_version: tuple[int, int, int] = (0, 5, 0),
+        item_cheat: bool = True,
+        spheres: Iterable[Mapping[int, Iterable[int]]] = (),
+        hints: Mapping[int, Iterable[Hint]] | None = None,
+        entrances: Mapping[int, Mapping[int, str]] | None = None,
+        race_mode: int = 0,
+        license_text: str = LICENSE_TEXT,
         host: str = "127.0.0.1",
         port: int = 0,
         frame_log: tuple[int, int] = (10_000, 8 * 1024 * 1024),
     ) -> None:
         self.games = {game.name: game for game in games}
+        self.packages = {ARCHIPELAGO.name: ARCHIPELAGO, **self.games}
+        """The DataPackages served: the reference's own "Archipelago" game and :attr:`games`."""
         self.slots = list(slots)
+        self.slot_numbers = {slot.name: n for n, slot in enumerate(self.slots, 1)}
         for slot in self.slots:
             if slot.game not in self.games:
                 raise ValueError(f"slot {slot.name!r} plays unknown game {slot.game!r}")
@@ -81,7 +100,15 @@ class Room:
         self.remaining_mode = remaining_mode
         self.countdown_mode = countdown_mode
         self.version = version
+        self.generator_version = version if generator_version is None else generator_version
         self.required_client_version = required_client_version
+        self.item_cheat = item_cheat
+        self.compatibility = 2
+        """The reference's ``compatibility`` option (2: any client), for ``!options``."""
+        self.spheres = [{int(k): set(v) for k, v in sphere.items()} for sphere in spheres]
+        self.entrances = {int(k): dict(v) for k, v in (entrances or {}).items()}
+        self.race_mode = race_mode
+        self.license_text = license_text
         self.host = host
         self.port = port
         numbers = range(1, len(self.slots) + 1)
@@ -93,8 +120,15 @@ class Room:
             n: [C.Item(item, -2, 0) for item in s.start_inventory]
             for n, s in enumerate(self.slots, 1)
         }
-        self.status: dict[int, int] = {n: 0 for n in numbers}
+        self.status: dict[int, Any] = {
+            n: int(ClientStatus.CLIENT_GOAL if s.slot_type != 1 else ClientStatus.CLIENT_UNKNOWN)
+            for n, s in enumerate(self.slots, 1)
+        }
+        """Each slot's client status: what its last StatusUpdate sent, as the reference
+        keeps it (any JSON value); a slot that is not a player has reached its goal."""
         self.hints: dict[int, set[Hint]] = {n: set() for n in numbers}
+        for number, kept in (hints or {}).items():
+            self.hints[number].update(kept)
         self.hints_used: dict[int, int] = {n: 0 for n in numbers}
         self.aliases: dict[int, str] = {}
         """Aliases set with ``!alias``, by slot."""
@@ -110,6 +144,28 @@ class Room:
         self._server: Server | None = None
         self._countdown = 0
         self._tasks: set[asyncio.Task[None]] = set()
+
+    @classmethod
+    def from_multidata(
+        cls,
+        path: str | Path,
+        *,
+        use_embedded_options: bool = True,
+        max_size: int = 256 * 1024 * 1024,
+        **overrides: Any,
+    ) -> Room:
+        """A room for a generated multiworld: the ``.archipelago`` file at ``path``
+        (or the ``.zip`` holding one), read by a restricted unpickler
+        (:func:`~gamecodec.archipelago.testing.read_multidata`); its embedded server
+        options apply unless ``use_embedded_options`` is false; ``overrides`` (any
+        :class:`Room` argument) win. Raises :class:`MultidataError` for a file
+        that is not a multiworld this room can serve (or over ``max_size`` bytes)."""
+        from gamecodec.archipelago.testing._multidata_room import room_arguments
+
+        arguments = room_arguments(
+            path, use_embedded_options=use_embedded_options, max_size=max_size
+        )
+        return cls(**{**arguments, **overrides})
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -198,17 +254,19 @@ class Room:
         }
 
     def _room_info(self) -> C.RoomInfo:
-        version = C.VersionInfo(*self.version)
+        games = sorted({"Archipelago", *(slot.game for slot in self.slots)})
         return C.RoomInfo(
-            password=self.password is not None,
-            games=sorted({"Archipelago", *self.games}),
+            password=bool(self.password),
+            games=games,
             tags=["AP"],
-            version=version,
-            generator_version=version,
+            version=C.VersionInfo(*self.version),
+            generator_version=C.VersionInfo(*self.generator_version),
             permissions=self.permissions(),
             hint_cost=self.hint_cost,
             location_check_points=self.location_check_points,
-            datapackage_checksums={name: game.checksum for name, game in self.games.items()},
+            datapackage_checksums={
+                name: game.checksum for name, game in self.packages.items() if name in games
+            },
             seed_name=self.seed_name,
             time=time.time(),
         )
@@ -232,14 +290,30 @@ class Room:
         self._broadcast(self._authed(), [C.RoomUpdate(players=self._players())])
 
     def item_name(self, slot: int, item: int) -> str:
-        """An item's name in slot ``slot``'s game, as the reference names unknown ones."""
-        names = {v: k for k, v in self.games[self.slots[slot - 1].game].items.items()}
+        """An item's name in slot ``slot``'s game (or the Archipelago game's, as the
+        reference adds those to every game), as the reference names unknown ones."""
+        game = self.games[self.slots[slot - 1].game]
+        names = {v: k for k, v in {**game.items, **ARCHIPELAGO.items}.items()}
         return names.get(item, f"Unknown item (ID:{item})")
 
     def location_name(self, slot: int, location: int) -> str:
-        """A location's name in slot ``slot``'s game."""
-        names = {v: k for k, v in self.games[self.slots[slot - 1].game].locations.items()}
+        """A location's name in slot ``slot``'s game (or the Archipelago game's)."""
+        game = self.games[self.slots[slot - 1].game]
+        names = {v: k for k, v in {**game.locations, **ARCHIPELAGO.locations}.items()}
         return names.get(location, f"Unknown location (ID:{location})")
+
+    def sphere_of(self, slot: int, location: int) -> int:
+        """The reference's ``get_sphere``: the index of the sphere holding slot
+        ``slot``'s ``location``, -1 without spheres (KeyError if none holds it)."""
+        if not self.spheres:
+            return -1
+        for index, sphere in enumerate(self.spheres):
+            if location in sphere.get(slot, ()):
+                return index
+        raise KeyError(
+            f"No Sphere found for location ID {location} belonging to player {slot}. "
+            "Location or player may not exist."
+        )
 
     def hint_cost_of(self, slot: int) -> int:
         """Points one hint costs slot ``slot``."""
@@ -281,17 +355,18 @@ class Room:
     # ------------------------------------------------------------------ read keys
 
     def _read_keys(self) -> dict[str, Callable[[], Any]]:
-        readers: dict[str, Callable[[], Any]] = {"race_mode": functools.partial(int, 0)}
+        race_mode = functools.partial(int, self.race_mode)
+        readers: dict[str, Callable[[], Any]] = {"race_mode": race_mode}
         for n, slot in enumerate(self.slots, 1):
             readers[f"hints_{TEAM}_{n}"] = functools.partial(self._hint_values, n)
             readers[f"client_status_{TEAM}_{n}"] = functools.partial(self.status.__getitem__, n)
             readers[f"slot_data_{n}"] = functools.partial(getattr, slot, "slot_data")
         for name, game in self.games.items():
             readers[f"item_name_groups_{name}"] = functools.partial(
-                getattr, game, "item_name_groups"
+                getattr, game, "all_item_name_groups"
             )
             readers[f"location_name_groups_{name}"] = functools.partial(
-                getattr, game, "location_name_groups"
+                getattr, game, "all_location_name_groups"
             )
         return readers
 
@@ -339,6 +414,8 @@ class Room:
             commands = decode(message)
         except DecodeError:
             return await _raw.handle_raw_frame(self, client, message)
+        if any(type(command) is C.Connect for command in commands):
+            return await _raw.handle_raw_frame(self, client, message)  # keys left out matter
         for command in commands:
             if not await self._dispatch(client, command):
                 return False
@@ -428,6 +505,21 @@ class Room:
             if mine:
                 self.register_checks(source, mine)
                 self._send_checked(source)
+
+    def cheat_item(self, slot: int, name: str, item_id: int) -> None:
+        """``!getitem``: slot ``slot`` receives ``item_id`` from the cheat console
+        (location -1), announced to everyone (ItemCheat), as the reference does."""
+        item = C.Item(item_id, -1, slot, 0)
+        self.received[slot].append(item)
+        self._from_others[slot].append(item)
+        self.broadcast_text(
+            f'Cheat console: sending "{name}" to {self.aliased_name(slot)}',
+            type="ItemCheat",
+            team=TEAM,
+            receiving=slot,
+            item=item,
+        )
+        self._send_new_items({slot})
 
     def countdown(self, seconds: int) -> None:
         """Start (or reset) a countdown of ``seconds``: a ``Countdown`` notice each second."""

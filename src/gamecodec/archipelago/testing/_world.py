@@ -11,32 +11,69 @@ from typing import Any
 
 from gamecodec.archipelago import commands as C
 
-__all__ = ["MAX_INT_BITS", "OPERATIONS", "Game", "RoomSlot", "check_size"]
+__all__ = ["ARCHIPELAGO", "MAX_INT_BITS", "OPERATIONS", "Game", "RoomSlot", "check_size"]
 
 
 @dataclass
 class Game:
     """A game of the room: item and location names to ids (its DataPackage), and
-    optional name groups (``_read_item_name_groups_{game}``, ``!hint`` by group)."""
+    optional name groups (``_read_item_name_groups_{game}``, ``!hint`` by group).
+
+    As Archipelago's ``AutoWorldRegister`` does for every world, the room adds the
+    groups ``"Everything"`` (every item) and ``"Everywhere"`` (every location) to
+    the ones given (:attr:`all_item_name_groups`, :attr:`all_location_name_groups`).
+    ``generator_checksum`` is the checksum a generated multiworld stored for the game;
+    without one the room computes it as the generator does (:attr:`checksum`)."""
 
     name: str
     items: dict[str, int]
     locations: dict[str, int]
     item_name_groups: dict[str, list[str]] = field(default_factory=dict)
     location_name_groups: dict[str, list[str]] = field(default_factory=dict)
+    generator_checksum: str = ""
+
+    @property
+    def all_item_name_groups(self) -> dict[str, list[str]]:
+        """The item name groups with ``"Everything"``, as the reference serves them."""
+        return {**self.item_name_groups, "Everything": list(self.items)}
+
+    @property
+    def all_location_name_groups(self) -> dict[str, list[str]]:
+        """The location name groups with ``"Everywhere"``, as the reference serves them."""
+        return {**self.location_name_groups, "Everywhere": list(self.locations)}
 
     @property
     def checksum(self) -> str:
-        """The game's DataPackage checksum (SHA-1 of its sorted name-to-id tables)."""
-        text = json.dumps(
-            {"item_name_to_id": self.items, "location_name_to_id": self.locations},
-            sort_keys=True,
-        )
+        """The game's DataPackage checksum: the generator's if one was stored, else
+        SHA-1 of the package as Archipelago's ``data_package_checksum`` writes it
+        (``NetUtils.encode``: compact JSON, not ASCII-escaped) with the keys in
+        alphabetical order and the name groups sorted."""
+        if self.generator_checksum:
+            return self.generator_checksum
+        package = {
+            "item_name_groups": _sorted_groups(self.all_item_name_groups),
+            "item_name_to_id": self.items,
+            "location_name_groups": _sorted_groups(self.all_location_name_groups),
+            "location_name_to_id": self.locations,
+        }
+        text = json.dumps(package, ensure_ascii=False, check_circular=False, separators=(",", ":"))
         return hashlib.sha1(text.encode()).hexdigest()
 
     def data(self) -> C.GameData:
-        """The game's entry of a DataPackage."""
+        """The game's entry of a DataPackage (the reference leaves the groups out)."""
         return C.GameData(dict(self.items), dict(self.locations), self.checksum)
+
+
+def _sorted_groups(groups: dict[str, list[str]]) -> dict[str, list[str]]:
+    return {name: sorted(groups[name]) for name in sorted(groups)}
+
+
+ARCHIPELAGO = Game(
+    "Archipelago",
+    items={"Nothing": -1},
+    locations={"Cheat Console": -1, "Server": -2},
+)
+"""The reference's own game (worlds/generic): every room serves its DataPackage."""
 
 
 @dataclass
@@ -51,6 +88,10 @@ class RoomSlot:
     locations: dict[int, tuple[int, int, int]]
     slot_data: dict[str, Any] = field(default_factory=dict)
     start_inventory: list[int] = field(default_factory=list)
+    slot_type: int = 1
+    """``SlotType``: 1 a player, 0 a spectator (whose goal counts as reached)."""
+    minimum_client_version: tuple[int, int, int] = (0, 0, 0)
+    """The client version the slot's world requires (the room's own minimum applies too)."""
 
 
 MAX_INT_BITS = 14_000

@@ -1,15 +1,17 @@
-"""The real bzrflag server's help output, as data (facts about the real program).
+"""bzrflag's help texts (facts about the real program, kept as data).
 
-bzrflag (``github:ricksmt/BZRFlag`` at ``37eb537``, ``bzrflag/server.py``)
-answers ``help <command>`` with ``":%s\\n" % docstring.strip()`` and a bare
-``help`` with one ``":<first docstring line>"`` line per documented command,
-in ``dir()`` order. Each text below is those bytes, one string per line
-(without its ``\\n``), indentation exactly as the docstrings have it: the
-lines after the first are indented or empty, and some start with ``ok``,
-``fail`` or ``>>>`` once the indentation is stripped.
+bzrflag (``github:ricksmt/BZRFlag`` at ``37eb537``, ``bzrflag/server.py``,
+``Handler.bzrc_help``, lines 207-229) answers ``help <command>`` with
+``":%s\\n" % docstring.strip()`` and a bare ``help`` with one
+``":<first docstring line>"`` line per ``bzrc_*`` method that has a
+docstring, in ``dir()`` (sorted) order. Each text below is those bytes, one
+string per line (without its ``\\n``), indentation exactly as the docstrings
+have it. :class:`~gamecodec.bzrc.ServerSession` answers ``help`` from them.
 """
 
 from __future__ import annotations
+
+__all__ = ["LISTING", "TOPICS", "UNDOCUMENTED", "UNDOCUMENTED_FAIL", "unknown_fail"]
 
 TOPICS: dict[str, tuple[str, ...]] = {
     "angvel": (
@@ -207,9 +209,16 @@ LISTING: tuple[str, ...] = (
 )
 """Bare ``help``: one line per documented command (``taunt`` and ``endgame`` have no docstring)."""
 
-UNKNOWN = 'fail invalid command "nope"'
-"""``help nope``: an ack-less ``fail``."""
+UNDOCUMENTED: frozenset[str] = frozenset({"endgame", "taunt"})
+"""Commands bzrflag has without a docstring (``bzrc_endgame``, ``bzrc_taunt``):
+not listed, and ``help`` of one fails (:data:`UNDOCUMENTED_FAIL`)."""
 
-UNDOCUMENTED = "fail 'NoneType' object has no attribute 'strip'"
-"""``help taunt`` / ``help endgame`` (no docstring: ``None.strip()`` raises, and the
-server's exception handler sends ``fail <message>`` without an ack, in GUI mode)."""
+UNDOCUMENTED_FAIL = "fail 'NoneType' object has no attribute 'strip'"
+"""``help taunt`` / ``help endgame``: ``None.strip()`` raises, and the server's
+exception handler (``found_terminator``, ``server.py:155-166``) sends
+``fail <message>`` without an ack (in GUI mode; ``--test`` mode sends nothing)."""
+
+
+def unknown_fail(name: str) -> str:
+    """``help <name>`` for a command bzrflag does not have: an ack-less ``fail``."""
+    return f'fail invalid command "{name}"'
