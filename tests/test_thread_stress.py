@@ -108,9 +108,7 @@ def test_shared_datagrams_decoded_by_eight_threads(impl_name: str, impl: str) ->
     lludp_codec = load_twin("gamecodec.lludp", "_codec", impl)
     avara_codec = load_twin("gamecodec.avara", "_codec", impl)
     template = lludp.default_template()
-    lludp_wires = [
-        lludp_codec.encode(m, template) for m in lludp_sample.region_stream(400, seed=5)
-    ]
+    lludp_wires = [lludp_codec.encode(m, template) for m in lludp_sample.region_stream(400, seed=5)]
     avara_wires = avara_sample.sample_traffic(400, seed=5)
     jobs: list[Callable[[], Any]] = []
     for _ in range(THREADS // 2):
@@ -202,10 +200,10 @@ def test_separate_sessions_fed_by_eight_threads(impl: str) -> None:
 
 
 def _in_use(session: Any, call: Callable[[], Any]) -> None:
-    """``call`` made while another thread is inside ``session`` raises RuntimeError."""
-    with session._guard_held_for_tests():
-        with pytest.raises(RuntimeError, match="another thread"):
-            call()
+    """``call`` made while another thread is inside ``session`` raises
+    RuntimeError: the session's busy lock (``_busy``) held here stands for that thread."""
+    with session._busy, pytest.raises(RuntimeError, match="another thread"):
+        call()
 
 
 def test_one_avara_connection_refuses_a_second_thread(impl: str) -> None:

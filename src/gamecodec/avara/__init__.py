@@ -17,6 +17,7 @@ then, and when ``COMMAND_DTYPE`` or ``DATAGRAM_DTYPE`` is first read).
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from gamecodec import _accel
@@ -46,6 +47,7 @@ from gamecodec.avara.punch import decode_punch, encode_punch
 
 if TYPE_CHECKING:
     from gamecodec.avara import _codec_py as _codec
+    from gamecodec.avara import aio as aio
     from gamecodec.avara._arrays import COMMAND_DTYPE, DATAGRAM_DTYPE
     from gamecodec.avara.session import Connection
 else:
@@ -122,6 +124,7 @@ __getattr__ = deprecated_names(
     },
     lazy={
         "Connection": _connection,
+        "aio": lambda: importlib.import_module("gamecodec.avara.aio"),
         "COMMAND_DTYPE": lambda: _dtype("COMMAND_DTYPE"),
         "DATAGRAM_DTYPE": lambda: _dtype("DATAGRAM_DTYPE"),
     },

@@ -21,6 +21,7 @@ over UDP.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -29,14 +30,20 @@ from gamecodec.lludp._errors import build_error
 from gamecodec.lludp._impl import codec as _codec
 from gamecodec.lludp._models import (
     ACK,
+    ACK_COLLECT_TIME,
+    CIRCUIT_TIMEOUT,
     MAX_ACKS,
+    MAX_RESENDS,
     MTU,
+    PING_INTERVAL,
     RELIABLE,
     RESENT,
     ZEROCODED,
+    BadDatagram,
     Block,
     BlockKind,
     BlockSpec,
+    CircuitEvent,
     Deprecation,
     FieldSpec,
     FieldType,
@@ -44,21 +51,13 @@ from gamecodec.lludp._models import (
     Frequency,
     Header,
     Message,
+    MessageDropped,
     MessageSpec,
+    PeerLost,
+    StrictDecodeFailed,
     blocks_from_mapping,
     message_code,
     split_code,
-)
-from gamecodec.lludp._models import (
-    ACK_COLLECT_TIME,
-    CIRCUIT_TIMEOUT,
-    MAX_RESENDS,
-    PING_INTERVAL,
-    BadDatagram,
-    CircuitEvent,
-    MessageDropped,
-    PeerLost,
-    StrictDecodeFailed,
 )
 from gamecodec.lludp.template import (
     Template,
@@ -268,14 +267,17 @@ def text(value: bytes) -> str:
     return (value if end < 0 else value[:end]).decode("utf-8", errors="replace")
 
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # loaded on first use: a codec user never loads the session
+    from gamecodec.lludp import aio as aio
     from gamecodec.lludp.circuit import Circuit
 
 
 def __getattr__(name: str) -> Any:
-    """The circuit, imported on first use: a codec user never loads the session."""
+    """The circuit and the asyncio adapter, imported on first use."""
     if name == "Circuit":
         from gamecodec.lludp.circuit import Circuit
 
         return Circuit
+    if name == "aio":
+        return importlib.import_module("gamecodec.lludp.aio")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
