@@ -596,7 +596,7 @@ def _bool_map(bool_bytes: Any, name: str) -> dict[tuple[Any, Any, Any], int]:
     return out
 
 
-_MISSING = object()
+_MISSING: Any = object()  # a block the message does not have
 
 
 def _check_blocks(name: str, blocks: Any, plan: Any, template: Template) -> None:
