@@ -349,7 +349,7 @@ def test_owed_acks_taken_a_few_at_a_time_keep_their_order(
 
 class _Reentrant:
     """A field value whose conversion (during send's encode) hands the same
-    circuit more reliable packets, so that it owes more acks meanwhile."""
+    circuit more reliable packets: a call into the circuit from inside one."""
 
     def __init__(self, circuit: Any, codec: ModuleType, seqs: range) -> None:
         self.circuit, self.codec, self.seqs = circuit, codec, seqs
@@ -361,10 +361,13 @@ class _Reentrant:
         return 1
 
 
-def test_acks_owed_during_the_send_that_carries_acks(twin: ModuleType, codec: ModuleType) -> None:
-    """Acks the circuit comes to owe while a send encodes (a value's conversion
-    running the circuit) neither corrupt the acks that send carries nor get
-    lost."""
+def test_a_call_into_the_circuit_during_a_send_is_refused(
+    twin: ModuleType, codec: ModuleType
+) -> None:
+    """A call made into the circuit while a send encodes (a value's conversion
+    running the circuit) is refused as a second thread's would be: the send
+    raises that RuntimeError and queues nothing, and the acks it would have
+    carried are still owed."""
     c = make(twin, codec, **QUIET)
     for seq in range(1, 17):
         c.receive_datagram(reliable_from_peer(codec, seq, seq), 0.0)
@@ -373,10 +376,13 @@ def test_acks_owed_during_the_send_that_carries_acks(twin: ModuleType, codec: Mo
         AgentData={"AgentID": bytes(16), "SessionID": bytes(16)},
         ChatData={"Message": b"x", "Type": _Reentrant(c, codec, range(17, 60)), "Channel": 0},
     )
-    c.send(message, now=0.0)
+    with pytest.raises(RuntimeError, match="already in use"):
+        c.send(message, now=0.0)
+    assert c.next_sequence == 1 and c.datagrams_to_send(0.0) == []
+    assert c.acks_pending == list(range(1, 17))
+    c.send(numbered(1), now=0.0)  # usable again
     (dg,) = c.datagrams_to_send(0.0)
     assert dg[0] & ACK and dg[-1] == 16 and dg[-65:] == tail(list(range(1, 17)))
-    assert c.acks_pending == list(range(17, 60))
 
 
 def test_acks_retire_pending_packets(twin: ModuleType, codec: ModuleType) -> None:

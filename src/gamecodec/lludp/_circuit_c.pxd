@@ -40,6 +40,7 @@ cdef _Pending _pending(bytes wire, Py_ssize_t end, double exp)
 
 
 cdef class Circuit:
+    cdef readonly object _busy  # the entry points' lock (readonly: the tests hold it)
     cdef object _template
     cdef object _decode, _encode_packet, _zero_decode
     cdef public bint strict
@@ -80,6 +81,9 @@ cdef class Circuit:
     cpdef list events(self)
 
     @cython.final
+    cdef _enter(self)
+
+    @cython.final
     @cython.locals(t=double)
     cdef double _timeout_for(self, double ping) noexcept
 
@@ -113,8 +117,12 @@ cdef class Circuit:
     @cython.locals(timeline=object, unacked=dict, i=Py_ssize_t, p=_Pending)
     cdef _schedule_early(self, long long seq, double exp)
 
-    @cython.locals(t=double, out=list)
+    @cython.locals(t=double)
     cpdef list datagrams_to_send(self, object now)
+
+    @cython.final
+    @cython.locals(out=list)
+    cdef list _datagrams_to_send(self, double t)
 
     @cython.final
     @cython.locals(timeline=object, unacked=dict, cap=object, seq="long long", p=_Pending,
@@ -132,8 +140,12 @@ cdef class Circuit:
     @cython.final
     cdef _kill(self, str reason, double now)
 
-    @cython.locals(t=double, raw=bytes, seq="long long", control=bint)
+    @cython.locals(t=double, raw=bytes)
     cpdef list receive_datagram(self, object data, object now)
+
+    @cython.final
+    @cython.locals(seq="long long", control=bint)
+    cdef list _receive_datagram(self, bytes raw, double t)
 
     @cython.final
     @cython.locals(unacked=dict, timeline=object)

@@ -1,8 +1,8 @@
-# cython: annotation_typing=False, freethreading_compatible=False
-# Not declared free-threading compatible: a Circuit swaps the Python objects its
-# C fields hold (the outgoing list, the event list) while another call may be
-# using them as borrowed references; two threads on one Circuit without the
-# GIL could touch freed memory.
+# cython: annotation_typing=False, freethreading_compatible=True
+# Free-threading compatible: a Circuit swaps the Python objects its C fields hold
+# (the outgoing list, the event list), so every entry point that touches them
+# first claims the circuit's busy lock (``_enter``): a second thread entering one
+# Circuit at once gets a RuntimeError, never a half-changed circuit or freed memory.
 """The LLUDP circuit, both twins in one source.
 
 Run as Python, this is the pure twin; Cython compiles the same file, typed by
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import struct
 from collections import deque
+from threading import Lock
 from types import ModuleType
 
 from gamecodec._clock import MAX_TIME, check_time
@@ -181,6 +182,7 @@ class Circuit:
         first_sequence: int = 1,
         deliver_control: bool = False,
     ) -> None:
+        self._busy = Lock()  # held by the thread inside an entry point (_enter)
         check_time(now)
         if codec is None:
             codec = _impl.codec
@@ -267,6 +269,13 @@ class Circuit:
         circuit built before its peer was known (a server endpoint waiting for
         its first client). Only before anything was sent or received."""
         check_time(now)
+        self._enter()
+        try:
+            self._restart_clock(now)
+        finally:
+            self._busy.release()
+
+    def _restart_clock(self, now: float) -> None:
         if self.packets_in or self.packets_out or self._lost is not None:
             raise LocalProtocolError("restart_clock on a circuit already in use", protocol=PROTOCOL)
         self._ping_sent = now
@@ -365,7 +374,10 @@ class Circuit:
 
     @template.setter
     def template(self, value: Template | str) -> None:
-        self._template = resolve_template(value)
+        template = resolve_template(value)
+        self._enter()
+        self._template = template
+        self._busy.release()
 
     @property
     def mtu(self) -> int:
@@ -390,12 +402,20 @@ class Circuit:
     @property
     def unacked_sequences(self) -> list[int]:
         """Their sequence numbers, oldest first."""
-        return list(self._unacked)
+        self._enter()
+        try:
+            return list(self._unacked)
+        finally:
+            self._busy.release()
 
     @property
     def acks_pending(self) -> list[int]:
         """Sequence numbers we owe the peer an ack for, in queue order."""
-        return list(self._acks)
+        self._enter()
+        try:
+            return list(self._acks)
+        finally:
+            self._busy.release()
 
     @property
     def ping(self) -> float:
@@ -420,9 +440,21 @@ class Circuit:
     def events(self) -> list[CircuitEvent]:
         """Events since the last call: PeerLost, MessageDropped, BadDatagram,
         StrictDecodeFailed."""
+        self._enter()
         out = self._events
         self._events = []
+        self._busy.release()
         return out
+
+    def _enter(self) -> None:
+        """Claim the circuit for this call, or raise RuntimeError (changing
+        nothing) if another thread is inside it."""
+        if not self._busy.acquire(False):
+            raise RuntimeError(
+                "this Circuit is already in use, by another thread (use one circuit from one "
+                "thread at a time: one per peer, or behind a lock) or by the call this one "
+                "was made from"
+            )
 
     # -- timers -----------------------------------------------------------------
 
@@ -443,11 +475,15 @@ class Circuit:
 
     def next_deadline(self) -> float | None:
         """When :meth:`datagrams_to_send` next has work (seconds), or ``None``."""
-        if self._lost is not None:
-            return None
-        if self._out:
-            return self._out_at
-        return self._compute_wake()
+        self._enter()
+        try:
+            if self._lost is not None:
+                return None
+            if self._out:
+                return self._out_at
+            return self._compute_wake()
+        finally:
+            self._busy.release()
 
     def _compute_wake(self) -> float:
         """The earliest timer: a live resend, the ping, the ack flush, the
@@ -484,7 +520,12 @@ class Circuit:
         that expands past ``max_size`` as the receiver checks it (its 6 header
         bytes included, a zero run ending before the cap).
         """
-        return self._send(message, bool(reliable), _seconds(now))
+        t = _seconds(now)
+        self._enter()
+        try:
+            return self._send(message, bool(reliable), t)
+        finally:
+            self._busy.release()
 
     def _send(self, message: Message, reliable: bool, now: float) -> int:
         if self._lost is not None:
@@ -606,6 +647,13 @@ class Circuit:
         a StartPingCheck every ``ping_interval``, PacketAck messages for acks
         that no outgoing packet carried within ``ack_collect_time``."""
         t = _seconds(now)
+        self._enter()
+        try:
+            return self._datagrams_to_send(t)
+        finally:
+            self._busy.release()
+
+    def _datagrams_to_send(self, t: float) -> list[bytes]:
         if self._lost is not None:
             return []
         if t >= self._wake:
@@ -705,9 +753,16 @@ class Circuit:
         :class:`StrictDecodeFailed` event instead of being delivered.
         """
         t = _seconds(now)
+        raw = data if type(data) is bytes else bytes(data)
+        self._enter()
+        try:
+            return self._receive_datagram(raw, t)
+        finally:
+            self._busy.release()
+
+    def _receive_datagram(self, raw: bytes, t: float) -> list[Message]:
         if self._lost is not None:
             return []
-        raw = data if type(data) is bytes else bytes(data)
         seq = -1  # a reliable packet's sequence number
         if len(raw) >= 7 and raw[0] & _RELIABLE:
             seq = raw[1]  # then shifted in seq's own width (a C long long compiled)
