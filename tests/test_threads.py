@@ -9,12 +9,11 @@ What may be shared between threads:
   by decoding);
 * a session (an LLUDP ``Circuit``, an Avara ``Connection``, an Archipelago
   ``ClientSession``) is one peer's state: use each from one thread at a time
-  (one per peer, or behind a lock). Shared without a lock, a session's
-  state goes wrong: the pure twins' Python-level state can even loop. On the
-  regular build a compiled session's races do not touch freed memory; the
-  compiled sessions are not declared free-threading compatible (importing
-  them on a free-threaded interpreter turns the GIL back on), as their
-  objects swap the Python objects their C fields hold.
+  (one per peer, or behind a lock). The LLUDP and Avara sessions refuse a
+  second thread that enters one of them while another is inside with a
+  ``RuntimeError`` (``tests/test_thread_stress.py``), so their compiled twins
+  are free-threading compatible; the tests here that share one session
+  without a lock check that nothing worse than such an error happens.
 
 Each test runs every thread's work once alone, then all threads at once
 (started together at a barrier, several rounds), and compares the results.
