@@ -19,6 +19,7 @@ from tests.lludp.conftest import numbered
 from tests.lludp.opensim_wire import IM
 
 MESSAGES = 10_000
+IM_ABSENT = ("MetaData",)  # what the Second Life template misses in OpenSimulator's IM
 
 
 async def _pump(p: aio.Endpoint, count: int) -> list[int]:
@@ -189,6 +190,55 @@ def test_event_lists_keep_only_the_latest(twin: ModuleType, codec: ModuleType) -
     assert p.bad[-1].data == b"\x00" + (1123).to_bytes(3, "big")
 
 
+async def _strict_bot(twin: ModuleType, codec: ModuleType, strict: bool) -> list[Any]:
+    """A bot on the Second Life template given OpenSimulator's 210 IMs (no
+    MetaData count: only the tolerant decode takes them) and a chat, as the
+    socket would give them: everything :meth:`recv` returns, the endpoint and
+    the acks it owes then."""
+    kw = {"circuit_type": twin.Circuit, "codec": codec, "strict": strict}
+    region = ("127.0.0.1", 9)
+    p = await aio.open_endpoint(("127.0.0.1", 0), region, **kw)
+    chat = lludp.build(
+        "ChatFromSimulator",
+        ChatData={
+            "FromName": "Region", "SourceID": bytes(16), "OwnerID": bytes(16),
+            "SourceType": 0, "ChatType": 1, "Audible": 1, "Position": (0.0, 0.0, 0.0),
+            "Message": "done",
+        },
+    )  # fmt: skip
+    try:
+        for i in range(210):
+            p.datagram_received(lludp.forward(IM, sequence=1000 + i), region)
+        p.datagram_received(lludp.encode(chat._replace(sequence=2000)), region)
+        acks = p.circuit.acks_pending  # (before the 0.1 s ack flush can run)
+        return [await asyncio.wait_for(p.recv(), 5) for _ in range(211)] + [p, acks]
+    finally:
+        p.close()
+
+
+def test_a_strict_bot_gets_every_im_from_recv(twin: ModuleType, codec: ModuleType) -> None:
+    """Issue 30: a strict bot on the Second Life template against OpenSimulator
+    got 0 of 210 IMs from ``recv()`` (they went only to ``strict_failures``);
+    each now comes out of ``recv()``, in arrival order, as the
+    StrictDecodeFailed event carrying the tolerant decode."""
+    *got, p, acks = asyncio.run(_strict_bot(twin, codec, strict=True))
+    failed = got[:210]
+    assert all(isinstance(e, lludp.StrictDecodeFailed) for e in failed)
+    assert [e.message.sequence for e in failed] == list(range(1000, 1210))
+    assert {e.message.MessageBlock[0].Message for e in failed} == {b"im-ping-0\x00"}
+    assert {(e.name, e.message.absent) for e in failed} == {("ImprovedInstantMessage", IM_ABSENT)}
+    assert {e.error.offset for e in failed} == {len(IM)}
+    assert isinstance(got[210], lludp.Message) and got[210].ChatData[0].Message == b"done\x00"
+    assert list(p.strict_failures) == failed  # the deque is a view of the same events
+    assert acks == list(range(1000, 1210))  # the IMs (reliable) acked, as before
+
+
+def test_a_tolerant_bot_gets_the_ims_as_messages(twin: ModuleType, codec: ModuleType) -> None:
+    *got, p, _ = asyncio.run(_strict_bot(twin, codec, strict=False))
+    assert all(isinstance(m, lludp.Message) for m in got)
+    assert [m.absent for m in got[:210]] == [IM_ABSENT] * 210 and not p.strict_failures
+
+
 async def _tapped(twin: ModuleType, codec: ModuleType) -> tuple[list[Traffic], Any, Any, float]:
     kw = {"circuit_type": twin.Circuit, "codec": codec}
     seen: list[Traffic] = []
@@ -282,6 +332,8 @@ async def _tap_everything(twin: ModuleType, codec: ModuleType) -> dict[str, Any]
             sock.sendto(data, a.local_address)
             sent.append((data, address))
             await asyncio.sleep(0.01)
+        failed = await asyncio.wait_for(a.recv(), 5)  # the IM first, as it arrived
+        assert isinstance(failed, lludp.StrictDecodeFailed) and failed.data == IM
         assert (await asyncio.wait_for(a.recv(), 5)).name == "ChatFromViewer"
         for _ in range(200):  # until packet 1 is given up after its 2 resends
             if a.dropped:

@@ -142,7 +142,9 @@ class Circuit:
     :meth:`datagrams_to_send` returns, and call that again at
     :meth:`next_deadline`; :meth:`events` returns the
     :class:`~gamecodec.lludp.MessageDropped`,
-    :class:`~gamecodec.lludp.BadDatagram` and
+    :class:`~gamecodec.lludp.BadDatagram`,
+    :class:`~gamecodec.lludp.StrictDecodeFailed` (with ``strict``: a packet
+    acked and not delivered, its tolerant decode in it) and
     :class:`~gamecodec.sessions.PeerLost` events. Every method takes ``now``
     in seconds (any monotonic clock). The keyword arguments default to the
     LL viewer's values (the constants of :mod:`gamecodec.lludp.circuit`);
@@ -474,8 +476,9 @@ class Circuit:
         :meth:`datagrams_to_send`; return its sequence number. ``reliable``
         sets the RELIABLE flag and keeps it until acked. The message's own
         ``flags`` (except ZEROCODED), ``sequence`` and ``acks`` are ignored.
-        Encoding errors raise :class:`~gamecodec.EncodeError` and queue nothing,
-        as does a packet longer than ``max_size`` (8192 bytes by default: the LL
+        Encoding errors (a block the circuit's template does not have among
+        them) raise :class:`~gamecodec.EncodeError` and queue nothing, as
+        does a packet longer than ``max_size`` (8192 bytes by default: the LL
         viewer's receive buffer, and what this circuit's own decoder takes) or
         than ``MAX_DATAGRAM`` (no UDP datagram holds it), and a zero-coded packet
         that expands past ``max_size`` as the receiver checks it (its 6 header

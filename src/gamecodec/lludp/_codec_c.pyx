@@ -97,6 +97,7 @@ cdef object _Message = Message
 cdef object _Header = Header
 cdef bytes _NOBYTES = b""
 cdef str _FLAG = "flag"
+cdef object _MISSING = object()
 
 lludp_init(0.0, 1.0, (0.0, 0.0, 0.0), _uuid_mod.UUID, _uuid_mod.UUID.__dict__["int"],
            _uuid_mod.UUID.__dict__["is_safe"], _uuid_mod.SafeUUID.unknown)
@@ -440,6 +441,7 @@ cdef struct Buf:
     Py_ssize_t n
     Py_ssize_t cap
     bint heap
+    bint missed  # a block of the plan is not in the message (see _encode)
 
 
 cdef int _grow(Buf *b, Py_ssize_t need) except -1:
@@ -535,6 +537,8 @@ cdef Py_ssize_t _absent_tail(tuple blocks, object given, object absent) except -
 
 
 cdef int _body(Buf *b, object message, tuple plan) except -1:
+    """Write the blocks of ``message`` by ``plan`` (``b.missed`` if one of
+    the plan's is not in it)."""
     cdef object name = plan[1]
     cdef tuple blocks = <tuple>plan[4]
     cdef Py_ssize_t nb = PyTuple_GET_SIZE(blocks), bi, f, nitems, k, tail, need
@@ -555,9 +559,16 @@ cdef int _body(Buf *b, object message, tuple plan) except -1:
         kind = _block_layout(block, &count, &layout, &nfields)
         if PyDict_CheckExact(given):
             found = PyDict_GetItemWithError(given, bname)
-            items = _EMPTY if found == NULL else <object>found
+            if found == NULL:
+                items = _EMPTY
+                b.missed = True
+            else:
+                items = <object>found
         else:
-            items = given.get(bname, _EMPTY)
+            items = given.get(bname, _MISSING)
+            if items is _MISSING:
+                items = _EMPTY
+                b.missed = True
         if not (PyList_CheckExact(items) or PyTuple_CheckExact(items)):
             items = list(items)
         nitems = _seq_len(items)
@@ -622,6 +633,7 @@ cdef bytes _encode(object message, object template, bint smaller):
     b.n = 0
     b.cap = 2048
     b.heap = False
+    b.missed = False
     try:
         extra = _item(message, 5)
         if not PyBytes_CheckExact(extra):
@@ -643,11 +655,15 @@ cdef bytes _encode(object message, object template, bint smaller):
                     raise M.encode_error(name, "name", "not in the template") from None
         if body_raw is None and _item(message, 12):
             # BOOL bytes to write back (rare: senders write 0 and 1): the pure twin's body
-            _put_bytes(&b, _py._body(message, plan))
+            _put_bytes(&b, _py._body(message, plan, template))
         elif body_raw is None:
             _number_out(&b, (<tuple>plan)[2], (<tuple>plan)[3], name)
             _put_bytes(&b, extra)
             _body(&b, message, <tuple>plan)
+            # a block the template's message does not have: the message has
+            # more blocks than the plan, or as many and misses one of them
+            if b.missed or len(_item(message, 1)) != PyTuple_GET_SIZE((<tuple>plan)[4]):
+                _py._check_blocks(name, _item(message, 1), plan, template)
             excess = _item(message, 8)
             if not PyBytes_CheckExact(excess):
                 excess = _py._bytes(excess, "excess", name)

@@ -596,7 +596,22 @@ def _bool_map(bool_bytes: Any, name: str) -> dict[tuple[Any, Any, Any], int]:
     return out
 
 
-def _body(message: Message, plan: Any) -> bytes:
+_MISSING: Any = object()  # a block the message does not have
+
+
+def _check_blocks(name: str, blocks: Any, plan: Any, template: Template) -> None:
+    """EncodeError if ``blocks`` (a message's) has a key that is not a block of ``plan``."""
+    own = [block[0] for block in plan[4]]
+    unknown = [key for key in list(blocks) if key not in own]
+    if unknown:
+        unknown.sort(key=lambda k: (type(k) is not str, str(k)))
+        raise M.unknown_blocks(name, unknown, own, template)
+
+
+def _body(message: Message, plan: Any, template: Template) -> bytes:
+    """The body of ``message`` by ``plan``: its number, extra bytes, blocks and
+    excess. A block ``plan`` does not have is an EncodeError, once the others
+    are written (the compiled twin's order)."""
     name = plan[1]
     parts = [_number_bytes(plan[2], plan[3]), _bytes(message.extra, "extra", name)]
     bool_map = _bool_map(message.bool_bytes, name) if message.bool_bytes else None
@@ -605,8 +620,12 @@ def _body(message: Message, plan: Any) -> bytes:
     # an empty absent Variable block is left out only at the end (no count byte):
     # one a written block follows gets its count of 0, or the packet is misread
     tail = _absent_tail(plan[4], blocks, absent) if absent else len(plan[4])
+    missed = False  # a block of the plan is not in the message
     for index, (bname, kind, count, _cls, layout) in enumerate(plan[4]):
-        items = blocks.get(bname, ())
+        items = blocks.get(bname, _MISSING)
+        if items is _MISSING:
+            items = ()
+            missed = True
         if not isinstance(items, (list, tuple)):
             items = list(items)
         if kind == _VARIABLE:
@@ -634,6 +653,10 @@ def _body(message: Message, plan: Any) -> bytes:
                         continue
                 where = f"{bname}.{_cls._fields[f]}"
                 parts.append(_field_bytes(ftype, size, value, where, name))
+    # a block the plan does not have: the message has more blocks than the
+    # plan, or as many and misses one of the plan's
+    if missed or len(blocks) != len(plan[4]):
+        _check_blocks(name, blocks, plan, template)
     parts.append(_bytes(message.excess, "excess", name))
     return b"".join(parts)
 
@@ -656,7 +679,7 @@ def encode(message: Message, template: Template, zero_coding: str = "flag") -> b
             plan = template.plan_by_name(name)
         except KeyError:
             raise M.encode_error(name, "name", "not in the template") from None
-        body = _body(message, plan)
+        body = _body(message, plan, template)
     flags = _int(message.flags, 0, 0xFF, "flags", name)
     sequence = _int(message.sequence, 0, 0xFFFFFFFF, "sequence", name)
     extra_len = len(message.extra)

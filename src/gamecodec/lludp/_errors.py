@@ -107,5 +107,16 @@ def encode_error(message: str, where: str, problem: str) -> EncodeError:
     return EncodeError(f"{message}: {where}: {problem}", protocol=PROTOCOL)
 
 
+def unknown_blocks(message: str, unknown: list[Any], own: list[str], template: Any) -> EncodeError:
+    """The keys ``unknown`` of a message's blocks are not blocks of message
+    ``message`` (which has ``own``) in ``template``."""
+    names = ", ".join(k if type(k) is str and k.isidentifier() else repr(k) for k in unknown)
+    return EncodeError(
+        f"{message}: block{'s' if len(unknown) > 1 else ''} {names} not in {template!r} "
+        f"(its {message} has {', '.join(own) or 'no block'})",
+        protocol=PROTOCOL,
+    )
+
+
 def build_error(problem: str) -> EncodeError:
     return EncodeError(problem, protocol=PROTOCOL)

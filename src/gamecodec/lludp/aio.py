@@ -3,7 +3,9 @@
 :func:`open_endpoint` binds a socket and returns an :class:`Endpoint`, which
 feeds received datagrams to the circuit with the loop's clock, writes what
 the circuit wants to send, and keeps one timer at the circuit's
-``next_deadline()``. Delivered messages queue up for :meth:`Endpoint.recv`.
+``next_deadline()``. Delivered messages queue up for :meth:`Endpoint.recv`,
+and so do the :class:`~gamecodec.lludp.StrictDecodeFailed` events of a
+``strict=True`` circuit, in arrival order among them.
 A ``tap=`` callable sees every datagram in and out as a
 :class:`~gamecodec.sessions.Traffic` record (for logging or capture).
 
@@ -72,16 +74,20 @@ DRAIN_LIMIT = 256
 """Default bound of :meth:`Endpoint.drain`: reliable messages unacked."""
 
 
-class Endpoint(SessionProtocol[Circuit, Message]):
+class Endpoint(SessionProtocol[Circuit, Message | StrictDecodeFailed]):
     """A :class:`asyncio.DatagramProtocol` driving one :class:`Circuit`.
 
     Datagrams from addresses other than ``peer`` are ignored (when ``peer``
     is ``None``, the first sender whose datagram decodes becomes the peer).
-    ``dropped`` keeps the latest reliable messages the circuit gave up
-    (:class:`~gamecodec.lludp.MessageDropped`) and ``bad`` the latest
-    datagrams it could not decode (:class:`~gamecodec.lludp.BadDatagram`),
-    ``strict_failures`` the latest packets a ``strict=True`` circuit acked
-    but did not deliver (:class:`~gamecodec.lludp.StrictDecodeFailed`):
+    :meth:`recv` returns the messages delivered and, in their place, the
+    :class:`~gamecodec.lludp.StrictDecodeFailed` event of a packet a
+    ``strict=True`` circuit acked but did not deliver (its ``message`` is
+    the tolerant decode), so nothing the peer sent is known only to a list
+    that is polled. ``dropped`` keeps the latest reliable messages the
+    circuit gave up (:class:`~gamecodec.lludp.MessageDropped`) and ``bad``
+    the latest datagrams it could not decode
+    (:class:`~gamecodec.lludp.BadDatagram`), ``strict_failures`` the latest
+    StrictDecodeFailed events (also returned by :meth:`recv`):
     :class:`collections.deque` objects of :attr:`history` events each;
     ``lost`` is set to the :class:`~gamecodec.sessions.PeerLost` event when
     the circuit reports the peer lost, and then :meth:`recv` raises
@@ -124,6 +130,7 @@ class Endpoint(SessionProtocol[Circuit, Message]):
             self.bad.append(event)
         elif isinstance(event, StrictDecodeFailed):
             self.strict_failures.append(event)
+            self._received.put_nowait(event)  # delivered as the message would be
         else:
             self._peer_lost(event)
 

@@ -14,7 +14,7 @@ monotonic origin, e.g. ``loop.time()``)::
         sock.sendto(datagram, peer)
     for message in circuit.receive_datagram(payload, t):  # decoded Messages
         ...
-    for event in circuit.events():  # PeerLost, MessageDropped, BadDatagram
+    for event in circuit.events():  # PeerLost, MessageDropped, BadDatagram, StrictDecodeFailed
         ...
     wake_up_at = circuit.next_deadline()  # seconds, or None
 
