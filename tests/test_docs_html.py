@@ -96,7 +96,8 @@ def test_doctests_are_fenced() -> None:
     reading = _load(ROOT / "docs" / "_ext" / "reading.py")
     text = "Intro.\n\n>>> 1 + 1\n2\n\nAfter.\n\n    >>> x\n    1\n"
     assert reading.fence_doctests(text) == (
-        "Intro.\n\n```pycon\n>>> 1 + 1\n2\n```\n\nAfter.\n\n    ```pycon\n    >>> x\n    1\n    ```\n"
+        "Intro.\n\n```pycon\n>>> 1 + 1\n2\n```\n\n"
+        "After.\n\n    ```pycon\n    >>> x\n    1\n    ```\n"
     )
     fenced = "```pycon\n>>> 1\n1\n```"
     assert reading.fence_doctests(fenced) == fenced

@@ -150,7 +150,7 @@ def check_page(path: Path, html: str) -> list[str]:
         )
     out += [f"a docstring example shown as prose: {text!r}" for text in page.prose_prompts]
     for ident, text in page.attribute_headings:
-        name, eq, value = text.partition(" = ")
+        _name, eq, value = text.partition(" = ")
         if eq and not _literal(value.strip()):
             out.append(f"{ident} shows source text as its value: {value.strip()[:60]!r}")
     out += _order_problems(page)

@@ -95,7 +95,9 @@ class ReadingOrder(griffe.Extension):
             names = [str(n) for n in exports]
             order = {n: k for k, n in enumerate(names)}
 
-            def key(name: str, module: griffe.Module = module) -> tuple[int, int, int]:
+            def key(
+                name: str, module: griffe.Module = module, order: dict[str, int] = order
+            ) -> tuple[int, int, int]:
                 member = module.members.get(name)
                 verb = _VERBS.index(name) if name in _VERBS else 0
                 rank = _rank(member) if member is not None else 4
