@@ -88,13 +88,16 @@ class Side:
     ``prepare()`` (untimed) runs before each pass and returns what ``run`` is
     given, e.g. fresh messages for a sender that consumes them; ``release``
     (untimed) gets what ``run`` returned, e.g. to drop kept results;
-    ``finish()`` runs once the contest is over (see :class:`Lazy`)."""
+    ``finish()`` runs once the contest is over (see :class:`Lazy`).
+    ``timed(repeat)``, when set, does the timing elsewhere (another process)
+    and returns the seconds per pass; ``run`` is then not called."""
 
     label: str
     run: Callable[[object], object]
     prepare: Callable[[], object] = lambda: None
     release: Callable[[object], None] = lambda _kept: None
     finish: Callable[[], None] = lambda: None
+    timed: Callable[[int], float] | None = None
 
 
 class Lazy:
@@ -201,6 +204,8 @@ def skipped(
 
 def _timed_pass(side: Side, repeat: int = 1) -> float:
     """Seconds per pass, over ``repeat`` passes (each prepared and released untimed)."""
+    if side.timed is not None:
+        return side.timed(repeat)
     total = 0.0
     gc.collect()  # each round starts from a collected heap, whatever the last one left
     for _ in range(repeat):
