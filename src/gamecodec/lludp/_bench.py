@@ -134,7 +134,7 @@ def _why_not(local: str) -> str:
         f"{PEER} needs Python 3.12+ (this is {here}) and no python3.12+ with it was "
         f"found. To time it: python3.12 -m venv hv && hv/bin/pip install "
         f"hippolyzer==0.17.6, then run with {HIPPOLYZER_PYTHON}=hv/bin/python: its side is "
-        f"then timed there, round by round with gamecodec's here"
+        f"then timed there, round by round with gamecodec's here."
     )
 
 
