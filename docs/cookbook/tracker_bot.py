@@ -34,32 +34,31 @@ def world() -> Room:
     return Room(games=[game], slots=slots)
 
 
-async def track(url: str, slot: str, messages: int) -> list[str]:
-    """Log in as a tracker of ``slot``; the first ``messages`` items sent, as text."""
-    tracker = await aio.connect(url, name=slot, game=None, tags=["Tracker"], items_handling=0)
+async def track(tracker: aio.Client, messages: int) -> list[str]:
+    """The first ``messages`` items sent in the room, as text with names."""
     lines: list[str] = []
-    try:
-        async for event in tracker:
-            if isinstance(event, ap.session.MessageReceived) and event.message.type == "ItemSend":
-                lines.append(tracker.render(event.message))
-                if len(lines) == messages:
-                    break
-    finally:
-        await tracker.close()
+    async for event in tracker:
+        if isinstance(event, ap.session.MessageReceived) and event.message.type == "ItemSend":
+            lines.append(tracker.render(event.message))
+            if len(lines) == messages:
+                break
     return lines
 
 
 async def main() -> None:
     async with world() as room:
-        watching = asyncio.create_task(track(room.url, "Bob", messages=3))
-        await asyncio.sleep(0)  # the tracker connects first
+        # a tracker of Bob's slot: it plays no game and takes no items
+        tracker = await aio.connect(
+            room.url, name="Bob", game=None, tags=["Tracker"], items_handling=0
+        )
+        watching = asyncio.create_task(track(tracker, messages=3))
         alice = await aio.connect(room.url, name="Alice", game="Clique")
-        await alice.wait_logged_in()
         for location in (10, 11, 12):
             await alice.check_locations([location])
         for line in await watching:
             print(line)
         await alice.close()
+        await tracker.close()
 
 
 if __name__ == "__main__":
