@@ -210,3 +210,20 @@ def test_a_fallback_to_the_pure_twins_says_so_once(no_extensions: str) -> None:
         (line,) = done.stderr.splitlines()
         assert line.startswith("gamecodec: the compiled twins are not installed")
         assert "(gamecodec.avara._" in line and "GAMECODEC_NO_EXTENSIONS=1" in line
+
+
+@pytest.mark.parametrize("name", ["gamecodec", "gamecodec.errors", "gamecodec.sessions"])
+def test_dir_of_a_public_module_is_its_api(name: str) -> None:
+    # dir() listed Any, annotations (from __future__) and TYPE_CHECKING beside the API
+    import importlib
+
+    module = importlib.import_module(name)
+    listed = dir(module)
+    assert not {"Any", "annotations", "TYPE_CHECKING", "public_dir"} & set(listed)
+    assert set(module.__all__) <= set(listed)
+    assert all(hasattr(module, n) for n in listed)
+    assert not [n for n in listed if n.startswith("_") and not n.startswith("__")]
+    if name == "gamecodec":
+        import gamecodec.avara  # noqa: F401
+
+        assert "avara" in dir(module)  # an imported subpackage is listed
