@@ -7,7 +7,7 @@
   ``"ok"``, ``(1, 2)``): a computed value (``{cls.tag: cls for cls in ...}``,
   ``errors = errors``) is source text, not documentation.
 - A module's entries come in reading order (``members_order: __all__`` reads
-  the order set here): the verbs first (``decode``, ``decode_many``,
+  the order set here): the verbs first (``read``, ``decode``, ``decode_many``,
   ``encode``, ...), then the other functions, the classes, the exceptions,
   the constants and last the submodules; ``__all__`` order within each.
 """
@@ -21,7 +21,16 @@ from typing import Any
 import griffe
 
 _PROMPT = re.compile(r"^(\s*)>>> ")
-_VERBS = ("decode", "decode_many", "encode", "Decoder", "connect", "open_endpoint", "serve")
+_VERBS = (
+    "read",
+    "decode",
+    "decode_many",
+    "encode",
+    "Decoder",
+    "connect",
+    "open_endpoint",
+    "serve",
+)
 
 
 def fence_doctests(text: str) -> str:
