@@ -36,9 +36,14 @@ def _us(value: float) -> str:
     return f"{value:.3g}" if value < 100 else f"{value:,.0f}"
 
 
+def _ratio(value: float) -> str:
+    return f"{value:.1f}" if value >= 10 else f"{value:.2f}"
+
+
 def _result(row: dict[str, Any]) -> str:
     word = "faster" if row["kind"] == "speedup" else "the time"
-    return f"{row['ratio']:.3g}x {word} ({row['ratio_low']:.3g}-{row['ratio_high']:.3g})"
+    low, high = _ratio(row["ratio_low"]), _ratio(row["ratio_high"])
+    return f"{_ratio(row['ratio'])}x {word} ({low}-{high})"
 
 
 def table(report: dict[str, Any]) -> str:
