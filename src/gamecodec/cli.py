@@ -429,8 +429,11 @@ def _add_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="time every protocol against peers and floors on realistic traffic",
         description="Time gamecodec against peers and floors on realistic streams and "
         "print a table (a legend explains its columns). The default run uses small "
-        "streams and takes about half a minute; --full uses the stream sizes the "
-        "targets are set on (several minutes with Hippolyzer installed).",
+        "streams, takes about half a minute and judges no target; --full uses the "
+        "stream sizes the targets are set on and judges them (several minutes with "
+        "Hippolyzer). Hippolyzer needs Python 3.12+: from an older Python its rows run "
+        "in the Python named by GAMECODEC_HIPPOLYZER_PYTHON (or a python3.12+ on PATH "
+        "that has it).",
     )
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print a machine-readable report")
@@ -440,7 +443,9 @@ def _add_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--save", metavar="PATH", help="also write the JSON report to PATH")
     size = p.add_mutually_exclusive_group()
     size.add_argument(
-        "--full", action="store_true", help="the stream sizes of the targets, 5 rounds"
+        "--full",
+        action="store_true",
+        help="the stream sizes of the targets, 5 rounds, targets judged",
     )
     size.add_argument(
         "--quick",
