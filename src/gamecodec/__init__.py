@@ -8,6 +8,7 @@ paths are compiled with Cython and have pure-Python twins;
 from __future__ import annotations
 
 from gamecodec import _accel
+from gamecodec._public import public_dir
 from gamecodec.errors import (
     DecodeError,
     EncodeError,
@@ -49,3 +50,5 @@ __all__ = [
     "__version__",
     "implementation",
 ]
+
+__dir__ = public_dir(__name__)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import gamecodec
-from gamecodec._bench import Config, Row, legend, render_table, stderr_progress
+from gamecodec._bench import PLAIN_WIDTH, Config, Row, legend, render_table, stderr_progress
 from gamecodec._json import to_json
 from gamecodec.errors import DecodeError
 
@@ -161,10 +161,15 @@ _SUITES: dict[str, tuple[str, ...]] = {
 
 _EXPLAIN = (
     "Each row times gamecodec, through its public functions, and something else doing "
-    "the same work on the same stream: the two take turns, round after round, in one "
-    "process with the cyclic garbage collector on, so that a change of load on the "
-    "machine hits both alike. A quick run (the default) uses small streams; --full uses "
-    "the stream sizes the targets are set on and takes several minutes."
+    "the same work on the same stream: the two take turns, round after round, with the "
+    "cyclic garbage collector on, so that a change of load on the machine hits both alike "
+    "(in one process, or for Hippolyzer, which needs Python 3.12+, in a second Python when "
+    "one with it is found)."
+)
+_QUICK = (
+    "This is a quick run: small streams, results only. The targets are set on the stream "
+    "sizes of `gamecodec bench --full` (several minutes), which judges them; the README's "
+    "table is a --full run."
 )
 
 
@@ -174,7 +179,16 @@ def _count(n: int, word: str) -> str:
 
 def _summary(rows: list[Row]) -> str:
     targets = [r for r in rows if r.limit is not None]
-    count = {s: sum(1 for r in targets if r.status == s) for s in ("met", "MISSED", "skipped")}
+    count = {
+        s: sum(1 for r in targets if r.status == s)
+        for s in ("met", "MISSED", "skipped", "not judged")
+    }
+    if count["not judged"]:
+        return (
+            f"{_count(len(targets), 'target')}, not judged in a quick run (gamecodec bench "
+            f"--full judges them); {count['skipped']} skipped; "
+            f"{_count(len(rows) - len(targets), 'row')} without a target"
+        )
     return (
         f"{_count(len(targets), 'target')}: {count['met']} met, {count['MISSED']} missed, "
         f"{count['skipped']} skipped; {_count(len(rows) - len(targets), 'row')} without a target"
@@ -208,13 +222,17 @@ def run_bench(protocols: list[str], config: Config) -> tuple[list[Row], list[Row
 
 def _print_report(rows: list[Row], single: list[Row], config: Config, markdown: bool) -> None:
     impls = ", ".join(f"{k}={v}" for k, v in sorted(gamecodec.implementation().items()))
-    print(
+    first = (
         f"gamecodec {gamecodec.__version__} on Python {platform.python_version()} "
         f"({platform.machine()}); implementations: {impls}; {config.mode} run, "
         f"median of {_count(config.rounds, 'round')}."
     )
+    print(first if markdown else textwrap.fill(first, PLAIN_WIDTH))
     print()
-    print(_EXPLAIN if markdown else textwrap.fill(_EXPLAIN, 100))
+    print(_EXPLAIN if markdown else textwrap.fill(_EXPLAIN, PLAIN_WIDTH))
+    if not config.full:
+        print()
+        print(_QUICK if markdown else textwrap.fill(_QUICK, PLAIN_WIDTH))
     print()
     print("What the columns mean:")
     print()
@@ -233,7 +251,7 @@ def _print_report(rows: list[Row], single: list[Row], config: Config, markdown: 
         print()
         print("(--full adds a secondary table: single LLUDP packets again and again.)")
     print()
-    print(_summary(rows))
+    print(_summary(rows) if markdown else textwrap.fill(_summary(rows), PLAIN_WIDTH))
 
 
 def bench(args: argparse.Namespace) -> int:
@@ -244,6 +262,9 @@ def bench(args: argparse.Namespace) -> int:
         f"gamecodec bench: {config.mode} run, {config.rounds} rounds, {', '.join(protocols)}"
     )
     rows, single = run_bench(protocols, config)
+    if not config.full:
+        for row in rows:
+            row.judged = False
     report = {
         "info": _info(),
         "mode": config.mode,
@@ -408,8 +429,11 @@ def _add_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="time every protocol against peers and floors on realistic traffic",
         description="Time gamecodec against peers and floors on realistic streams and "
         "print a table (a legend explains its columns). The default run uses small "
-        "streams and takes about half a minute; --full uses the stream sizes the "
-        "targets are set on (several minutes with Hippolyzer installed).",
+        "streams, takes about half a minute and judges no target; --full uses the "
+        "stream sizes the targets are set on and judges them (several minutes with "
+        "Hippolyzer). Hippolyzer needs Python 3.12+: from an older Python its rows run "
+        "in the Python named by GAMECODEC_HIPPOLYZER_PYTHON (or a python3.12+ on PATH "
+        "that has it).",
     )
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print a machine-readable report")
@@ -419,7 +443,9 @@ def _add_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--save", metavar="PATH", help="also write the JSON report to PATH")
     size = p.add_mutually_exclusive_group()
     size.add_argument(
-        "--full", action="store_true", help="the stream sizes of the targets, 5 rounds"
+        "--full",
+        action="store_true",
+        help="the stream sizes of the targets, 5 rounds, targets judged",
     )
     size.add_argument(
         "--quick",
