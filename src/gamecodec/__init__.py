@@ -8,6 +8,7 @@ paths are compiled with Cython and have pure-Python twins;
 from __future__ import annotations
 
 from gamecodec import _accel
+from gamecodec._protocols import NAMES, Protocol, protocols
 from gamecodec.errors import (
     DecodeError,
     EncodeError,
@@ -20,8 +21,8 @@ from gamecodec.errors import (
 
 __version__ = "0.1.0"
 
-PROTOCOLS: tuple[str, ...] = ("archipelago", "avara", "bzrc", "lludp", "ywindow")
-"""The protocols this version ships."""
+PROTOCOLS: tuple[str, ...] = NAMES
+"""The protocols this version ships (:func:`protocols` gives their declarations)."""
 
 
 def implementation() -> dict[str, str]:
@@ -43,9 +44,11 @@ __all__ = [
     "EncodeError",
     "GameCodecError",
     "LocalProtocolError",
+    "Protocol",
     "RemoteProtocolError",
     "SessionError",
     "TruncatedError",
     "__version__",
     "implementation",
+    "protocols",
 ]

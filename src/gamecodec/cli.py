@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 import gamecodec
 from gamecodec._bench import Config, Row, legend, render_table, stderr_progress
 from gamecodec._json import to_json
+from gamecodec._protocols import resolve
 from gamecodec.errors import DecodeError
 
 __all__ = ["main", "to_json"]
@@ -69,15 +70,10 @@ def _decode_ywindow(data: Any, args: argparse.Namespace) -> Iterator[Any]:
         yield {"type": "Message", "kind": message.kind, "words": words}
 
 
-_DECODERS: dict[str, Callable[[Any, argparse.Namespace], Iterator[Any]]] = {
-    "archipelago": _decode_archipelago,
-    "avara": _decode_avara,
-    "bzrc": _decode_bzrc,
-    "lludp": _decode_lludp,
-    "ywindow": _decode_ywindow,
-}
-_DATAGRAMS = ("avara", "lludp")
-_TEXT = ("archipelago",)
+_DECODERS: dict[str, str] = {p.name: p.cli_decoder for p in gamecodec.protocols()}
+"""Each protocol's decode function (``module:function``), from its declaration."""
+_DATAGRAMS = tuple(p.name for p in gamecodec.protocols() if p.transport == "udp")
+_TEXT = tuple(p.name for p in gamecodec.protocols() if p.cli_text)
 
 
 class _InputError(Exception):
@@ -128,7 +124,7 @@ def decode(args: argparse.Namespace) -> int:
         print(f"gamecodec: error: {exc}", file=sys.stderr)
         return 2
     indent = 2 if args.pretty else None
-    decoder = _DECODERS[args.protocol]
+    decoder: Callable[[Any, argparse.Namespace], Iterator[Any]] = resolve(_DECODERS[args.protocol])
 
     def emit(unit: object) -> None:
         print(json.dumps(to_json(unit), indent=indent))
@@ -151,11 +147,7 @@ def decode(args: argparse.Namespace) -> int:
 # ---- bench -----------------------------------------------------------------------
 
 _SUITES: dict[str, tuple[str, ...]] = {
-    "lludp": ("gamecodec.lludp._bench", "gamecodec.lludp._bench_circuit"),
-    "archipelago": ("gamecodec.archipelago._bench",),
-    "avara": ("gamecodec.avara._bench",),
-    "bzrc": ("gamecodec.bzrc._bench",),
-    "ywindow": ("gamecodec.ywindow._bench",),
+    **{p.name: p.bench_suites for p in gamecodec.protocols()},
     "capture": ("gamecodec.capture._bench",),
 }
 

@@ -1,0 +1,95 @@
+"""The protocol registry: each protocol package's one declaration, and what reads it.
+
+Every place that iterates over "the protocols" (capture detection, the capture
+tables, the CLI, the fuzz driver, the benchmarks, ``gamecodec.PROTOCOLS``)
+reads :func:`protocols`. A declaration is cheap: the heavy parts are named by
+``"module:attribute"`` strings and imported by :func:`resolve` when first used.
+``docs/new-protocol.md`` is the checklist for a sixth protocol;
+``tests/test_protocols.py`` fails while any part of one is missing.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = ["NAMES", "Port", "Protocol", "declaration", "protocols", "resolve"]
+
+Transport = Literal["udp", "tcp"]
+
+NAMES: tuple[str, ...] = ("archipelago", "avara", "bzrc", "lludp", "ywindow")
+"""The protocol packages (``gamecodec.<name>``, each with a ``_protocol.py``), in
+the order everything iterates over them (content sniffing included)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Port:
+    """A well-known port range of a protocol's servers."""
+
+    first: int
+    last: int
+    what: str
+    """What the ports are (``"Avara's server port"``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Protocol:
+    """One protocol's declaration: everything the library and its tools need of it.
+
+    The ``"module:attribute"`` strings are imported by :func:`resolve`.
+    """
+
+    name: str
+    """The package name (``gamecodec.<name>``) and the protocol's name everywhere."""
+    title: str
+    """The protocol's name in prose (``"LLUDP"``)."""
+    transport: Transport
+    ports: tuple[Port, ...]
+    """Well-known server ports (a capture flow on one is guessed to be this protocol)."""
+    sniffer: str
+    """``(data: bytes, exact: bool) -> Content | None``: whether a flow's first
+    datagram (UDP) or first bytes of one direction (TCP) are this protocol.
+    ``exact`` (UDP) asks for no doubt: the port did not point to this protocol."""
+    twins: tuple[str, ...]
+    """The hot-path modules with a pure ``X_py`` and a compiled ``X_c`` twin (``X``)."""
+    capture_decoder: str
+    """UDP: ``(version: int | None) -> DatagramDecoder``; TCP: a ``StreamDecoder`` class."""
+    capture_table: str
+    """The :class:`gamecodec.capture._tables.Table` of the protocol's capture table."""
+    cli_decoder: str
+    """``(data, args) -> Iterator[unit]``: what ``gamecodec decode <name>`` runs."""
+    cli_text: bool
+    """``gamecodec decode`` hands the decoder text (``str``), not bytes."""
+    bench_suites: tuple[str, ...]
+    """Modules with ``rows(config)`` and ``contests(config)`` (``gamecodec bench``, benchmarks/)."""
+    fuzz_targets: tuple[str, ...]
+    """The fuzz targets ``tools/fuzz/<name>.py`` registers."""
+    docs_page: str
+    """The guide, relative to the repository (``docs/<name>.md``)."""
+
+
+@functools.cache
+def protocols() -> tuple[Protocol, ...]:
+    """Every protocol's declaration, in :data:`NAMES` order (imports the packages)."""
+    found = []
+    for name in NAMES:
+        module = importlib.import_module(f"gamecodec.{name}._protocol")
+        found.append(module.PROTOCOL)
+    return tuple(found)
+
+
+def declaration(name: str) -> Protocol:
+    """The declaration of protocol ``name``; ``KeyError`` when there is none."""
+    for protocol in protocols():
+        if protocol.name == name:
+            return protocol
+    raise KeyError(name)
+
+
+@functools.cache
+def resolve(target: str) -> Any:
+    """The object ``"module:attribute"`` names (imported on first use)."""
+    module_name, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module_name), attribute)

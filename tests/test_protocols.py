@@ -1,0 +1,131 @@
+"""Each protocol is one declaration, complete, and everything that lists protocols reads it."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+
+import pytest
+from tools import protocol_parts
+
+import gamecodec
+from gamecodec import _protocols, cli
+from gamecodec._protocols import Port, Protocol
+from tests.conftest import IMPLS, ROOT
+
+
+@pytest.mark.parametrize("protocol", gamecodec.protocols(), ids=lambda p: p.name)
+def test_every_part_of_the_declaration_is_there(protocol: Protocol) -> None:
+    assert protocol_parts.missing_parts(protocol, compiled="c" in IMPLS) == []
+
+
+def test_every_protocol_package_is_declared() -> None:
+    assert protocol_parts.undeclared_packages() == []
+    assert tuple(p.name for p in gamecodec.protocols()) == gamecodec.PROTOCOLS
+
+
+def _fake(**parts: object) -> Protocol:
+    """A sixth protocol, declared but with none of its parts written."""
+    fields: dict[str, object] = {
+        "name": "quake",
+        "title": "Quake",
+        "transport": "udp",
+        "ports": (Port(27960, 27960, "Quake III's server port"),),
+        "sniffer": "gamecodec.capture._detect:sniff_quake",
+        "twins": ("gamecodec.quake._codec",),
+        "capture_decoder": "gamecodec.capture._udp:quake_datagrams",
+        "capture_table": "gamecodec.capture._tables:QUAKE_TABLE",
+        "cli_decoder": "gamecodec.cli:_decode_quake",
+        "cli_text": False,
+        "bench_suites": ("gamecodec.quake._bench",),
+        "fuzz_targets": ("quake.decode",),
+        "docs_page": "docs/quake.md",
+    }
+    fields.update(parts)
+    return Protocol(**fields)  # type: ignore[arg-type]
+
+
+def test_a_sixth_protocol_without_its_parts_is_reported() -> None:
+    report = "\n".join(protocol_parts.missing_parts(_fake()))
+    for part in (
+        "not in gamecodec._protocols.NAMES",
+        "gamecodec.quake._protocol has no PROTOCOL",
+        "sniffer 'gamecodec.capture._detect:sniff_quake' does not resolve",
+        "twin gamecodec.quake._codec has no _codec_c.pyx or _c.pxd",
+        "twin gamecodec.quake._codec_py does not import",
+        "capture decoder 'gamecodec.capture._udp:quake_datagrams' does not resolve",
+        "capture table 'gamecodec.capture._tables:QUAKE_TABLE' does not resolve",
+        "CLI decoder 'gamecodec.cli:_decode_quake' does not resolve",
+        "bench suite gamecodec.quake._bench does not import",
+        "no fuzz target module tools/fuzz/quake.py",
+        "docs page docs/quake.md does not exist",
+        "docs page docs/quake.md is not in mkdocs.yml's nav",
+        "docs/api/quake.md does not exist",
+        "tests/quake/test_parity.py does not exist",
+        "README.md does not name Quake",
+        ".ci/run has a protocol list without quake",
+        "tools/sanitize.sh has a protocol list without quake",
+    ):
+        assert part in report, part
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"docs_page": "docs/snippets/benchmarks.md"}, "benchmarks.md is not in mkdocs.yml"),
+        ({"twins": ("gamecodec.avara._codec",)}, "twin gamecodec.avara._session"),
+        ({"fuzz_targets": ("avara.decode",)}, "fuzz target avara.decode_many in"),
+        (
+            {"fuzz_targets": (*_protocols.declaration("avara").fuzz_targets, "avara.gone")},
+            "fuzz target avara.gone is declared",
+        ),
+        ({"bench_suites": ("gamecodec.avara._models",)}, "has no rows(config)"),
+        ({"capture_table": "gamecodec.capture._tables:LLUDP_TABLE"}, "SCHEMAS['avara']"),
+        ({"cli_decoder": "gamecodec.cli:PROTOCOLS"}, "does not resolve"),
+        ({"sniffer": "gamecodec.capture._detect:PORTS"}, "is not callable"),
+        ({"ports": (Port(19567, 70000, "?"),)}, "is not valid"),
+    ],
+)
+def test_one_missing_part_of_a_real_protocol_is_reported(
+    change: dict[str, object], problem: str
+) -> None:
+    broken = dataclasses.replace(_protocols.declaration("avara"), **change)  # type: ignore[arg-type]
+    report = protocol_parts.missing_parts(broken, compiled=False)
+    assert any(problem in line for line in report), report
+
+
+def test_what_iterates_over_the_protocols_reads_the_declarations() -> None:
+    pytest.importorskip("pyarrow")
+    from gamecodec.capture import _detect, _streams, _tables
+
+    declared = gamecodec.protocols()
+    assert _detect.PROTOCOLS == _tables.PROTOCOLS == gamecodec.PROTOCOLS
+    tcp = {p.name for p in declared if p.transport == "tcp"}
+    assert set(_streams.STREAM_DECODERS) == tcp
+    assert {port[3] for port in _detect.PORTS} == {p.name for p in declared if p.ports}
+    assert set(_tables.protocol_tables()) == set(gamecodec.PROTOCOLS)
+    assert set(_tables.SCHEMAS) == {*gamecodec.PROTOCOLS, "errors"}
+    assert set(cli._DECODERS) == set(gamecodec.PROTOCOLS)
+    assert set(cli._SUITES) == {*gamecodec.PROTOCOLS, "capture"}
+
+
+def test_importing_a_declaration_is_cheap() -> None:
+    # the declarations name the heavy parts by string: the capture stack,
+    # pyarrow and dpkt are not imported by them (numpy and msgspec are the
+    # packages' own: avara's arrays, archipelago's JSON)
+    code = (
+        "import sys, gamecodec\n"
+        "gamecodec.protocols()\n"
+        "print(sorted(m for m in ('pyarrow', 'dpkt', 'gamecodec.capture', 'gamecodec.cli',"
+        " 'tools') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT / "src")},
+    )
+    assert done.stdout.strip() == "[]"
