@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 import sys
 
@@ -90,7 +89,7 @@ def test_a_sixth_protocol_without_its_parts_is_reported() -> None:
 def test_one_missing_part_of_a_real_protocol_is_reported(
     change: dict[str, object], problem: str
 ) -> None:
-    broken = dataclasses.replace(_protocols.declaration("avara"), **change)  # type: ignore[arg-type]
+    broken = _protocols.declaration("avara")._replace(**change)
     report = protocol_parts.missing_parts(broken, compiled=False)
     assert any(problem in line for line in report), report
 
@@ -106,8 +105,12 @@ def test_what_iterates_over_the_protocols_reads_the_declarations() -> None:
     assert {port[3] for port in _detect.PORTS} == {p.name for p in declared if p.ports}
     assert set(_tables.protocol_tables()) == set(gamecodec.PROTOCOLS)
     assert set(_tables.SCHEMAS) == {*gamecodec.PROTOCOLS, "errors"}
-    assert set(cli._DECODERS) == set(gamecodec.PROTOCOLS)
-    assert set(cli._SUITES) == {*gamecodec.PROTOCOLS, "capture"}
+    decode = cli.build_parser().parse_args(["decode", "ywindow", "00"])
+    assert decode.protocol == "ywindow"
+    assert (*gamecodec.PROTOCOLS, "capture") == cli._BENCHES
+    for p in declared:
+        assert cli._suites(p.name) == p.bench_suites
+        assert cli._datagrams(p.name) == (p.transport == "udp")
 
 
 def test_importing_a_declaration_is_cheap() -> None:

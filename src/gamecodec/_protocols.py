@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import functools
 import importlib
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 __all__ = ["NAMES", "Port", "Protocol", "declaration", "protocols", "resolve"]
 
@@ -24,8 +23,7 @@ NAMES: tuple[str, ...] = ("archipelago", "avara", "bzrc", "lludp", "ywindow")
 the order everything iterates over them (content sniffing included)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Port:
+class Port(NamedTuple):
     """A well-known port range of a protocol's servers."""
 
     first: int
@@ -34,11 +32,12 @@ class Port:
     """What the ports are (``"Avara's server port"``)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Protocol:
+class Protocol(NamedTuple):
     """One protocol's declaration: everything the library and its tools need of it.
 
-    The ``"module:attribute"`` strings are imported by :func:`resolve`.
+    The ``"module:attribute"`` strings are imported by :func:`resolve`. A
+    NamedTuple (immutable), not a dataclass: importing gamecodec stays as cheap
+    as it was (dataclasses imports inspect and ast).
     """
 
     name: str
@@ -73,19 +72,16 @@ class Protocol:
 @functools.cache
 def protocols() -> tuple[Protocol, ...]:
     """Every protocol's declaration, in :data:`NAMES` order (imports the packages)."""
-    found = []
-    for name in NAMES:
-        module = importlib.import_module(f"gamecodec.{name}._protocol")
-        found.append(module.PROTOCOL)
-    return tuple(found)
+    return tuple(declaration(name) for name in NAMES)
 
 
 def declaration(name: str) -> Protocol:
-    """The declaration of protocol ``name``; ``KeyError`` when there is none."""
-    for protocol in protocols():
-        if protocol.name == name:
-            return protocol
-    raise KeyError(name)
+    """The declaration of protocol ``name`` (imports that package only); ``KeyError``
+    when there is none."""
+    if name not in NAMES:
+        raise KeyError(name)
+    protocol: Protocol = importlib.import_module(f"gamecodec.{name}._protocol").PROTOCOL
+    return protocol
 
 
 @functools.cache
