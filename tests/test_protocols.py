@@ -56,6 +56,7 @@ def test_a_sixth_protocol_without_its_parts_is_reported() -> None:
         "capture decoder 'gamecodec.capture._udp:quake_datagrams' does not resolve",
         "capture table 'gamecodec.capture._tables:QUAKE_TABLE' does not resolve",
         "CLI decoder 'gamecodec.cli:_decode_quake' does not resolve",
+        "gamecodec decode --help does not say how quake input is given",
         "bench suite gamecodec.quake._bench does not import",
         "no fuzz target module tools/fuzz/quake.py",
         "docs page docs/quake.md does not exist",

@@ -80,6 +80,13 @@ def _check_capture(problems: list[str], p: Protocol) -> None:
         problems.append(f"capture._tables.SCHEMAS[{p.name!r}] is not its table's schema")
 
 
+def _check_cli_help(problems: list[str], p: Protocol) -> None:
+    from gamecodec import cli
+
+    if not re.search(rf"^  (\w+, )*{re.escape(p.name)}\b", cli._DECODE_EPILOG, re.M):
+        problems.append(f"gamecodec decode --help does not say how {p.name} input is given")
+
+
 def _check_bench(problems: list[str], p: Protocol) -> None:
     if not p.bench_suites:
         problems.append("no bench suite")
@@ -163,6 +170,7 @@ def missing_parts(p: Protocol, *, compiled: bool = True) -> list[str]:
         lambda out, q: _check_twins(out, q, compiled),
         _check_capture,
         lambda out, q: _check_callable(out, "CLI decoder", q.cli_decoder),
+        _check_cli_help,
         _check_bench,
         _check_fuzz,
         _check_files,
