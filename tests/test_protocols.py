@@ -114,15 +114,16 @@ def test_what_iterates_over_the_protocols_reads_the_declarations() -> None:
         assert cli._datagrams(p.name) == (p.transport == "udp")
 
 
-def test_importing_a_declaration_is_cheap() -> None:
-    # the declarations name the heavy parts by string: the capture stack,
-    # pyarrow and dpkt are not imported by them (numpy and msgspec are the
-    # packages' own: avara's arrays, archipelago's JSON)
+def test_reading_the_declarations_imports_no_protocol() -> None:
+    # the declarations name the heavy parts by string, and are read without
+    # their packages: listing the protocols imports none of them
     code = (
         "import sys, gamecodec\n"
-        "gamecodec.protocols()\n"
-        "print(sorted(m for m in ('pyarrow', 'dpkt', 'gamecodec.capture', 'gamecodec.cli',"
-        " 'tools') if m in sys.modules))"
+        "assert len(gamecodec.protocols()) == len(gamecodec.PROTOCOLS)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in"
+        " ('numpy', 'msgspec', 'pyarrow', 'dpkt', 'tools')"
+        " or m.startswith('gamecodec.capture')"
+        " or m.count('.') == 1 and m[10:] in gamecodec.PROTOCOLS))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code],
@@ -133,3 +134,38 @@ def test_importing_a_declaration_is_cheap() -> None:
         env={"PYTHONPATH": str(ROOT / "src")},
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_the_packages_import_as_usual_after_their_declarations() -> None:
+    code = (
+        "import sys, gamecodec\n"
+        "first = gamecodec.protocols()\n"
+        "from gamecodec.avara import _protocol\n"
+        "import gamecodec.lludp._protocol\n"
+        "print(_protocol.PROTOCOL == first[1], gamecodec.lludp._protocol.PROTOCOL == first[3],"
+        " 'gamecodec.bzrc' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT / "src")},
+    )
+    assert done.stdout.split() == ["True", "True", "False"]
+
+
+def test_a_declaration_not_on_disk_is_imported_the_ordinary_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # an install whose files are not plain files (a zip) still finds the declarations
+    real = _protocols.os.path.isfile
+    monkeypatch.setattr(
+        _protocols.os.path, "isfile", lambda path: not path.endswith("_protocol.py") and real(path)
+    )
+    _protocols.declaration.cache_clear()
+    try:
+        assert _protocols.declaration("bzrc") == gamecodec.protocols()[2]
+    finally:
+        _protocols.declaration.cache_clear()

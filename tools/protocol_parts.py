@@ -158,7 +158,7 @@ def missing_parts(p: Protocol, *, compiled: bool = True) -> list[str]:
     except (ImportError, AttributeError) as exc:
         problems.append(f"gamecodec.{p.name}._protocol has no PROTOCOL ({exc})")
     else:
-        if own is not p and own != p:
+        if own != p:
             problems.append(f"gamecodec.{p.name}._protocol.PROTOCOL is another declaration")
     if p.transport not in ("udp", "tcp"):
         problems.append(f"transport {p.transport!r} is neither udp nor tcp")

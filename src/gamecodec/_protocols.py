@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
+import sys
 from typing import Any, Literal, NamedTuple
 
 __all__ = ["NAMES", "Port", "Protocol", "declaration", "protocols", "resolve"]
@@ -75,12 +77,29 @@ def protocols() -> tuple[Protocol, ...]:
     return tuple(declaration(name) for name in NAMES)
 
 
+@functools.cache
 def declaration(name: str) -> Protocol:
-    """The declaration of protocol ``name`` (imports that package only); ``KeyError``
-    when there is none."""
+    """The declaration of protocol ``name``; ``KeyError`` when there is none.
+
+    Its ``_protocol.py`` is run without importing the protocol's package
+    (``gamecodec.archipelago`` alone imports msgspec and some sixty modules), and
+    is not left in ``sys.modules``: importing ``gamecodec.<name>._protocol`` later
+    imports the package as usual (its ``PROTOCOL`` is then an equal declaration)."""
     if name not in NAMES:
         raise KeyError(name)
-    protocol: Protocol = importlib.import_module(f"gamecodec.{name}._protocol").PROTOCOL
+    module_name = f"gamecodec.{name}._protocol"
+    path = os.path.join(os.path.dirname(__file__), name, "_protocol.py")
+    module = sys.modules.get(module_name)
+    if module is None and os.path.isfile(path):
+        from importlib.util import module_from_spec, spec_from_file_location
+
+        spec = spec_from_file_location(module_name, path)
+        assert spec is not None and spec.loader is not None
+        module = module_from_spec(spec)
+        spec.loader.exec_module(module)
+    elif module is None:  # not a plain file (a zip): the ordinary way
+        module = importlib.import_module(module_name)
+    protocol: Protocol = module.PROTOCOL
     return protocol
 
 
