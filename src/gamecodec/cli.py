@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 import gamecodec
 from gamecodec._bench import PLAIN_WIDTH, Config, Row, legend, render_table, stderr_progress
 from gamecodec._json import to_json
+from gamecodec._protocols import declaration, resolve
 from gamecodec.errors import DecodeError
 
 __all__ = ["main", "to_json"]
@@ -69,15 +70,18 @@ def _decode_ywindow(data: Any, args: argparse.Namespace) -> Iterator[Any]:
         yield {"type": "Message", "kind": message.kind, "words": words}
 
 
-_DECODERS: dict[str, Callable[[Any, argparse.Namespace], Iterator[Any]]] = {
-    "archipelago": _decode_archipelago,
-    "avara": _decode_avara,
-    "bzrc": _decode_bzrc,
-    "lludp": _decode_lludp,
-    "ywindow": _decode_ywindow,
-}
-_DATAGRAMS = ("avara", "lludp")
-_TEXT = ("archipelago",)
+# Each protocol's decode function, and how its input reads, are in its declaration
+# (read when a command runs: naming the protocols imports none of them).
+
+
+def _datagrams(protocol: str) -> bool:
+    """Each input of ``protocol`` is one datagram (a UDP protocol)."""
+    return declaration(protocol).transport == "udp"
+
+
+def _text(protocol: str) -> bool:
+    """``protocol``'s decoder takes text, not bytes."""
+    return declaration(protocol).cli_text
 
 
 class _InputError(Exception):
@@ -94,7 +98,7 @@ def _from_hex(text: str, what: str) -> bytes:
 def _read_inputs(args: argparse.Namespace) -> list[Any]:
     """The inputs to decode, each one datagram, frame or stream."""
     if args.data not in (None, "-"):
-        if args.protocol in _TEXT:
+        if _text(args.protocol):
             return [args.data]
         return [_from_hex(args.data, "the argument")]
     try:
@@ -111,7 +115,7 @@ def _read_inputs(args: argparse.Namespace) -> list[Any]:
         lines = [(n, line) for n, line in enumerate(raw.decode("ascii").splitlines(), 1)]
     except UnicodeDecodeError:
         raise _InputError("the input is not hex text (a non-ASCII byte)") from None
-    if args.protocol in _DATAGRAMS:  # one datagram a line
+    if _datagrams(args.protocol):  # one datagram a line
         return [_from_hex(line, f"line {n}") for n, line in lines if line.strip()]
     return [_from_hex("".join(line for _, line in lines), "the input")]
 
@@ -128,7 +132,9 @@ def decode(args: argparse.Namespace) -> int:
         print(f"gamecodec: error: {exc}", file=sys.stderr)
         return 2
     indent = 2 if args.pretty else None
-    decoder = _DECODERS[args.protocol]
+    decoder: Callable[[Any, argparse.Namespace], Iterator[Any]] = resolve(
+        declaration(args.protocol).cli_decoder
+    )
 
     def emit(unit: object) -> None:
         print(json.dumps(to_json(unit), indent=indent))
@@ -138,7 +144,7 @@ def decode(args: argparse.Namespace) -> int:
             for unit in decoder(data, args):
                 emit(unit)
         except DecodeError as exc:
-            if args.protocol not in _DATAGRAMS and isinstance(exc.partial, list):
+            if not _datagrams(args.protocol) and isinstance(exc.partial, list):
                 for unit in exc.partial:
                     emit(unit)
             where = f"datagram {number}: " if len(inputs) > 1 else ""
@@ -150,14 +156,14 @@ def decode(args: argparse.Namespace) -> int:
 
 # ---- bench -----------------------------------------------------------------------
 
-_SUITES: dict[str, tuple[str, ...]] = {
-    "lludp": ("gamecodec.lludp._bench", "gamecodec.lludp._bench_circuit"),
-    "archipelago": ("gamecodec.archipelago._bench",),
-    "avara": ("gamecodec.avara._bench",),
-    "bzrc": ("gamecodec.bzrc._bench",),
-    "ywindow": ("gamecodec.ywindow._bench",),
-    "capture": ("gamecodec.capture._bench",),
-}
+_BENCHES = (*gamecodec.PROTOCOLS, "capture")
+"""What ``gamecodec bench --protocol`` takes: a protocol (its declaration's suites) or capture."""
+
+
+def _suites(name: str) -> tuple[str, ...]:
+    """The bench suite modules of a protocol, or of ``capture``."""
+    return ("gamecodec.capture._bench",) if name == "capture" else declaration(name).bench_suites
+
 
 _EXPLAIN = (
     "Each row times gamecodec, through its public functions, and something else doing "
@@ -212,7 +218,7 @@ def run_bench(protocols: list[str], config: Config) -> tuple[list[Row], list[Row
     rows: list[Row] = []
     single: list[Row] = []
     for name in protocols:
-        for module_name in _SUITES[name]:
+        for module_name in _suites(name):
             module = importlib.import_module(module_name)
             rows.extend(module.rows(config))
             if config.full and hasattr(module, "single_packet_rows"):
@@ -256,7 +262,7 @@ def _print_report(rows: list[Row], single: list[Row], config: Config, markdown: 
 
 def bench(args: argparse.Namespace) -> int:
     """``gamecodec bench``: run, print the table or JSON; 1 if --check finds a miss."""
-    protocols = args.protocol or list(_SUITES)
+    protocols = args.protocol or list(_BENCHES)
     config = _config(args)
     config.say(
         f"gamecodec bench: {config.mode} run, {config.rounds} rounds, {', '.join(protocols)}"
@@ -381,7 +387,7 @@ def _add_decode(
         epilog=_DECODE_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    names = sorted(_DECODERS)
+    names = sorted(gamecodec.PROTOCOLS)
     p.add_argument("protocol", metavar="PROTOCOL", choices=names, help=", ".join(names))
     p.add_argument(
         "data",
@@ -415,9 +421,9 @@ def _check_decode(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         parser.error("give exactly one input: DATA, -f FILE, or - for stdin")
     if args.hex and args.data not in (None, "-"):
         parser.error("--hex is for a file or stdin (DATA is hex already)")
-    if args.hex and args.protocol in _TEXT:
+    if args.hex and _text(args.protocol):
         parser.error(f"{args.protocol} input is text, not hex")
-    if args.strict and args.protocol not in _DATAGRAMS:
+    if args.strict and not _datagrams(args.protocol):
         parser.error("--strict applies to avara and lludp only")
     if args.net_version is not None and args.protocol != "avara":
         parser.error("--net-version applies to avara only")
@@ -464,7 +470,7 @@ def _add_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--protocol",
         action="append",
-        choices=list(_SUITES),
+        choices=list(_BENCHES),
         help="only this protocol, or capture (repeatable)",
     )
     p.add_argument(
