@@ -12,15 +12,10 @@ from __future__ import annotations
 import importlib
 
 from gamecodec._bench import Config, Contest, Row
+from gamecodec._protocols import protocols
 
-SUITES = (
-    "gamecodec.lludp._bench",
-    "gamecodec.lludp._bench_circuit",
-    "gamecodec.archipelago._bench",
-    "gamecodec.avara._bench",
-    "gamecodec.bzrc._bench",
-    "gamecodec.ywindow._bench",
-)
+SUITES = tuple(suite for p in protocols() for suite in p.bench_suites)
+"""Every protocol's bench suites, from the protocols' declarations."""
 CONFIG = Config("quick", 1)
 
 

@@ -184,3 +184,51 @@ def test_compiled_twins_keep_the_gil_off_on_free_threaded_python() -> None:
         "print(len(names))\n"
     )
     assert int(_run(code)) >= len(gamecodec.PROTOCOLS)
+
+
+_NO_COMPILED = """
+import sys
+for name in ("gamecodec.avara._codec_c", "gamecodec.ywindow._codec_c"):
+    sys.modules[name] = None  # as if built without a C compiler: the import fails
+import gamecodec
+from gamecodec import avara, ywindow
+print(gamecodec.implementation()["avara"], gamecodec.implementation()["ywindow"])
+"""
+
+
+@pytest.mark.parametrize("no_extensions", ["", "1"])
+def test_a_fallback_to_the_pure_twins_says_so_once(no_extensions: str) -> None:
+    # pip hides a build's output: an install made without a C compiler ran the pure
+    # twins without a word
+    env = {
+        **os.environ,
+        "GAMECODEC_NO_EXTENSIONS": no_extensions,
+        "GAMECODEC_REQUIRE_EXTENSIONS": "",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _NO_COMPILED], capture_output=True, text=True, env=env, check=True
+    )
+    assert done.stdout.split() == ["py", "py"]
+    if no_extensions:  # the pure twins chosen: nothing to tell
+        assert done.stderr == ""
+    else:
+        (line,) = done.stderr.splitlines()
+        assert line.startswith("gamecodec: the compiled twins are not installed")
+        assert "(gamecodec.avara._" in line and "GAMECODEC_NO_EXTENSIONS=1" in line
+
+
+@pytest.mark.parametrize("name", ["gamecodec", "gamecodec.errors", "gamecodec.sessions"])
+def test_dir_of_a_public_module_is_its_api(name: str) -> None:
+    # dir() listed Any, annotations (from __future__) and TYPE_CHECKING beside the API
+    import importlib
+
+    module = importlib.import_module(name)
+    listed = dir(module)
+    assert not {"Any", "annotations", "TYPE_CHECKING", "public_dir"} & set(listed)
+    assert set(module.__all__) <= set(listed)
+    assert all(hasattr(module, n) for n in listed)
+    assert not [n for n in listed if n.startswith("_") and not n.startswith("__")]
+    if name == "gamecodec":
+        import gamecodec.avara  # noqa: F401
+
+        assert "avara" in dir(module)  # an imported subpackage is listed

@@ -3,7 +3,8 @@
 A protocol package picks its compiled or pure twin at import time
 (``_codec = _accel.load("gamecodec.avara", "_codec", "avara")``) and re-exports
 its functions (``decode = _codec.decode``). Static analysis cannot follow that
-choice, so this makes each such name an alias of the pure twin's object
+choice (a ``TYPE_CHECKING`` import of the pure twin under the same name
+counts as the load), so this makes each such name an alias of the pure twin's object
 (``gamecodec.avara._codec_py.decode``), whose source holds the signature and
 docstring the compiled twin shares.
 """
@@ -34,6 +35,10 @@ class TwinAliases(griffe.Extension):
             load = _LOAD.search(value)
             if load:
                 twins[name] = f"{load[1]}.{load[2]}_py"
+        for name, member in mod.members.items():
+            # ``if TYPE_CHECKING: from gamecodec.avara import _codec_py as _codec``
+            if member.is_alias and str(member.target_path).endswith("_py"):
+                twins.setdefault(name, str(member.target_path))
         for name, value in values.items():
             ref = _FROM_TWIN.match(value)
             if ref and ref[1] in twins:

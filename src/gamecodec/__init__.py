@@ -8,6 +8,8 @@ paths are compiled with Cython and have pure-Python twins;
 from __future__ import annotations
 
 from gamecodec import _accel
+from gamecodec._protocols import NAMES, Protocol, protocols
+from gamecodec._public import public_dir
 from gamecodec.errors import (
     DecodeError,
     EncodeError,
@@ -20,8 +22,8 @@ from gamecodec.errors import (
 
 __version__ = "0.1.0"
 
-PROTOCOLS: tuple[str, ...] = ("archipelago", "avara", "bzrc", "lludp", "ywindow")
-"""The protocols this version ships."""
+PROTOCOLS: tuple[str, ...] = NAMES
+"""The protocols this version ships (:func:`protocols` gives their declarations)."""
 
 
 def implementation() -> dict[str, str]:
@@ -43,9 +45,13 @@ __all__ = [
     "EncodeError",
     "GameCodecError",
     "LocalProtocolError",
+    "Protocol",
     "RemoteProtocolError",
     "SessionError",
     "TruncatedError",
     "__version__",
     "implementation",
+    "protocols",
 ]
+
+__dir__ = public_dir(__name__)

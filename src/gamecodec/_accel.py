@@ -9,6 +9,9 @@ for yes and 0/false/no/off or empty for no (any case):
 
 Otherwise non-CPython interpreters and missing compiled modules fall back to
 the pure twin; importing gamecodec never fails because an extension is missing.
+On CPython such a fallback says so, once per process, in one line on stderr
+(an install built without a C compiler is slower, and pip hides the build's
+output); choosing the pure twins with ``GAMECODEC_NO_EXTENSIONS`` is quiet.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import importlib
 import os
 import platform
+import sys
 import warnings
 from types import ModuleType
 
@@ -44,6 +48,20 @@ NO_EXTENSIONS: bool = env_flag("GAMECODEC_NO_EXTENSIONS") or (
 REQUIRE_EXTENSIONS: bool = env_flag("GAMECODEC_REQUIRE_EXTENSIONS") and not NO_EXTENSIONS
 
 _active: dict[str, str] = {}
+_told: set[str] = set()  # the fallbacks already told (one line per process)
+
+FALLBACK_NOTICE = (
+    "gamecodec: the compiled twins are not installed ({missing} first; built without a C "
+    "compiler?): the pure-Python twins run instead, slower. `gamecodec info` lists them; "
+    "GAMECODEC_NO_EXTENSIONS=1 chooses them without this notice."
+)
+
+
+def _tell_fallback(missing: str) -> None:
+    """One line on stderr, the first time a compiled twin is missing."""
+    if not _told:
+        _told.add(missing)
+        print(FALLBACK_NOTICE.format(missing=missing), file=sys.stderr)
 
 
 def load(package: str, module: str, protocol: str) -> ModuleType:
@@ -57,6 +75,7 @@ def load(package: str, module: str, protocol: str) -> ModuleType:
         except ImportError:
             if REQUIRE_EXTENSIONS:
                 raise
+            _tell_fallback(f"{package}.{module}_c")
         else:
             _active[protocol] = "c"
             return mod

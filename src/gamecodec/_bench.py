@@ -21,6 +21,7 @@ from types import ModuleType
 from typing import NamedTuple, TypeVar
 
 __all__ = [
+    "PLAIN_WIDTH",
     "Config",
     "Contest",
     "Lazy",
@@ -36,6 +37,7 @@ __all__ = [
     "render_table",
     "run_all",
     "run_contest",
+    "short_target",
     "skipped",
 ]
 
@@ -88,13 +90,16 @@ class Side:
     ``prepare()`` (untimed) runs before each pass and returns what ``run`` is
     given, e.g. fresh messages for a sender that consumes them; ``release``
     (untimed) gets what ``run`` returned, e.g. to drop kept results;
-    ``finish()`` runs once the contest is over (see :class:`Lazy`)."""
+    ``finish()`` runs once the contest is over (see :class:`Lazy`).
+    ``timed(repeat)``, when set, does the timing elsewhere (another process)
+    and returns the seconds per pass; ``run`` is then not called."""
 
     label: str
     run: Callable[[object], object]
     prepare: Callable[[], object] = lambda: None
     release: Callable[[object], None] = lambda _kept: None
     finish: Callable[[], None] = lambda: None
+    timed: Callable[[int], float] | None = None
 
 
 class Lazy:
@@ -153,14 +158,18 @@ class Row:
     high: float | None = None
     skipped: str | None = None
     rounds: list[float] = field(default_factory=list)
+    judged: bool = True
+    """False in a quick run: its small streams do not measure what the targets are set on."""
 
     @property
     def status(self) -> str:
-        """``met``, ``MISSED``, ``skipped`` or ``no target``."""
+        """``met``, ``MISSED``, ``not judged``, ``skipped`` or ``no target``."""
         if self.skipped is not None:
             return "skipped"
         if self.limit is None or self.ratio is None:
             return "no target"
+        if not self.judged:
+            return "not judged"
         ok = self.ratio >= self.limit if self.kind == "speedup" else self.ratio <= self.limit
         return "met" if ok else "MISSED"
 
@@ -201,6 +210,8 @@ def skipped(
 
 def _timed_pass(side: Side, repeat: int = 1) -> float:
     """Seconds per pass, over ``repeat`` passes (each prepared and released untimed)."""
+    if side.timed is not None:
+        return side.timed(repeat)
     total = 0.0
     gc.collect()  # each round starts from a collected heap, whatever the last one left
     for _ in range(repeat):
@@ -362,9 +373,17 @@ def _shortfall(row: Row) -> str:
     return f"{pct:.0f}%" if pct >= 1 else "under 1%"
 
 
+def short_target(row: Row) -> str:
+    """``">= 5x"``, ``"<= 0.5x"`` or ``"none"`` (the unit is the result's)."""
+    if row.limit is None:
+        return "none"
+    return f"{'>=' if row.kind == 'speedup' else '<='} {row.limit:g}x"
+
+
 def describe_status(row: Row, *, with_target: bool = False) -> str:
     """``met``, ``MISSED by 38%`` (``with_target``: ``MISSED by 38% (target >= 5x
-    faster)``), ``skipped: <why>``, or ``info only`` for a row without a target."""
+    faster)``), ``not judged`` (a quick run), ``skipped: <why>``, or ``info only``
+    for a row without a target."""
     status = row.status
     if status == "skipped":
         return f"skipped: {row.skipped}"
@@ -386,17 +405,38 @@ def progress_line(row: Row) -> str:
 
 class _Column(NamedTuple):
     name: str
-    width: int  # where the plain-text table wraps the cells (0: never)
+    width: int  # where the plain-text table wraps the cells (0: not in the plain table)
     meaning: str
 
 
+_RESULT = (
+    "'Nx faster': the other side's time divided by gamecodec's (higher is better). "
+    "'Nx the time': gamecodec's time divided by the other side's (lower is better; used "
+    "against floors). The median of the per-round ratios, with the lowest and highest in "
+    "parentheses."
+)
+_STATUS = (
+    "'met'; 'MISSED by N%': the result is N% of the target short of it (or over it, for "
+    "'the time'); 'not judged': a quick run, whose small streams are not what the targets "
+    "are set on (--full judges them); 'skipped' with the reason (a peer not installed "
+    "here, or no compiled twin to compare with); 'info only' for rows without a target."
+)
 _COLUMNS = (
-    _Column("protocol", 0, "the protocol package."),
-    _Column("what is timed", 34, "the work, mostly as 'gamecodec's call vs the other side'."),
-    _Column("workload", 28, "the stream both sides work through (realistic, items distinct)."),
+    _Column("protocol", 0, "the protocol package (in the plain table, the heading over its rows)."),
+    _Column(
+        "what is timed",
+        26,
+        "the work, mostly as 'gamecodec's call vs the other side'; after the semicolon, "
+        "the workload.",
+    ),
+    _Column(
+        "workload",
+        0,
+        "the stream both sides work through (realistic, items distinct).",
+    ),
     _Column(
         "compared with",
-        18,
+        17,
         "a peer library, what a user would write by hand, gamecodec's own pure-Python twin, "
         "or a floor (the least any Python code must do for the same work).",
     ),
@@ -406,24 +446,13 @@ _COLUMNS = (
         "gamecodec's time per item (packet, frame, reply, ...) in microseconds, the median "
         "over the rounds.",
     ),
-    _Column("other us/item", 9, "the same for what gamecodec is compared with."),
-    _Column(
-        "result",
-        14,
-        "'Nx faster': the other side's time divided by gamecodec's (higher is better). "
-        "'Nx the time': gamecodec's time divided by the other side's (lower is better; used "
-        "against floors). The median of the per-round ratios, with the lowest and highest in "
-        "parentheses.",
-    ),
-    _Column("target", 14, "what the result should reach; 'no target' for rows that inform."),
-    _Column(
-        "status",
-        24,
-        "'met'; 'MISSED by N%': the result is N% of the target short of it (or over it, for "
-        "'the time'); 'skipped' with the reason (a peer not installed here, or no compiled "
-        "twin to compare with); 'info only' for rows without a target.",
-    ),
+    _Column("other us/item", 0, "the same for what gamecodec is compared with."),
+    _Column("result", 15, _RESULT),
+    _Column("target", 8, "what the result should reach; 'none' for rows that inform."),
+    _Column("status", 13, _STATUS),
 )
+PLAIN_WIDTH = 100
+"""The plain-text report fits this many columns."""
 
 
 def legend(markdown: bool = False) -> str:
@@ -431,7 +460,9 @@ def legend(markdown: bool = False) -> str:
     if markdown:
         return "\n".join(f"- **{c.name}**: {c.meaning}" for c in _COLUMNS)
     return "\n".join(
-        textwrap.fill(c.meaning, 100, initial_indent=f"  {c.name}: ", subsequent_indent="      ")
+        textwrap.fill(
+            c.meaning, PLAIN_WIDTH, initial_indent=f"  {c.name}: ", subsequent_indent="      "
+        )
         for c in _COLUMNS
     )
 
@@ -450,34 +481,82 @@ def _cells(row: Row) -> tuple[str, ...]:
     )
 
 
+def _plain_cells(row: Row, note: int | None) -> tuple[str, ...]:
+    what = f"{row.title}; {row.workload}" if row.workload else row.title
+    status = f"skipped [{note}]" if note is not None else describe_status(row)
+    return (
+        what,
+        row.peer_label,
+        _fmt_us(row.ours_us),
+        describe_result(row),
+        short_target(row),
+        status,
+    )
+
+
 def _wrap(cell: str, width: int) -> list[str]:
-    return (textwrap.wrap(cell, width) or [""]) if width else [cell]
+    return textwrap.wrap(cell, width, break_on_hyphens=False) or [""]
 
 
 def render_table(rows: list[Row], markdown: bool = False) -> str:
-    """The rows as a plain-text table (long cells wrapped, a blank line between
-    rows) or as a Markdown table."""
-    head = tuple(c.name for c in _COLUMNS)
-    body = [_cells(r) for r in rows]
+    """The rows as a plain-text table at most :data:`PLAIN_WIDTH` wide (rows
+    under a heading per protocol, long cells wrapped, skip reasons as numbered
+    notes below) or as a Markdown table of every column."""
     if markdown:
+        head = tuple(c.name for c in _COLUMNS)
         lines = [
             "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
-            for cells in (head, *body)
+            for cells in (head, *(_cells(r) for r in rows))
         ]
         lines.insert(1, "|" + "|".join("---" for _ in head) + "|")
         return "\n".join(lines)
-    wrapped = [
-        [_wrap(cell, c.width) for cell, c in zip(cells, _COLUMNS, strict=True)]
-        for cells in (head, *body)
+    columns = [c for c in _COLUMNS if c.width]
+    notes: dict[str, int] = {}
+    for row in rows:
+        if row.skipped is not None:
+            notes.setdefault(row.skipped, len(notes) + 1)
+    body = [
+        (r.protocol, _plain_cells(r, notes.get(r.skipped) if r.skipped else None)) for r in rows
     ]
-    widths = [max(len(line) for cells in wrapped for line in cells[i]) for i in range(len(head))]
-    out: list[str] = []
-    for n, cells in enumerate(wrapped):
-        for k in range(max(map(len, cells))):
-            parts = [
+    heading = [_wrap(c.name, c.width) for c in columns]
+    wrapped = [
+        (protocol, [_wrap(text, c.width) for text, c in zip(texts, columns, strict=True)])
+        for protocol, texts in body
+    ]
+    widths = [
+        max(len(line) for cells in [heading, *(w for _, w in wrapped)] for line in cells[i])
+        for i in range(len(columns))
+    ]
+
+    def lines_of(cells: list[list[str]]) -> list[str]:
+        return [
+            "  ".join(
                 (lines[k] if k < len(lines) else "").ljust(width)
                 for lines, width in zip(cells, widths, strict=True)
-            ]
-            out.append("  ".join(parts).rstrip())
-        out.append("  ".join("-" * w for w in widths) if n == 0 else "")
-    return "\n".join(out).rstrip("\n")
+            ).rstrip()
+            for k in range(max(map(len, cells)))
+        ]
+
+    out = lines_of(heading)
+    out.append("  ".join("-" * w for w in widths))
+    current = None
+    for name, cells in wrapped:
+        if name != current:
+            out += ["", name, ""] if current is not None else [name, ""]
+            current = name
+        else:
+            out.append("")
+        out += lines_of(cells)
+    if notes:
+        out.append("")
+        for reason, number in notes.items():
+            out.append(
+                textwrap.fill(
+                    reason,
+                    PLAIN_WIDTH,
+                    initial_indent=f"[{number}] skipped: ",
+                    subsequent_indent="    ",
+                    break_on_hyphens=False,
+                )
+            )
+    return "\n".join(out)

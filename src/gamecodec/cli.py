@@ -14,8 +14,9 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import gamecodec
-from gamecodec._bench import Config, Row, legend, render_table, stderr_progress
+from gamecodec._bench import PLAIN_WIDTH, Config, Row, legend, render_table, stderr_progress
 from gamecodec._json import to_json
+from gamecodec._protocols import declaration, resolve
 from gamecodec.errors import DecodeError
 
 __all__ = ["main", "to_json"]
@@ -69,15 +70,18 @@ def _decode_ywindow(data: Any, args: argparse.Namespace) -> Iterator[Any]:
         yield {"type": "Message", "kind": message.kind, "words": words}
 
 
-_DECODERS: dict[str, Callable[[Any, argparse.Namespace], Iterator[Any]]] = {
-    "archipelago": _decode_archipelago,
-    "avara": _decode_avara,
-    "bzrc": _decode_bzrc,
-    "lludp": _decode_lludp,
-    "ywindow": _decode_ywindow,
-}
-_DATAGRAMS = ("avara", "lludp")
-_TEXT = ("archipelago",)
+# Each protocol's decode function, and how its input reads, are in its declaration
+# (read when a command runs: naming the protocols imports none of them).
+
+
+def _datagrams(protocol: str) -> bool:
+    """Each input of ``protocol`` is one datagram (a UDP protocol)."""
+    return declaration(protocol).transport == "udp"
+
+
+def _text(protocol: str) -> bool:
+    """``protocol``'s decoder takes text, not bytes."""
+    return declaration(protocol).cli_text
 
 
 class _InputError(Exception):
@@ -94,7 +98,7 @@ def _from_hex(text: str, what: str) -> bytes:
 def _read_inputs(args: argparse.Namespace) -> list[Any]:
     """The inputs to decode, each one datagram, frame or stream."""
     if args.data not in (None, "-"):
-        if args.protocol in _TEXT:
+        if _text(args.protocol):
             return [args.data]
         return [_from_hex(args.data, "the argument")]
     try:
@@ -111,7 +115,7 @@ def _read_inputs(args: argparse.Namespace) -> list[Any]:
         lines = [(n, line) for n, line in enumerate(raw.decode("ascii").splitlines(), 1)]
     except UnicodeDecodeError:
         raise _InputError("the input is not hex text (a non-ASCII byte)") from None
-    if args.protocol in _DATAGRAMS:  # one datagram a line
+    if _datagrams(args.protocol):  # one datagram a line
         return [_from_hex(line, f"line {n}") for n, line in lines if line.strip()]
     return [_from_hex("".join(line for _, line in lines), "the input")]
 
@@ -128,7 +132,9 @@ def decode(args: argparse.Namespace) -> int:
         print(f"gamecodec: error: {exc}", file=sys.stderr)
         return 2
     indent = 2 if args.pretty else None
-    decoder = _DECODERS[args.protocol]
+    decoder: Callable[[Any, argparse.Namespace], Iterator[Any]] = resolve(
+        declaration(args.protocol).cli_decoder
+    )
 
     def emit(unit: object) -> None:
         print(json.dumps(to_json(unit), indent=indent))
@@ -138,7 +144,7 @@ def decode(args: argparse.Namespace) -> int:
             for unit in decoder(data, args):
                 emit(unit)
         except DecodeError as exc:
-            if args.protocol not in _DATAGRAMS and isinstance(exc.partial, list):
+            if not _datagrams(args.protocol) and isinstance(exc.partial, list):
                 for unit in exc.partial:
                     emit(unit)
             where = f"datagram {number}: " if len(inputs) > 1 else ""
@@ -150,21 +156,26 @@ def decode(args: argparse.Namespace) -> int:
 
 # ---- bench -----------------------------------------------------------------------
 
-_SUITES: dict[str, tuple[str, ...]] = {
-    "lludp": ("gamecodec.lludp._bench", "gamecodec.lludp._bench_circuit"),
-    "archipelago": ("gamecodec.archipelago._bench",),
-    "avara": ("gamecodec.avara._bench",),
-    "bzrc": ("gamecodec.bzrc._bench",),
-    "ywindow": ("gamecodec.ywindow._bench",),
-    "capture": ("gamecodec.capture._bench",),
-}
+_BENCHES = (*gamecodec.PROTOCOLS, "capture")
+"""What ``gamecodec bench --protocol`` takes: a protocol (its declaration's suites) or capture."""
+
+
+def _suites(name: str) -> tuple[str, ...]:
+    """The bench suite modules of a protocol, or of ``capture``."""
+    return ("gamecodec.capture._bench",) if name == "capture" else declaration(name).bench_suites
+
 
 _EXPLAIN = (
     "Each row times gamecodec, through its public functions, and something else doing "
-    "the same work on the same stream: the two take turns, round after round, in one "
-    "process with the cyclic garbage collector on, so that a change of load on the "
-    "machine hits both alike. A quick run (the default) uses small streams; --full uses "
-    "the stream sizes the targets are set on and takes several minutes."
+    "the same work on the same stream: the two take turns, round after round, with the "
+    "cyclic garbage collector on, so that a change of load on the machine hits both alike "
+    "(in one process, or for Hippolyzer, which needs Python 3.12+, in a second Python when "
+    "one with it is found)."
+)
+_QUICK = (
+    "This is a quick run: small streams, results only. The targets are set on the stream "
+    "sizes of `gamecodec bench --full` (several minutes), which judges them; the README's "
+    "table is a --full run."
 )
 
 
@@ -174,7 +185,16 @@ def _count(n: int, word: str) -> str:
 
 def _summary(rows: list[Row]) -> str:
     targets = [r for r in rows if r.limit is not None]
-    count = {s: sum(1 for r in targets if r.status == s) for s in ("met", "MISSED", "skipped")}
+    count = {
+        s: sum(1 for r in targets if r.status == s)
+        for s in ("met", "MISSED", "skipped", "not judged")
+    }
+    if count["not judged"]:
+        return (
+            f"{_count(len(targets), 'target')}, not judged in a quick run (gamecodec bench "
+            f"--full judges them); {count['skipped']} skipped; "
+            f"{_count(len(rows) - len(targets), 'row')} without a target"
+        )
     return (
         f"{_count(len(targets), 'target')}: {count['met']} met, {count['MISSED']} missed, "
         f"{count['skipped']} skipped; {_count(len(rows) - len(targets), 'row')} without a target"
@@ -198,7 +218,7 @@ def run_bench(protocols: list[str], config: Config) -> tuple[list[Row], list[Row
     rows: list[Row] = []
     single: list[Row] = []
     for name in protocols:
-        for module_name in _SUITES[name]:
+        for module_name in _suites(name):
             module = importlib.import_module(module_name)
             rows.extend(module.rows(config))
             if config.full and hasattr(module, "single_packet_rows"):
@@ -208,13 +228,17 @@ def run_bench(protocols: list[str], config: Config) -> tuple[list[Row], list[Row
 
 def _print_report(rows: list[Row], single: list[Row], config: Config, markdown: bool) -> None:
     impls = ", ".join(f"{k}={v}" for k, v in sorted(gamecodec.implementation().items()))
-    print(
+    first = (
         f"gamecodec {gamecodec.__version__} on Python {platform.python_version()} "
         f"({platform.machine()}); implementations: {impls}; {config.mode} run, "
         f"median of {_count(config.rounds, 'round')}."
     )
+    print(first if markdown else textwrap.fill(first, PLAIN_WIDTH))
     print()
-    print(_EXPLAIN if markdown else textwrap.fill(_EXPLAIN, 100))
+    print(_EXPLAIN if markdown else textwrap.fill(_EXPLAIN, PLAIN_WIDTH))
+    if not config.full:
+        print()
+        print(_QUICK if markdown else textwrap.fill(_QUICK, PLAIN_WIDTH))
     print()
     print("What the columns mean:")
     print()
@@ -233,17 +257,20 @@ def _print_report(rows: list[Row], single: list[Row], config: Config, markdown: 
         print()
         print("(--full adds a secondary table: single LLUDP packets again and again.)")
     print()
-    print(_summary(rows))
+    print(_summary(rows) if markdown else textwrap.fill(_summary(rows), PLAIN_WIDTH))
 
 
 def bench(args: argparse.Namespace) -> int:
     """``gamecodec bench``: run, print the table or JSON; 1 if --check finds a miss."""
-    protocols = args.protocol or list(_SUITES)
+    protocols = args.protocol or list(_BENCHES)
     config = _config(args)
     config.say(
         f"gamecodec bench: {config.mode} run, {config.rounds} rounds, {', '.join(protocols)}"
     )
     rows, single = run_bench(protocols, config)
+    if not config.full:
+        for row in rows:
+            row.judged = False
     report = {
         "info": _info(),
         "mode": config.mode,
@@ -360,7 +387,7 @@ def _add_decode(
         epilog=_DECODE_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    names = sorted(_DECODERS)
+    names = sorted(gamecodec.PROTOCOLS)
     p.add_argument("protocol", metavar="PROTOCOL", choices=names, help=", ".join(names))
     p.add_argument(
         "data",
@@ -394,9 +421,9 @@ def _check_decode(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         parser.error("give exactly one input: DATA, -f FILE, or - for stdin")
     if args.hex and args.data not in (None, "-"):
         parser.error("--hex is for a file or stdin (DATA is hex already)")
-    if args.hex and args.protocol in _TEXT:
+    if args.hex and _text(args.protocol):
         parser.error(f"{args.protocol} input is text, not hex")
-    if args.strict and args.protocol not in _DATAGRAMS:
+    if args.strict and not _datagrams(args.protocol):
         parser.error("--strict applies to avara and lludp only")
     if args.net_version is not None and args.protocol != "avara":
         parser.error("--net-version applies to avara only")
@@ -408,8 +435,11 @@ def _add_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="time every protocol against peers and floors on realistic traffic",
         description="Time gamecodec against peers and floors on realistic streams and "
         "print a table (a legend explains its columns). The default run uses small "
-        "streams and takes about half a minute; --full uses the stream sizes the "
-        "targets are set on (several minutes with Hippolyzer installed).",
+        "streams, takes about half a minute and judges no target; --full uses the "
+        "stream sizes the targets are set on and judges them (several minutes with "
+        "Hippolyzer). Hippolyzer needs Python 3.12+: from an older Python its rows run "
+        "in the Python named by GAMECODEC_HIPPOLYZER_PYTHON (or a python3.12+ on PATH "
+        "that has it).",
     )
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print a machine-readable report")
@@ -419,7 +449,9 @@ def _add_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--save", metavar="PATH", help="also write the JSON report to PATH")
     size = p.add_mutually_exclusive_group()
     size.add_argument(
-        "--full", action="store_true", help="the stream sizes of the targets, 5 rounds"
+        "--full",
+        action="store_true",
+        help="the stream sizes of the targets, 5 rounds, targets judged",
     )
     size.add_argument(
         "--quick",
@@ -438,7 +470,7 @@ def _add_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--protocol",
         action="append",
-        choices=list(_SUITES),
+        choices=list(_BENCHES),
         help="only this protocol, or capture (repeatable)",
     )
     p.add_argument(

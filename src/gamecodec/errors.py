@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from gamecodec._deprecated import deprecated_names
+from gamecodec._public import public_dir
 
 __all__ = [
     "BadDataLengthError",
@@ -120,3 +121,5 @@ __getattr__ = deprecated_names(
         ),
     },
 )
+
+__dir__ = public_dir(__name__)

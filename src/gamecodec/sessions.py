@@ -28,6 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
+from gamecodec._public import public_dir
+
 __all__ = [
     "DatagramSession",
     "Event",
@@ -141,3 +143,6 @@ class FrameSession(Protocol):
     def handle_timeout(self, now: float) -> list[Any]:
         """Run the timers due at ``now``; returns the events they raised."""
         ...
+
+
+__dir__ = public_dir(__name__)

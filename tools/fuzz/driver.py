@@ -25,12 +25,14 @@ from typing import Any
 
 import msgspec
 
+from gamecodec._protocols import protocols
 from gamecodec.errors import DecodeError
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = Path(__file__).resolve().parent / "corpus"
 DATA = ROOT / "tests" / "data"
-PROTOCOLS = ("avara", "lludp", "archipelago", "bzrc", "ywindow")
+PROTOCOLS = tuple(p.name for p in protocols())
+"""The protocols whose targets ``tools/fuzz/<name>.py`` registers (their declarations list them)."""
 
 
 class Finding(Exception):

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 from gamecodec import avara, lludp
+from gamecodec._protocols import protocols, resolve
 from gamecodec.errors import DecodeError
 
 __all__ = [
@@ -15,6 +18,11 @@ __all__ = [
     "Override",
     "parse_override",
     "port_guess",
+    "sniff_archipelago",
+    "sniff_avara",
+    "sniff_bzrc",
+    "sniff_lludp",
+    "sniff_ywindow",
     "tcp_content",
     "udp_content",
     "verdict",
@@ -22,22 +30,14 @@ __all__ = [
 
 Transport = Literal["udp", "tcp"]
 
-PORTS: tuple[tuple[Transport, int, int, str, str], ...] = (
-    ("udp", 19567, 19567, "avara", "Avara's server port"),
-    ("udp", 9000, 9050, "lludp", "OpenSimulator's region ports"),
-    ("udp", 13000, 13050, "lludp", "Second Life's region ports"),
-    ("tcp", 38281, 38281, "archipelago", "Archipelago's server port"),
+PORTS: tuple[tuple[Transport, int, int, str, str], ...] = tuple(
+    (p.transport, port.first, port.last, p.name, port.what) for p in protocols() for port in p.ports
 )
-"""Well-known ports: (transport, first port, last port, protocol, what they are)."""
+"""Well-known ports: (transport, first port, last port, protocol, what they are),
+from each protocol's declaration."""
 
-PROTOCOLS = ("archipelago", "avara", "bzrc", "lludp", "ywindow")
-_TRANSPORTS: dict[str, Transport] = {
-    "archipelago": "tcp",
-    "avara": "udp",
-    "bzrc": "tcp",
-    "lludp": "udp",
-    "ywindow": "tcp",
-}
+PROTOCOLS = tuple(p.name for p in protocols())
+_TRANSPORTS: dict[str, Transport] = {p.name: p.transport for p in protocols()}
 
 AVARA_VERSIONS = (18, *range(0, 18), *range(19, 64), 666)
 """Net versions tried when an Avara checksum does not match version 18."""
@@ -121,7 +121,13 @@ class Content:
     """For TCP: whether those bytes can only have come from the server."""
 
 
-def _avara(payload: bytes) -> Content | None:
+Sniffer = Callable[[bytes, bool], "Content | None"]
+"""A protocol's content sniffer: ``(data, exact)`` to what the bytes showed, or ``None``."""
+
+
+def sniff_avara(payload: bytes, exact: bool = False) -> Content | None:
+    """Avara if ``payload`` is a hole punch or its checksum matches a net version
+    and it decodes (``exact`` changes nothing: a checksum is doubt enough)."""
     if len(payload) == avara.PUNCH_SIZE:
         if 1 <= payload[0] <= 4:
             return Content("avara", "a 7-byte Avara hole punch")
@@ -144,7 +150,7 @@ def avara_layout(version: int) -> int:
     return 1 if version >= 11 else 0
 
 
-def _lludp(payload: bytes, exact: bool = False) -> Content | None:
+def sniff_lludp(payload: bytes, exact: bool = False) -> Content | None:
     """LLUDP if the header names a known message and the body decodes (``exact``:
     with no field cut short and no bytes left over)."""
     if len(payload) < 7 or payload[0] & 0x0F or 6 + payload[5] > len(payload):
@@ -169,9 +175,18 @@ def udp_content(payload: bytes, expect: str | None = None) -> Content | None:
     first datagram must decode exactly: about 1 % of random datagrams
     (QUIC, media) otherwise pass for LLUDP.
     """
-    if expect == "lludp":
-        return _lludp(payload) or _avara(payload)
-    return _avara(payload) or _lludp(payload, exact=True)
+    order = [p for p in _sniffers("udp") if p[0] == expect]
+    order += [p for p in _sniffers("udp") if p[0] != expect]
+    for name, sniff in order:
+        if found := sniff(payload, name != expect):
+            return found
+    return None
+
+
+@functools.cache
+def _sniffers(transport: Transport) -> tuple[tuple[str, Sniffer], ...]:
+    """``(protocol, sniffer)`` of each protocol over ``transport``, in declaration order."""
+    return tuple((p.name, resolve(p.sniffer)) for p in protocols() if p.transport == transport)
 
 
 _BZRC_COMMANDS = re.compile(
@@ -184,6 +199,14 @@ _YWINDOW_HEADER = frozenset(b"cvrCVR")
 
 def tcp_content(data: bytes) -> Content | None:
     """The TCP protocol the first bytes of one direction show, or ``None``."""
+    for _, sniff in _sniffers("tcp"):
+        if found := sniff(data, False):
+            return found
+    return None
+
+
+def sniff_archipelago(data: bytes, exact: bool = False) -> Content | None:
+    """Archipelago if ``data`` opens with a WebSocket upgrade request or response."""
     head = data[:512]
     if head.startswith(b"GET ") and b"\r\n" in head:
         lower = head.lower()
@@ -191,12 +214,24 @@ def tcp_content(data: bytes) -> Content | None:
             return Content("archipelago", "a WebSocket upgrade request", from_server=False)
     if head.startswith(b"HTTP/1.1 101") and b"websocket" in head.lower():
         return Content("archipelago", "a WebSocket upgrade response", from_server=True)
+    return None
+
+
+def sniff_bzrc(data: bytes, exact: bool = False) -> Content | None:
+    """BZRC if ``data`` opens with the greeting, a command line or an ack line."""
+    head = data[:512]
     if head.startswith(b"bzrobots 1\n"):
         return Content("bzrc", "the 'bzrobots 1' greeting", from_server=True)
     if _BZRC_COMMANDS.match(head):
         return Content("bzrc", "a BZRC command line", from_server=False)
     if _BZRC_ACK.match(head):
         return Content("bzrc", "a BZRC ack line", from_server=True)
+    return None
+
+
+def sniff_ywindow(data: bytes, exact: bool = False) -> Content | None:
+    """ywindow if ``data`` opens with a greeting or with whole typed words."""
+    head = data[:512]
     if head.startswith(b"Yserver "):
         return Content("ywindow", "the 'Yserver' greeting", from_server=True)
     if head.startswith(b"Yclient "):

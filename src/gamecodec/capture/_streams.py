@@ -5,16 +5,16 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from gamecodec._protocols import protocols
 from gamecodec.capture._records import Flow, StreamDecoder
 
 __all__ = ["STREAM_DECODERS", "stream_decoder"]
 
 STREAM_DECODERS: dict[str, str] = {
-    "archipelago": "gamecodec.capture._archipelago:ArchipelagoStream",
-    "bzrc": "gamecodec.capture._bzrc_stream:BzrcStream",
-    "ywindow": "gamecodec.capture._ywindow_stream:YwindowStream",
+    p.name: p.capture_decoder for p in protocols() if p.transport == "tcp"
 }
-"""Each TCP protocol's :class:`StreamDecoder`, as ``module:class`` (imported when first needed)."""
+"""Each TCP protocol's :class:`StreamDecoder`, as ``module:class`` (imported when first
+needed), from the protocols' declarations."""
 
 
 def stream_decoder(protocol: str, flow: Flow) -> StreamDecoder | str:

@@ -7,10 +7,12 @@ protocol's own (``docs/capture.md`` lists them all). Rows are built in batches o
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -25,12 +27,22 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from gamecodec import avara
 from gamecodec._json import to_json
+from gamecodec._protocols import protocols, resolve
 from gamecodec.capture._avara_columns import decoded_columns
 from gamecodec.capture._blocks import BLOCK, Blocks
 from gamecodec.capture._records import CaptureError, Flow, Item, Unit
 from gamecodec.capture._source import Source, as_items
 
-__all__ = ["COMMON", "PROTOCOLS", "SCHEMAS", "TableBuilder", "record_batches", "tables"]
+__all__ = [
+    "COMMON",
+    "PROTOCOLS",
+    "SCHEMAS",
+    "Table",
+    "TableBuilder",
+    "protocol_tables",
+    "record_batches",
+    "tables",
+]
 
 BATCH_SIZE = 65_536
 """Rows per record batch (and so per Parquet row group) unless told otherwise; a
@@ -138,7 +150,8 @@ SCHEMAS: dict[str, pa.Schema] = {
 (its ``flow``/``client``/``server``/``direction``/``time``/``packet`` are null
 when the error has none)."""
 
-PROTOCOLS = ("lludp", "avara", "archipelago", "bzrc", "ywindow")
+PROTOCOLS = tuple(p.name for p in protocols())
+"""The protocols with a table (every declared one)."""
 
 
 def json_text(value: object) -> str:
@@ -512,9 +525,6 @@ class _AvaraColumns(_Columns):
         return columns
 
 
-_KINDS: dict[str, type[_Columns]] = {"lludp": _LludpColumns, "avara": _AvaraColumns}
-
-
 def _fields_json(command: object) -> str:
     data = to_json(command)
     if isinstance(data, dict):
@@ -611,13 +621,28 @@ def _answers(unit: Unit) -> str | None:
     return command if isinstance(command, str) else ""
 
 
-_ADDERS: dict[str, Callable[[Any, Unit], None]] = {
-    # each table's columns are made by _KINDS, so these take their own kind
-    "lludp": _LludpColumns.add_message,
-    "avara": _AvaraColumns.add_datagram,
-    "archipelago": _add_archipelago,
-    "ywindow": _add_ywindow,
-}
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A protocol's capture table: its schema, the kind of columns that keep its rows,
+    and what makes the function that adds a unit's rows (given the builder)."""
+
+    schema: pa.Schema
+    columns: type[_Columns]
+    adder: Callable[[TableBuilder], Callable[[Any, Unit], None]]
+
+
+# each table's columns are made by its kind, so the adders take their own kind
+LLUDP_TABLE = Table(SCHEMAS["lludp"], _LludpColumns, lambda _: _LludpColumns.add_message)
+AVARA_TABLE = Table(SCHEMAS["avara"], _AvaraColumns, lambda _: _AvaraColumns.add_datagram)
+ARCHIPELAGO_TABLE = Table(SCHEMAS["archipelago"], _Columns, lambda _: _add_archipelago)
+BZRC_TABLE = Table(SCHEMAS["bzrc"], _Columns, lambda builder: builder.pairs.add)
+YWINDOW_TABLE = Table(SCHEMAS["ywindow"], _Columns, lambda _: _add_ywindow)
+
+
+@functools.cache
+def protocol_tables() -> dict[str, Table]:
+    """Each protocol's :class:`Table`, from the protocols' declarations."""
+    return {p.name: resolve(p.capture_table) for p in protocols()}
 
 
 class TableBuilder:
@@ -626,12 +651,15 @@ class TableBuilder:
     :meth:`add` returns the batches that became full; :meth:`finish` the rest.
     ``capture`` fills the ``capture`` column (the file's name, say)."""
 
+    pairs: _Pairs
+    """BZRC's commands waiting for their responses (a command and its response make one row)."""
+
     def __init__(self, capture: str = "", *, batch_size: int = BATCH_SIZE) -> None:
         self._capture = capture
         self.batch_size = batch_size
         self.columns: dict[str, _Columns] = {}
         self.pairs = _Pairs()
-        self._adders = {**_ADDERS, "bzrc": self.pairs.add}
+        self._adders = {name: t.adder(self) for name, t in protocol_tables().items()}
 
     @property
     def capture(self) -> str:
@@ -652,7 +680,8 @@ class TableBuilder:
     def _cols(self, table: str) -> _Columns:
         cols = self.columns.get(table)
         if cols is None:
-            kind = _KINDS.get(table, _Columns)
+            own = protocol_tables().get(table)
+            kind = _Columns if own is None else own.columns
             cols = self.columns[table] = kind(SCHEMAS[table], self._capture)
         return cols
 

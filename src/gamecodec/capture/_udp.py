@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from gamecodec import avara, lludp
+from gamecodec._protocols import protocols, resolve
 from gamecodec.capture._records import CaptureError, Direction, Flow, Item, Unit
 from gamecodec.errors import DecodeError
 
-__all__ = ["AvaraDatagrams", "DatagramDecoder", "LludpDatagrams", "datagram_decoder"]
+__all__ = [
+    "AvaraDatagrams",
+    "DatagramDecoder",
+    "LludpDatagrams",
+    "avara_datagrams",
+    "datagram_decoder",
+    "lludp_datagrams",
+]
 
 
 class _Names(dict[int, str]):
@@ -129,13 +138,23 @@ class LludpDatagrams(DatagramDecoder):
         )
 
 
+def avara_datagrams(version: int | None = None) -> DatagramDecoder:
+    """Avara's decoder for a flow of net ``version`` (default 18), with its layout."""
+    from gamecodec.capture._detect import avara_layout
+
+    v = avara.DEFAULT_VERSION if version is None else version
+    return AvaraDatagrams(v, avara_layout(v))
+
+
+def lludp_datagrams(version: int | None = None) -> DatagramDecoder:
+    """LLUDP's decoder (``version`` is Avara's only)."""
+    return LludpDatagrams()
+
+
 def datagram_decoder(protocol: str, version: int | None = None) -> DatagramDecoder | None:
     """The decoder of a UDP protocol (``version``: Avara's net version), else ``None``."""
-    if protocol == "avara":
-        from gamecodec.capture._detect import avara_layout
-
-        v = avara.DEFAULT_VERSION if version is None else version
-        return AvaraDatagrams(v, avara_layout(v))
-    if protocol == "lludp":
-        return LludpDatagrams()
+    for p in protocols():
+        if p.name == protocol and p.transport == "udp":
+            factory: Callable[[int | None], DatagramDecoder] = resolve(p.capture_decoder)
+            return factory(version)
     return None

@@ -4,15 +4,23 @@ The stream is :func:`gamecodec.lludp.sample.region_stream` (every packet
 distinct, a region's mix, every template message among them), encoded once by
 the public ``lludp.encode``. gamecodec runs through its public functions
 (``lludp.decode``, ``encode``, ``peek``); the peer is Hippolyzer 0.17.6 (PyPI
-``hippolyzer``, Python 3.12+) when it is importable, its rows are skipped
-otherwise. The floor is msgspec's MessagePack decoder building equivalent
-Structs from the same messages' values.
+``hippolyzer``, Python 3.12+): in this process when it imports here, else in a
+second Python that has it (:mod:`gamecodec.lludp._bench_hippolyzer`), else
+its rows are skipped with how to get them. The floor is msgspec's MessagePack
+decoder building equivalent Structs from the same messages' values.
 """
 
 from __future__ import annotations
 
+import atexit
 import itertools
+import os
+import pickle
+import platform
+import shutil
 import statistics
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable
 from functools import cache, partial
@@ -31,51 +39,188 @@ from gamecodec._bench import (
     run_all,
     skipped,
 )
+from gamecodec.lludp import _bench_hippolyzer
 from gamecodec.lludp.sample import bench_messages, region_stream
 
-__all__ = ["contests", "hippolyzer", "msgpack_floor", "rows", "single_packet_rows", "stream"]
+__all__ = [
+    "RemotePeer",
+    "contests",
+    "hippolyzer",
+    "msgpack_floor",
+    "peer",
+    "peer_label",
+    "peer_sides",
+    "rows",
+    "single_packet_rows",
+    "stream",
+]
 
 PEER = "Hippolyzer 0.17.6"
 
 
-@cache
-def hippolyzer() -> dict[str, Any] | str:
-    """Hippolyzer's eager and lazy deserializers and its serializer, or why not."""
+hippolyzer = cache(_bench_hippolyzer.load)
+"""Hippolyzer in this process: its deserializers and serializer, or why not."""
+
+HIPPOLYZER_PYTHON = "GAMECODEC_HIPPOLYZER_PYTHON"
+_CONTROL = {"PacketAck", "StartPingCheck", "CompletePingCheck"}
+
+
+class RemotePeer:
+    """:mod:`gamecodec.lludp._bench_hippolyzer` serving under another Python."""
+
+    def __init__(self, python: str) -> None:
+        self.python = python
+        self._proc = subprocess.Popen(
+            [python, "-I", _bench_hippolyzer.__file__],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        info = self.call("info")
+        assert isinstance(info, dict)
+        self.version = str(info["python"])
+
+    def call(self, *request: object) -> Any:
+        """Send one request, wait for its answer (a worker error raises RuntimeError)."""
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        pickle.dump(request, self._proc.stdin, protocol=4)
+        self._proc.stdin.flush()
+        try:
+            status, answer = pickle.load(self._proc.stdout)
+        except EOFError:
+            raise RuntimeError(f"the Hippolyzer worker under {self.python} exited") from None
+        if status != "ok":
+            raise RuntimeError(f"the Hippolyzer worker under {self.python}: {answer}")
+        return answer
+
+    def close(self) -> None:
+        """End the worker (it exits when its stdin closes)."""
+        if self._proc.stdin is not None:
+            self._proc.stdin.close()
+        self._proc.wait(timeout=30)
+
+
+def _candidates() -> list[str]:
+    named = os.environ.get(HIPPOLYZER_PYTHON)
+    if named:
+        return [named]
+    found = (shutil.which(f"python3.{minor}") for minor in (12, 13, 14))
+    return [p for p in found if p is not None]
+
+
+def _has_hippolyzer(python: str) -> bool:
     try:
-        from hippolyzer.lib.base import settings
-        from hippolyzer.lib.base.message.udpdeserializer import UDPMessageDeserializer
-        from hippolyzer.lib.base.message.udpserializer import UDPMessageSerializer
-    except ImportError:
-        return "Hippolyzer is not installed (pip install hippolyzer==0.17.6, Python 3.12+)"
-    except Exception as exc:  # installed but broken
-        return f"Hippolyzer does not import here ({type(exc).__name__}: {exc})"
-    eager = settings.Settings()
-    eager.ENABLE_DEFERRED_PACKET_PARSING = False
-    lazy = settings.Settings()
-    lazy.ENABLE_DEFERRED_PACKET_PARSING = True
-    return {
-        "decode": UDPMessageDeserializer(settings=eager).deserialize,
-        "peek": UDPMessageDeserializer(settings=lazy).deserialize,
-        "encode": UDPMessageSerializer().serialize,
-    }
+        done = subprocess.run(
+            [python, "-I", "-c", "import hippolyzer.lib.base.message.udpdeserializer"],
+            check=False,
+            capture_output=True,
+            timeout=120,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+def _why_not(local: str) -> str:
+    here = platform.python_version()
+    if sys.version_info >= (3, 12):
+        return local
+    named = os.environ.get(HIPPOLYZER_PYTHON)
+    if named:
+        return (
+            f"{PEER} does not import under {HIPPOLYZER_PYTHON}={named} "
+            f"(python -m pip install hippolyzer==0.17.6 there)"
+        )
+    return (
+        f"{PEER} needs Python 3.12+ (this is {here}) and no python3.12+ with it was "
+        f"found. To time it: python3.12 -m venv hv && hv/bin/pip install "
+        f"hippolyzer==0.17.6, then run with {HIPPOLYZER_PYTHON}=hv/bin/python: its side is "
+        f"then timed there, round by round with gamecodec's here."
+    )
+
+
+@cache
+def peer() -> dict[str, Any] | RemotePeer | str:
+    """Hippolyzer here (its functions), in a second Python (a worker), or why not."""
+    local = hippolyzer()
+    if not isinstance(local, str):
+        return local
+    for python in _candidates():
+        if _has_hippolyzer(python):
+            try:
+                remote = RemotePeer(python)
+            except (OSError, RuntimeError, EOFError) as exc:
+                return f"{PEER} under {python} did not start ({exc})"
+            atexit.register(remote.close)
+            return remote
+    return _why_not(local)
+
+
+def peer_label(base: str = PEER) -> str:
+    """The peer's name in the table, with the Python it runs on when that is another."""
+    found = peer()
+    if isinstance(found, RemotePeer):
+        return f"{base} on Python {found.version} (a 2nd process)"
+    return base
 
 
 @cache
 def stream(count: int) -> tuple[list[bytes], int]:
     """The region stream's datagrams that every side decodes, and how many
-    generated packets were left out because the peer refused them."""
+    generated packets were left out because a decoder refused them."""
     datagrams = [lludp.encode(m) for m in region_stream(count)]
-    hip = hippolyzer()
-    peer = (lambda _: None) if isinstance(hip, str) else hip["decode"]
-    kept = []
+    ours = []
     for data in datagrams:
         try:
             lludp.decode(data, strict=True)
-            peer(data)
         except Exception:
             continue
-        kept.append(data)
+        ours.append(data)
+    found = peer()
+    if isinstance(found, RemotePeer):
+        bad = set(found.call("refused", ours))
+    elif isinstance(found, dict):
+        bad = set(_bench_hippolyzer.refused(found, ours))
+    else:
+        bad = set()
+    kept = [d for n, d in enumerate(ours) if n not in bad]
     return kept, len(datagrams) - len(kept)
+
+
+def _remote_only(_: object) -> object:
+    raise RuntimeError("this side runs in a second Python: time it with gamecodec bench")
+
+
+@cache
+def peer_sides(count: int, held_count: int) -> dict[str, Side] | str:
+    """Hippolyzer's side of each row (``decode``, ``kept``, ``encode``, ``peek``,
+    ``circuit``) on the stream of ``count`` packets, or why there is none."""
+    found = peer()
+    if isinstance(found, str):
+        return found
+    data, _ = stream(count)
+    held = list(itertools.islice(itertools.cycle(data), held_count))
+    circuit = [
+        (d, name == "AgentUpdate")
+        for d, name in ((d, lludp.peek(d).name) for d in data)
+        if name not in _CONTROL
+    ]
+    labels = {"peek": peer_label(PEER + " (lazy)"), "circuit": peer_label(PEER + " Circuit")}
+    if isinstance(found, RemotePeer):
+        names = found.call("setup", data, held, circuit)
+        return {
+            name: Side(
+                labels.get(name, peer_label()),
+                _remote_only,
+                timed=partial(found.call, "time", name),
+            )
+            for name in names
+        }
+    out = {}
+    for name, (prepare, run, release) in _bench_hippolyzer.sides(
+        found, data, held, circuit
+    ).items():
+        out[name] = Side(labels.get(name, PEER), run, prepare, release)
+    return out
 
 
 def _workload(count: int, left_out: int) -> str:
@@ -132,7 +277,7 @@ def contests(config: Config) -> list[Contest | Row]:
     held = list(itertools.islice(itertools.cycle(data), held_count))
     held_work = f"{held_count:,} decoded messages kept, from the {len(data):,} distinct packets"
     out: list[Contest | Row] = []
-    hip = hippolyzer()
+    theirs = peer_sides(count, held_count)
     ours_decode = lludp.decode
     titles = [
         ("decode, results dropped", 30.0, work),
@@ -140,23 +285,25 @@ def contests(config: Config) -> list[Contest | Row]:
         ("encode", 15.0, work),
         ("peek (header and name) vs Hippolyzer's lazy deserialize", 15.0, work),
     ]
-    if isinstance(hip, str):
-        out += [skipped("lludp", t, hip, peer=PEER, limit=lim, workload=w) for t, lim, w in titles]
+    if isinstance(theirs, str):
+        out += [
+            skipped("lludp", t, theirs, peer=PEER, limit=lim, workload=w) for t, lim, w in titles
+        ]
     else:
         ours_messages = Lazy(lambda: [ours_decode(d) for d in data])
-        their_messages = Lazy(lambda: [hip["decode"](d) for d in data])
-        contests = [
-            (_side("lludp.decode", ours_decode, data), _side(PEER, hip["decode"], data)),
-            (_kept("lludp.decode", ours_decode, held), _kept(PEER, hip["decode"], held)),
-            (
-                _each_of("lludp.encode", lludp.encode, ours_messages),
-                _each_of(PEER, hip["encode"], their_messages),
-            ),
-            (_side("lludp.peek", lludp.peek, data), _side(PEER + " (lazy)", hip["peek"], data)),
+        ours = [
+            _side("lludp.decode", ours_decode, data),
+            _kept("lludp.decode", ours_decode, held),
+            _each_of("lludp.encode", lludp.encode, ours_messages),
+            _side("lludp.peek", lludp.peek, data),
         ]
-        for (title, limit, workload), (ours, peer) in zip(titles, contests, strict=True):
+        for (title, limit, workload), side, name in zip(
+            titles, ours, ("decode", "kept", "encode", "peek"), strict=True
+        ):
             items = held_count if "kept" in title else len(data)
-            out.append(Contest("lludp", title, workload, items, "packet", ours, peer, limit=limit))
+            out.append(
+                Contest("lludp", title, workload, items, "packet", side, theirs[name], limit=limit)
+            )
     floor = msgpack_floor(data)
     out.append(
         Contest(
