@@ -80,6 +80,7 @@ cdef inline bytes _head(unsigned char *buf, Py_ssize_t size):
 
 
 cdef class Connection:
+    cdef readonly object _busy  # the entry points' lock (readonly: the tests hold it)
     cdef readonly int peer_id, version
     cdef int _my_id, _peer_window
     cdef bint _my_id_set
@@ -130,6 +131,9 @@ cdef class Connection:
     cpdef tuple ack_block(self)
     cpdef list events(self)
 
+    @cython.final
+    cdef _enter(self)
+
     @cython.locals(size="long long", cap="long long", slot=int)
     cdef _grow(self)
     @cython.locals(tail=int)
@@ -160,6 +164,7 @@ cdef class Connection:
     cdef bint _oldest_check(self, double now) except -1
     cdef _kill(self, str reason, double now)
 
+    @cython.locals(at=double)
     cpdef object next_deadline(self)
     @cython.locals(best=double, lower=double, allow=bint, max_valid=int, oldest=double,
                    slot=int, t=double, kill=double, next_send="double *", send_count="int *",

@@ -1,10 +1,10 @@
 # cython: annotation_typing=False, boundscheck=False, wraparound=False
-# cython: freethreading_compatible=False
-# Not declared free-threading compatible: a Connection keeps its transmit queue
-# in one PyMem block that send() reallocates while another call may be reading
-# through the old pointer, and swaps Python objects held in C fields (events,
-# the receive queue) that another call reads as borrowed references; two
-# threads on one Connection without the GIL could touch freed memory.
+# cython: freethreading_compatible=True
+# Free-threading compatible: a Connection keeps its transmit queue in one PyMem
+# block that send() reallocates, and swaps Python objects held in C fields (the
+# events, the receive queue), so every entry point that touches them first claims
+# the connection's busy lock (``_enter``): a second thread entering one Connection
+# at once gets a RuntimeError, never a half-changed connection or freed memory.
 """Avara reliable connection, pure-Python twin (compiled as ``_session_c``).
 
 This one source is both twins: run as Python it is the pure twin, and Cython
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from threading import Lock
 from typing import Any, Final
 
 from gamecodec._clock import MAX_TIME, check_time
@@ -259,6 +260,7 @@ class Connection:
             # an empty pool, no slot: a Connection whose __init__ never ran
             # has nothing to index and raises in _resize when asked to grow
             self._head = self._tail = self._free = -1
+            self._busy = Lock()
 
         def __dealloc__(self) -> None:
             _resize(self, 0, 0)
@@ -281,6 +283,7 @@ class Connection:
         latency_tolerance: float = 0.0,
         codec: object = None,
     ) -> None:
+        self._busy = Lock()  # held by the thread inside an entry point (_enter)
         if not _fits(my_id, -128, 127) or not _fits(peer_id, -128, 127):
             raise ValueError(f"slot ids {my_id!r}, {peer_id!r}: each must fit a signed byte")
         if not _fits(version, 0, 0xFFFF):
@@ -362,6 +365,13 @@ class Connection:
         # whenever it differs from its own id).
         if not _fits(value, -128, 127):
             raise ValueError(f"slot id {value!r} must fit a signed byte")
+        self._enter()
+        try:
+            self._set_my_id(value)
+        finally:
+            self._busy.release()
+
+    def _set_my_id(self, value: int) -> None:
         if value == self._my_id:
             return
         if self._my_id_set:
@@ -430,17 +440,23 @@ class Connection:
     def unacked_serials(self) -> tuple[int, ...]:
         """Serials of the transmit queue, in queue order (resent ones last)."""
         out = []
+        self._enter()
         slot = self._head
         while slot >= 0:
             out.append(self._t_serial[slot])
             slot = self._t_next[slot]
+        self._busy.release()
         return tuple(out)
 
     @property
     def receive_queue(self) -> tuple[int, ...]:
         """Serials waiting for a missing one, in serial order."""
-        rs = self._receive_serial
-        return tuple(sorted(self._rxq, key=lambda s: (s - rs) & 0xFFFF))
+        self._enter()
+        try:
+            rs = self._receive_serial
+            return tuple(sorted(self._rxq, key=lambda s: (s - rs) & 0xFFFF))
+        finally:
+            self._busy.release()
 
     def ack_block(self) -> tuple[int, int | None]:
         """``(ack, bitmap)`` as ``WriteAcks`` would write them now."""
@@ -450,9 +466,21 @@ class Connection:
 
     def events(self) -> list[SerialSkipped | PeerLost]:
         """Events since the last call: :class:`SerialSkipped`, :class:`PeerLost`."""
+        self._enter()
         out = self._events
         self._events = []
+        self._busy.release()
         return out
+
+    def _enter(self) -> None:
+        """Claim the connection for this call, or raise RuntimeError (changing
+        nothing) if another thread is inside it."""
+        if not self._busy.acquire(False):
+            raise RuntimeError(
+                "this Connection is already in use, by another thread (use one connection "
+                "from one thread at a time: one per peer, or behind a lock) or by the call "
+                "this one was made from"
+            )
 
     # -- the transmit queue: a pool of slots in parallel arrays ------------
 
@@ -536,7 +564,12 @@ class Connection:
             raise EncodeError(f"data must be bytes, not {type(data).__name__}", protocol="avara")
         if len(data) > _MAX_DATA:
             raise EncodeError(f"{len(data)} data bytes, more than {MAX_DATA_LEN}", protocol="avara")
-        return self._queue(command, p1, p2, p3, data, urgent, _time(now))
+        t = _time(now)
+        self._enter()
+        try:
+            return self._queue(command, p1, p2, p3, data, urgent, t)
+        finally:
+            self._busy.release()
 
     def _queue(  # noqa: PLR0917
         self, command: int, p1: int, p2: int, p3: int, data: bytes, urgent: object, now: float
@@ -633,11 +666,15 @@ class Connection:
     def datagrams_to_send(self, now: float) -> list[bytes]:
         """Every datagram due at ``now`` (usually none or one)."""
         t = _time(now)
-        if self.lost is not None:
-            return []
-        if not self._dl_stale and t < self._dl_lower:
-            return []  # nothing can be due before the cached lower bound
-        return self._transmit(t)
+        self._enter()
+        try:
+            if self.lost is not None:
+                return []
+            if not self._dl_stale and t < self._dl_lower:
+                return []  # nothing can be due before the cached lower bound
+            return self._transmit(t)
+        finally:
+            self._busy.release()
 
     def _transmit(self, now: float) -> list[bytes]:
         self._dl_stale = True
@@ -756,11 +793,14 @@ class Connection:
         120 s kill check. (A command blocked by the window or the resend limit
         waits for the peer: :meth:`receive_datagram` moves the deadline.)
         """
-        if self._dl_stale:
-            self._compute_deadlines()
-        if self._dl_exact == _INF:
-            return None
-        return self._dl_exact
+        self._enter()
+        try:
+            if self._dl_stale:
+                self._compute_deadlines()
+            at = self._dl_exact
+        finally:
+            self._busy.release()
+        return None if at == _INF else at
 
     def _compute_deadlines(self) -> None:
         self._dl_stale = False
@@ -821,7 +861,11 @@ class Connection:
             return []
         if type(data) is not bytes:
             data = memoryview(data).tobytes()
-        return self._receive(data, t)
+        self._enter()
+        try:
+            return self._receive(data, t)
+        finally:
+            self._busy.release()
 
     def _receive(self, data: bytes, now: float) -> list[Command]:
         p = data  # the bytes' buffer in the compiled twin
