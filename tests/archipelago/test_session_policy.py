@@ -3,12 +3,14 @@ reconnect deadlines, what a re-login replays, keepalive silence, options."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 from typing import Any
 
 import pytest
 
+from gamecodec.archipelago import aio
 from gamecodec.archipelago import commands as C
 from gamecodec.archipelago.frames import encode
 from gamecodec.archipelago.policy import ClientOptions, ClientPolicy, ClientState, ConnectionLost
@@ -145,3 +147,21 @@ def test_the_login_deadline_follows_connect_timeout() -> None:
 def test_options_are_checked_once_where_they_are_declared(bad: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         ClientOptions(**bad)
+
+
+def test_the_clients_option_attributes_read_and_write_its_one_options() -> None:
+    """aio.Client's reconnect, max_events, ... attributes are its ClientOptions'
+    (no socket: a Client is made, not started)."""
+
+    async def main() -> None:
+        client = aio.Client("ws://127.0.0.1:1", {"name": "A", "game": None}, max_events=8)
+        assert client.options is client.policy.options
+        assert (client.max_events, client.on_full, client.reconnect) == (8, "backpressure", True)
+        client.reconnect = False
+        client.max_events = 3
+        assert client.policy.options == ClientOptions(reconnect=False, max_events=3)
+        with pytest.raises(ValueError):
+            client.backoff_jitter = 2.0
+        assert client.backoff_jitter == 0.5
+
+    asyncio.run(main())

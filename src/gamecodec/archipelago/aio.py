@@ -60,6 +60,13 @@ watches its SetNotify keys again. Calls made meanwhile raise
 :meth:`Client.wait_logged_in` waits for it. :meth:`Client.close` shuts the
 client down cleanly (close code 1000; pending requests fail with
 :class:`NotConnectedError`).
+
+The policy is Sans-IO and tested without a socket: the reconnect deadlines,
+the replay after a re-login, the login deadline and the keepalive's silence
+are :class:`~gamecodec.archipelago.policy.ClientPolicy` (``client.policy``),
+the options :class:`~gamecodec.archipelago.policy.ClientOptions`
+(``client.options``); this module keeps the socket, the timers, the event
+queue and the futures of the session's requests.
 """
 
 from __future__ import annotations
@@ -93,6 +100,7 @@ from gamecodec.archipelago.policy import (
     ClientState,
     ConnectionLost,
     OnFull,
+    _Option,
 )
 from gamecodec.archipelago.session import (
     ClientSession,
@@ -171,24 +179,22 @@ class Client:
         login_timeout: Any = _NOT_GIVEN,
     ) -> None:
         options = ClientOptions(
-            reconnect,
-            initial_backoff,
-            max_backoff,
-            backoff_jitter,
-            connect_timeout,
-            keepalive,
-            keepalive_timeout,
-            max_events,
-            on_full,
-            queue_while_reconnecting,
+            reconnect=reconnect,
+            initial_backoff=initial_backoff,
+            max_backoff=max_backoff,
+            backoff_jitter=backoff_jitter,
+            connect_timeout=connect_timeout,
+            keepalive=keepalive,
+            keepalive_timeout=keepalive_timeout,
+            max_events=max_events,
+            on_full=on_full,
+            queue_while_reconnecting=queue_while_reconnecting,
         )
         if login_timeout is not _NOT_GIVEN:
             timeout = _connect_timeout(connect_timeout, login_timeout)
             options = dataclasses.replace(options, connect_timeout=timeout)
         self.uri = uri
         self.tap = tap
-        self.options = options
-        """The client's options (:class:`~gamecodec.archipelago.policy.ClientOptions`)."""
         self.policy = ClientPolicy(session_options, options)
         """Its state across connections: session, reconnects, replay (Sans-IO)."""
         self._loop = asyncio.get_running_loop()
@@ -243,54 +249,25 @@ class Client:
         return self.policy.attempts
 
     @property
-    def reconnect(self) -> bool:
-        """Whether the client reconnects after a logged-in connection went."""
-        return self.options.reconnect
+    def options(self) -> ClientOptions:
+        """The client's options (:class:`~gamecodec.archipelago.policy.ClientOptions`);
+        each is an attribute of the client too, read and written here."""
+        return self.policy.options
 
-    @property
-    def initial_backoff(self) -> float:
-        """The wait before the first reconnect attempt (before jitter), in seconds."""
-        return self.options.initial_backoff
+    @options.setter
+    def options(self, options: ClientOptions) -> None:
+        self.policy.options = options
 
-    @property
-    def max_backoff(self) -> float:
-        """The longest wait between reconnect attempts, in seconds."""
-        return self.options.max_backoff
-
-    @property
-    def backoff_jitter(self) -> float:
-        """The part of each backoff taken off at random (0 to 1)."""
-        return self.options.backoff_jitter
-
-    @property
-    def connect_timeout(self) -> float | None:
-        """The bound on each connect and login, in seconds."""
-        return self.options.connect_timeout
-
-    @property
-    def keepalive(self) -> float | None:
-        """Seconds between pings (``None``: no pings)."""
-        return self.options.keepalive
-
-    @property
-    def keepalive_timeout(self) -> float | None:
-        """The silence after which the connection counts as lost (``None``: never)."""
-        return self.options.keepalive_timeout
-
-    @property
-    def max_events(self) -> int:
-        """Events waiting past which the client stops reading (or drops the oldest)."""
-        return self.options.max_events
-
-    @property
-    def on_full(self) -> OnFull:
-        """What a full event queue does: ``"backpressure"`` or ``"drop_oldest"``."""
-        return self.options.on_full
-
-    @property
-    def queue_while_reconnecting(self) -> bool:
-        """Whether calls made while reconnecting wait for the next login."""
-        return self.options.queue_while_reconnecting
+    reconnect = _Option[bool]("Whether the client reconnects after a logged-in connection went.")
+    initial_backoff = _Option[float]("The wait before the first reconnect (before jitter), s.")
+    max_backoff = _Option[float]("The longest wait between reconnect attempts, in seconds.")
+    backoff_jitter = _Option[float]("The part of each backoff taken off at random (0 to 1).")
+    connect_timeout = _Option[float | None]("The bound on each connect and login, in seconds.")
+    keepalive = _Option[float | None]("Seconds between pings (``None``: no pings).")
+    keepalive_timeout = _Option[float | None]("The silence after which the connection is lost.")
+    max_events = _Option[int]("Events waiting past which the client stops reading.")
+    on_full = _Option[OnFull]('What a full queue does: "backpressure" or "drop_oldest".')
+    queue_while_reconnecting = _Option[bool]("Whether calls wait for the next login.")
 
     def backoff(self, attempt: int) -> float:
         """The wait before reconnect ``attempt`` (:meth:`ClientPolicy.backoff

@@ -24,11 +24,12 @@ defaults and checks.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Generic, Literal, Protocol, TypeVar, overload
 
 from gamecodec.archipelago import commands as C
 from gamecodec.archipelago.session import ClientSession
@@ -85,6 +86,39 @@ class ClientOptions:
             raise ValueError("backoff_jitter must be between 0 and 1")
         if self.keepalive_timeout is not None and self.keepalive is None:
             raise ValueError("keepalive_timeout needs keepalive (the seconds between pings)")
+
+
+_Value = TypeVar("_Value")
+
+
+class _HasOptions(Protocol):
+    options: ClientOptions
+
+
+class _Option(Generic[_Value]):
+    """One of a client's ``options`` as an attribute of the client: read
+    there, and written back there (checked as :class:`ClientOptions` checks it)."""
+
+    def __init__(self, doc: str) -> None:
+        self.__doc__ = doc
+        self._name = ""
+
+    def __set_name__(self, owner: type[Any], name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, client: None, owner: type[Any]) -> _Option[_Value]: ...
+    @overload
+    def __get__(self, client: _HasOptions, owner: type[Any]) -> _Value: ...
+    def __get__(self, client: _HasOptions | None, owner: type[Any]) -> _Value | _Option[_Value]:
+        if client is None:
+            return self
+        value: _Value = getattr(client.options, self._name)
+        return value
+
+    def __set__(self, client: _HasOptions, value: _Value) -> None:
+        changes: dict[str, Any] = {self._name: value}
+        client.options = dataclasses.replace(client.options, **changes)
 
 
 class ClientState(enum.Enum):
