@@ -92,6 +92,34 @@ def test_outages_count_lost_logins_not_attempts() -> None:
     assert p.state is ClientState.CLOSED
 
 
+def test_whether_an_ended_connection_is_an_outage_and_is_retried() -> None:
+    p = policy()
+    log_in(p, [])
+    assert p.connection_ended(1001, "bye", recoverable=True) == (
+        ConnectionLost(1001, "bye", True),
+        True,
+    )
+    assert p.outages == 1 and p.state is ClientState.RECONNECTING
+    # a re-login that did not come through: retried, no new outage, no event
+    assert p.connection_ended(1006, "", recoverable=True) == (None, True)
+    assert p.outages == 1
+    p.new_session()
+    log_in(p, [])
+    # a protocol error ends it for good
+    assert p.connection_ended(1006, "", recoverable=False) == (
+        ConnectionLost(1006, "", False),
+        False,
+    )
+    assert p.state is ClientState.CLOSED and p.outages == 1
+    once = policy(reconnect=False)
+    log_in(once, [])
+    assert once.connection_ended(1000, "", recoverable=True) == (
+        ConnectionLost(1000, "", False),
+        False,
+    )
+    assert once.outages == 0
+
+
 def test_a_relogin_replays_the_checks_the_server_lacks_and_the_watched_keys() -> None:
     p = policy()
     assert log_in(p, []) == []  # nothing to replay on the first login

@@ -806,14 +806,19 @@ class Client:
             if pinger is not None:
                 pinger.cancel()
 
-    def _lost(self, socket: ClientConnection | None, reconnecting: bool) -> None:
-        """A logged-in connection went: queue its :class:`ConnectionLost`
-        and count the outage if the client reconnects from it."""
+    def _ended(self, socket: ClientConnection | None, *, recoverable: bool) -> bool:
+        """A connection after the first login ended: queue the
+        :class:`ConnectionLost` of a logged-in one; whether to reconnect
+        (:meth:`ClientPolicy.connection_ended
+        <gamecodec.archipelago.policy.ClientPolicy.connection_ended>`)."""
         code = ABNORMAL_CLOSURE
         reason = ""
         if socket is not None and socket.close_code is not None:
             code, reason = socket.close_code, socket.close_reason or ""
-        self._queue(self.policy.lost(code, reason, reconnecting=reconnecting))
+        lost, reconnecting = self.policy.connection_ended(code, reason, recoverable=recoverable)
+        if lost is not None:
+            self._queue(lost)
+        return reconnecting
 
     async def _run(self) -> None:
         while not self._closing:
@@ -845,17 +850,15 @@ class Client:
                         self._login.set_exception(exc)
                     self.policy.close()
                     return
-                if self.state is ClientState.LOGGED_IN:  # not a re-login that failed
-                    self._lost(socket, self.options.reconnect)
-                if not self.options.reconnect:
+                if not self._ended(socket, recoverable=True):
                     self._end(NotConnectedError(f"connection lost: {exc}"))
                     return
             except Exception as exc:  # a protocol error from the session: give up
                 self._socket = None
                 if self._login is not None and not self._login.done():
                     self._login.set_exception(exc)
-                if self.state is ClientState.LOGGED_IN and not self._closing:
-                    self._lost(socket, reconnecting=False)
+                if not self._closing:
+                    self._ended(socket, recoverable=False)
                 self._end(NotConnectedError(f"client failed: {exc}"))
                 return
             finally:

@@ -5,8 +5,8 @@ handshake, its items, its requests. :class:`ClientPolicy` outlives it and
 decides what the asyncio :class:`~gamecodec.archipelago.aio.Client` only
 carries out:
 
-* where the client is (:class:`ClientState`) and the
-  :class:`ConnectionLost` event of a logged-in connection that went;
+* where the client is (:class:`ClientState`), the :class:`ConnectionLost`
+  event of a logged-in connection that went, and whether it reconnects;
 * when to reconnect: exponential backoff from ``initial_backoff``, capped at
   ``max_backoff``, less a random part of up to ``backoff_jitter`` of it (the
   random source is injected: seed it to replay a run), as a deadline from
@@ -228,6 +228,21 @@ class ClientPolicy:
         if reconnecting:
             self.outages += 1
         return ConnectionLost(code, reason, reconnecting)
+
+    def connection_ended(
+        self, code: int, reason: str, *, recoverable: bool
+    ) -> tuple[ConnectionLost | None, bool]:
+        """A connection after the first login ended (not by closing the
+        client; ``code``, ``reason``: its close frame): the
+        :class:`ConnectionLost` of a logged-in one (a re-login that did not
+        come through is no new outage), and whether to reconnect: with
+        ``reconnect``, from a ``recoverable`` end (a dropped connection, not
+        a protocol error)."""
+        reconnecting = recoverable and self.options.reconnect
+        lost = None
+        if self.state is ClientState.LOGGED_IN:
+            lost = self.lost(code, reason, reconnecting=reconnecting)
+        return lost, reconnecting
 
     def backoff(self, attempt: int) -> float:
         """The wait before reconnect ``attempt`` (0, 1, ... since the last
