@@ -421,7 +421,7 @@ def test_timed_out_scouts_keep_their_places_without_memory() -> None:
     for _ in range(S.MAX_LATE_SCOUTS + extra):
         session.scout_locations([1], 0.0)
     assert len(session.handle_timeout(2.0)) == S.MAX_LATE_SCOUTS + extra
-    assert not session._scouts and not session._cancelled_scouts
+    assert not session.requests._scouts and not session.requests.remembered
     fresh = session.scout_locations([2], 3.0)
     late = encode([C.LocationInfo([C.Item(1, 1, 1)])])
     for _ in range(S.MAX_LATE_SCOUTS + extra):

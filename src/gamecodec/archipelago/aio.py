@@ -60,20 +60,25 @@ watches its SetNotify keys again. Calls made meanwhile raise
 :meth:`Client.wait_logged_in` waits for it. :meth:`Client.close` shuts the
 client down cleanly (close code 1000; pending requests fail with
 :class:`NotConnectedError`).
+
+The policy is Sans-IO and tested without a socket: the reconnect deadlines,
+the replay after a re-login, the login deadline and the keepalive's silence
+are :class:`~gamecodec.archipelago.policy.ClientPolicy` (``client.policy``),
+the options :class:`~gamecodec.archipelago.policy.ClientOptions`
+(``client.options``); this module keeps the socket, the timers, the event
+queue and the futures of the session's requests.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
-import random
+import dataclasses
 import time
 import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Iterable, Mapping, MutableMapping
-from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
@@ -88,6 +93,15 @@ from gamecodec.archipelago._errors import (
 )
 from gamecodec.archipelago._models import Hint
 from gamecodec.archipelago.names import Names
+from gamecodec.archipelago.policy import (
+    MAX_EVENTS,
+    ClientOptions,
+    ClientPolicy,
+    ClientState,
+    ConnectionLost,
+    OnFull,
+    _Option,
+)
 from gamecodec.archipelago.session import (
     ClientSession,
     HintsChanged,
@@ -119,39 +133,8 @@ __all__ = [
 
 MAX_FRAME = 16 * 1024 * 1024
 """Inbound frame limit, as CommonClient (a DataPackage of every world is ~4 MB)."""
-MAX_EVENTS = 1024
-"""Events waiting for the application past which the client stops reading the
-socket (``max_events``; with ``on_full="drop_oldest"``, drops the oldest)."""
 ABNORMAL_CLOSURE = 1006
 """The close code of a connection that ended without a close frame (RFC 6455)."""
-
-OnFull = Literal["backpressure", "drop_oldest"]
-"""What a full event queue does: stop reading the socket, or drop the oldest event."""
-ON_FULL: tuple[OnFull, ...] = ("backpressure", "drop_oldest")
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectionLost(Event):
-    """The connection of a logged-in client went (not by :meth:`Client.close`).
-
-    ``code`` and ``reason`` are the server's close frame (``1006`` and ``""``
-    when the connection ended without one: cut, or timed out by the
-    keepalive); ``reconnecting`` says whether the client logs in again.
-    """
-
-    code: int
-    reason: str
-    reconnecting: bool
-
-
-class ClientState(enum.Enum):
-    """Where a :class:`Client` is."""
-
-    CONNECTING = "connecting"  # the first connect and login
-    LOGGED_IN = "logged_in"
-    RECONNECTING = "reconnecting"  # the connection dropped; a new login is on its way
-    CLOSED = "closed"  # closed, refused, or given up: calls raise NotConnectedError
-
 
 _NOT_GIVEN: Any = object()
 
@@ -198,40 +181,27 @@ class Client:
         clock: Any = None,
         login_timeout: Any = _NOT_GIVEN,
     ) -> None:
-        if max_events < 1:
-            raise ValueError("max_events must be at least 1")
-        if on_full not in ON_FULL:
-            raise ValueError(f"on_full must be one of {ON_FULL}, not {on_full!r}")
-        if not 0.0 <= backoff_jitter <= 1.0:
-            raise ValueError("backoff_jitter must be between 0 and 1")
-        if keepalive_timeout is not None and keepalive is None:
-            raise ValueError("keepalive_timeout needs keepalive (the seconds between pings)")
+        options = ClientOptions(
+            reconnect=reconnect,
+            initial_backoff=initial_backoff,
+            max_backoff=max_backoff,
+            backoff_jitter=backoff_jitter,
+            connect_timeout=connect_timeout,
+            keepalive=keepalive,
+            keepalive_timeout=keepalive_timeout,
+            max_events=max_events,
+            on_full=on_full,
+            queue_while_reconnecting=queue_while_reconnecting,
+        )
+        if login_timeout is not _NOT_GIVEN:
+            timeout = _connect_timeout(connect_timeout, login_timeout)
+            options = dataclasses.replace(options, connect_timeout=timeout)
         self.uri = uri
-        self.connect_timeout = _connect_timeout(connect_timeout, login_timeout)
         self.tap = tap
-        self._options = session_options
-        self._options.setdefault("data_packages", {})
-        self.reconnect = reconnect
-        self.initial_backoff = initial_backoff
-        self.max_backoff = max_backoff
-        self.backoff_jitter = backoff_jitter
-        self.keepalive = keepalive
-        self.keepalive_timeout = keepalive_timeout
-        self.max_events = max_events
-        self.on_full = on_full
-        self.queue_while_reconnecting = queue_while_reconnecting
+        self.policy = ClientPolicy(session_options, options)
+        """Its state across connections: session, reconnects, replay (Sans-IO)."""
         self._loop = asyncio.get_running_loop()
         self._clock = clock or self._loop.time
-        self._random = random.Random()
-        self.session = ClientSession(**self._options)
-        self.state = ClientState.CONNECTING
-        self.checked: set[int] = set()
-        self.watched: set[str] = set()
-        """Data storage keys watched (SetNotify), watched again after a reconnect."""
-        self.reconnects = 0
-        """Outages: logged-in connections lost and reconnected from (or being)."""
-        self.reconnect_attempts = 0
-        """Connection attempts made after outages (several when the server stays away)."""
         self.events_dropped = 0
         """Events dropped past ``max_events`` (only with ``on_full="drop_oldest"``)."""
         self._socket: ClientConnection | None = None
@@ -248,8 +218,64 @@ class Client:
         self._closing = False
         self._task: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
-        self._last_heard = 0.0
-        self._attempt = 0  # reconnects since the last login (the backoff's exponent)
+
+    # ------------------------------------------------------------------ policy
+
+    @property
+    def session(self) -> ClientSession:
+        """The session of the current (or next) connection."""
+        return self.policy.session
+
+    @property
+    def state(self) -> ClientState:
+        """Where the client is (connecting, logged in, reconnecting, closed)."""
+        return self.policy.state
+
+    @property
+    def checked(self) -> set[int]:
+        """Locations checked, sent again after a reconnect if the server lost them."""
+        return self.policy.checked
+
+    @property
+    def watched(self) -> set[str]:
+        """Data storage keys watched (SetNotify), watched again after a reconnect."""
+        return self.policy.watched
+
+    @property
+    def reconnects(self) -> int:
+        """Outages: logged-in connections lost and reconnected from (or being)."""
+        return self.policy.outages
+
+    @property
+    def reconnect_attempts(self) -> int:
+        """Connection attempts made after outages (several when the server stays away)."""
+        return self.policy.attempts
+
+    @property
+    def options(self) -> ClientOptions:
+        """The client's options (:class:`~gamecodec.archipelago.policy.ClientOptions`);
+        each is an attribute of the client too, read and written here."""
+        return self.policy.options
+
+    @options.setter
+    def options(self, options: ClientOptions) -> None:
+        self.policy.options = options
+
+    reconnect = _Option[bool]("Whether the client reconnects after a logged-in connection went.")
+    initial_backoff = _Option[float]("The wait before the first reconnect (before jitter), s.")
+    max_backoff = _Option[float]("The longest wait between reconnect attempts, in seconds.")
+    backoff_jitter = _Option[float]("The part of each backoff taken off at random (0 to 1).")
+    connect_timeout = _Option[float | None]("The bound on each connect and login, in seconds.")
+    keepalive = _Option[float | None]("Seconds between pings (``None``: no pings).")
+    keepalive_timeout = _Option[float | None]("The silence after which the connection is lost.")
+    max_events = _Option[int]("Events waiting past which the client stops reading.")
+    on_full = _Option[OnFull]('What a full queue does: "backpressure" or "drop_oldest".')
+    queue_while_reconnecting = _Option[bool]("Whether calls wait for the next login.")
+
+    def backoff(self, attempt: int) -> float:
+        """The wait before reconnect ``attempt`` (:meth:`ClientPolicy.backoff
+        <gamecodec.archipelago.policy.ClientPolicy.backoff>`)."""
+        return self.policy.backoff(attempt)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -289,7 +315,7 @@ class Client:
     def _end(self, exc: Exception) -> None:
         """No more logins: fail what waits, end the event stream (the events
         already queued are still delivered)."""
-        self.state = ClientState.CLOSED
+        self.policy.close()
         self._fail_waiters(exc)
         self._events_closed = True
         self._events_ready.set()
@@ -381,13 +407,13 @@ class Client:
         return self._reading_paused
 
     def _queue(self, event: Event) -> None:
-        if self.on_full == "drop_oldest" and len(self._events) >= self.max_events:
+        if self.options.on_full == "drop_oldest" and len(self._events) >= self.options.max_events:
             self._events.popleft()
             self.events_dropped += 1
             if self.events_dropped & (self.events_dropped - 1) == 0:  # 1, 2, 4, 8, ...
                 warnings.warn(
                     f"Archipelago client {self.session.name!r}: {self.events_dropped} events "
-                    f"dropped (more than max_events={self.max_events} not taken)",
+                    f"dropped (more than max_events={self.options.max_events} not taken)",
                     RuntimeWarning,
                     stacklevel=2,
                 )
@@ -403,7 +429,7 @@ class Client:
                 self._events_ready.clear()
                 await self._events_ready.wait()
         event = self._events.popleft()
-        if len(self._events) < self.max_events:
+        if len(self._events) < self.options.max_events:
             self._wake_reader.set()  # room again: a paused receive loop reads on
         return event
 
@@ -433,7 +459,7 @@ class Client:
         """Return when a call may go out; raise :class:`NotConnectedError` if it cannot."""
         if self.state is ClientState.LOGGED_IN and self._socket is not None:
             return
-        if self.state is ClientState.RECONNECTING and self.queue_while_reconnecting:
+        if self.state is ClientState.RECONNECTING and self.options.queue_while_reconnecting:
             await self.wait_logged_in()
             return
         raise NotConnectedError(f"not logged in: the client is {self.state.value}")
@@ -515,7 +541,7 @@ class Client:
         """Report checked locations (remembered, and sent again after a
         reconnect if the server lost them)."""
         ids = list(locations)
-        self.checked.update(ids)
+        self.policy.check_locations(ids)
         await self._ready()
         self.session.check_locations(ids)
         await self._flush()
@@ -552,7 +578,7 @@ class Client:
         await self._ready()
         keys = list(keys)
         self.session.set_notify(keys)
-        self.watched.update(keys)
+        self.policy.watch(keys)
         await self._flush()
 
     async def say(self, text: str) -> None:
@@ -591,24 +617,19 @@ class Client:
         self.session.send(*commands)
         await self._flush()
 
-    def _keep_options(self) -> None:
-        """What a later login must repeat (tags changed at run time)."""
-        self._options["tags"] = list(self.session.tags)
-        self._options["death_link_enabled"] = self.session.death_link_enabled
-
     async def update_tags(self, tags: Iterable[str]) -> None:
         """Replace our tags (ConnectUpdate); kept for every later login.
         ``DeathLink`` among them turns DeathLink on, its absence off."""
         await self._ready()
         self.session.update_tags(tags)
-        self._keep_options()
+        self.policy.keep_tags()
         await self._flush()
 
     async def set_death_link(self, enabled: bool) -> None:
         """Add or remove the ``DeathLink`` tag (:meth:`update_tags`)."""
         await self._ready()
         self.session.set_death_link(enabled)
-        self._keep_options()
+        self.policy.keep_tags()
         await self._flush()
 
     # ------------------------------------------------------------------ hints
@@ -625,7 +646,7 @@ class Client:
         """Be told of every change to our hints (each a :class:`HintsChanged` event)."""
         await self._ready()
         self.session.watch_hints()
-        self.watched.add(self.session.hints_key)
+        self.policy.watch([self.session.hints_key])
         await self._flush()
 
     async def create_hints(
@@ -662,16 +683,10 @@ class Client:
 
     def _dispatch(self, event: Event) -> None:
         if isinstance(event, LoggedIn):
-            self.state = ClientState.LOGGED_IN
-            self._attempt = 0
+            self.policy.logged_in(event.connected)  # queues the replay in the session
             self._logged_in.set()
             if self._login is not None and not self._login.done():
                 self._login.set_result(event)
-            missing = self.checked - set(event.connected.checked_locations)
-            if missing:
-                self.session.check_locations(sorted(missing))
-            if self.watched:  # a new connection: the server forgot our SetNotify keys
-                self.session.set_notify(sorted(self.watched))
         elif isinstance(event, LoginRefused) and self._login is not None and not self._login.done():
             self._login.set_exception(LoginRefusedError(event.errors))
         if isinstance(event, LocationsScouted):
@@ -697,7 +712,7 @@ class Client:
         self._queue(event)
 
     def _heard(self) -> None:
-        self._last_heard = self._clock()
+        self.policy.heard(self._clock())
 
     def _on_pong(self, pong: asyncio.Future[float]) -> None:
         if not pong.cancelled() and pong.exception() is None:
@@ -706,19 +721,17 @@ class Client:
     async def _keepalive(self, socket: ClientConnection) -> None:
         """Ping every ``keepalive`` seconds; with ``keepalive_timeout``, close the
         connection once nothing (frame or pong) arrived for that long."""
-        assert self.keepalive is not None
+        interval = self.options.keepalive
+        assert interval is not None
         while True:
-            await asyncio.sleep(self.keepalive)
-            silent = self._clock() - self._last_heard
-            # while reading is paused nothing can arrive: that silence is ours
-            timed_out = self.keepalive_timeout is not None and silent > self.keepalive_timeout
-            if timed_out and not self._reading_paused:
+            await asyncio.sleep(interval)
+            if self.policy.keepalive_expired(self._clock(), reading=not self._reading_paused):
                 socket.transport.abort()  # no close handshake with a silent peer
                 return
             try:
                 # a peer that reads nothing fills the socket: the ping waits like
                 # any send, so at most one interval before the silence is checked
-                pong = asyncio.ensure_future(await asyncio.wait_for(socket.ping(), self.keepalive))
+                pong = asyncio.ensure_future(await asyncio.wait_for(socket.ping(), interval))
             except TimeoutError:
                 continue
             except ConnectionClosed:
@@ -727,7 +740,7 @@ class Client:
 
     async def _session_loop(self, socket: ClientConnection, started: float) -> None:
         """Run the session until a refusal (``started``: when connecting began)."""
-        login_by = None if self.connect_timeout is None else started + self.connect_timeout
+        login_by = self.policy.login_deadline(started)
         while True:
             deadline = self.session.next_deadline()
             if login_by is not None:
@@ -767,8 +780,8 @@ class Client:
         reply, no login is under way and we are not closing (those read on,
         see the module text)."""
         return (
-            self.on_full == "backpressure"
-            and len(self._events) >= self.max_events
+            self.options.on_full == "backpressure"
+            and len(self._events) >= self.options.max_events
             and not self._waiters
             and self.session.state is State.CONNECTED
             and not self._closing
@@ -785,20 +798,11 @@ class Client:
             self._reading_paused = False
             self._heard()  # the silence while paused was ours, not the server's
 
-    def backoff(self, attempt: int) -> float:
-        """The wait before reconnect ``attempt`` (0, 1, ... counted since the
-        last login, so a server that takes sockets but no logins is not
-        hammered): exponential, capped at ``max_backoff``, less a random part
-        of up to ``backoff_jitter`` of it, so that clients dropped together do
-        not all come back at once."""
-        delay = float(min(self.max_backoff, self.initial_backoff * 2**attempt))
-        return delay * (1.0 - self.backoff_jitter * self._random.random())
-
     async def _connected(self, socket: ClientConnection, started: float) -> None:
         self._socket = socket
         self._heard()
         pinger = None
-        if self.keepalive is not None:
+        if self.options.keepalive is not None:
             pinger = asyncio.create_task(self._keepalive(socket))
         try:
             await self._session_loop(socket, started)
@@ -806,17 +810,19 @@ class Client:
             if pinger is not None:
                 pinger.cancel()
 
-    def _lost(self, socket: ClientConnection | None, reconnecting: bool) -> None:
-        """A logged-in connection went: queue its :class:`ConnectionLost`
-        and count the outage if the client reconnects from it."""
+    def _ended(self, socket: ClientConnection | None, *, recoverable: bool) -> bool:
+        """A connection after the first login ended: queue the
+        :class:`ConnectionLost` of a logged-in one; whether to reconnect
+        (:meth:`ClientPolicy.connection_ended
+        <gamecodec.archipelago.policy.ClientPolicy.connection_ended>`)."""
         code = ABNORMAL_CLOSURE
         reason = ""
         if socket is not None and socket.close_code is not None:
             code, reason = socket.close_code, socket.close_reason or ""
-        self.state = ClientState.RECONNECTING if reconnecting else ClientState.CLOSED
-        if reconnecting:
-            self.reconnects += 1
-        self._queue(ConnectionLost(code, reason, reconnecting))
+        lost, reconnecting = self.policy.connection_ended(code, reason, recoverable=recoverable)
+        if lost is not None:
+            self._queue(lost)
+        return reconnecting
 
     async def _run(self) -> None:
         while not self._closing:
@@ -828,7 +834,7 @@ class Client:
                     proxy=None,
                     max_size=MAX_FRAME,
                     compression="deflate",
-                    open_timeout=self.connect_timeout,
+                    open_timeout=self.options.connect_timeout,
                     ping_interval=None,  # our own keepalive, off by default
                     ping_timeout=None,
                 ) as socket:
@@ -846,32 +852,28 @@ class Client:
                 if not logged_in:
                     if self._login is not None and not self._login.done():
                         self._login.set_exception(exc)
-                    self.state = ClientState.CLOSED
+                    self.policy.close()
                     return
-                if self.state is ClientState.LOGGED_IN:  # not a re-login that failed
-                    self._lost(socket, self.reconnect)
-                if not self.reconnect:
+                if not self._ended(socket, recoverable=True):
                     self._end(NotConnectedError(f"connection lost: {exc}"))
                     return
             except Exception as exc:  # a protocol error from the session: give up
                 self._socket = None
                 if self._login is not None and not self._login.done():
                     self._login.set_exception(exc)
-                if self.state is ClientState.LOGGED_IN and not self._closing:
-                    self._lost(socket, reconnecting=False)
+                if not self._closing:
+                    self._ended(socket, recoverable=False)
                 self._end(NotConnectedError(f"client failed: {exc}"))
                 return
             finally:
                 self._socket = None
             # lost after a login: start over with a fresh session, after a backoff
-            self.state = ClientState.RECONNECTING
+            now = self._clock()
+            retry_at = self.policy.retry_at(now)  # RECONNECTING, the attempt counted
             self._logged_in.clear()
             self._fail_waiters(NotConnectedError("connection lost; reconnecting"))
-            delay = self.backoff(self._attempt)
-            self._attempt += 1
-            self.reconnect_attempts += 1
-            await asyncio.sleep(delay)
-            self.session = ClientSession(**self._options)
+            await asyncio.sleep(retry_at - now)
+            self.policy.new_session()
 
 
 async def connect(

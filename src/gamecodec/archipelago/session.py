@@ -51,11 +51,8 @@ as the server sends it. Events are returned, never queued.
 from __future__ import annotations
 
 import enum
-import itertools
 import json
 import math
-import secrets
-from collections import deque
 from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -64,6 +61,13 @@ from gamecodec.archipelago import commands as C
 from gamecodec.archipelago import compat
 from gamecodec.archipelago._errors import local, remote
 from gamecodec.archipelago._models import Hint, HintStatus
+from gamecodec.archipelago._requests import (
+    MAX_CANCELLED,
+    MAX_LATE_SCOUTS,
+    MAX_REFUSABLE_SETS,
+    PendingRequests,
+    Unmatched,
+)
 from gamecodec.archipelago.frames import decode, encode
 from gamecodec.archipelago.names import Names
 from gamecodec.errors import DecodeError
@@ -73,6 +77,9 @@ if TYPE_CHECKING:
     from gamecodec.sessions import FrameSession
 
 __all__ = [
+    "MAX_CANCELLED",
+    "MAX_LATE_SCOUTS",
+    "MAX_REFUSABLE_SETS",
     "BounceReceived",
     "ClientSession",
     "CommandReceived",
@@ -94,21 +101,9 @@ __all__ = [
 ]
 
 DEATH_LINK = "DeathLink"
-MAX_LATE_SCOUTS = 1024
-"""Cancelled scouts remembered so that their replies are consumed without an
-event (beyond it the oldest are forgotten: a reply that still comes is reported
-as a reply to no request, as a timed-out scout's is). Every scout keeps its
-place in the line of replies whatever the count: a place costs no memory."""
 MAX_SENT_DEATHS = 256
 """Our own deaths remembered so that their echo is not reported as another
 player's (an echo that never comes, DeathLink off on the server, is forgotten)."""
-MAX_REFUSABLE_SETS = 1024
-"""Sets (and, apart, Gets) the reference refuses, awaiting that refusal (beyond
-it the oldest are forgotten: a server that lets them through)."""
-MAX_CANCELLED = 1024
-"""Cancelled Gets and Sets remembered so that their replies are consumed without an
-event (beyond it the oldest are forgotten: a server that answers none; a reply
-that comes after that is reported as a reply to no request, as a late one is)."""
 
 
 class State(enum.Enum):
@@ -252,13 +247,6 @@ class CommandReceived(Event):
     command: C.Command | dict[str, Any]
 
 
-@dataclass
-class _Pending:
-    kind: str
-    sent_at: float
-    place: int = -1  # a scout's place in the line of scouts
-
-
 def _death_time(value: Any) -> float | None:
     """A DeathLink's time as a float: any float (NaN and infinities, which the
     reference relays, included) or an int within float range (float() of a
@@ -358,25 +346,12 @@ class ClientSession:
         self.death_link_enabled = DEATH_LINK in self.tags
         self.names.games = self.games
         self._outbox: list[str] = []
-        # request ids start at random: the server echoes a Set's extra keys to every
-        # SetNotify watcher, so another client's ids must not look like ours
-        self._ids = itertools.count(secrets.randbits(48) + 1)
-        self._pending: dict[int, _Pending] = {}
-        # scouts are answered in order (LocationInfo or InvalidPacket, no id):
-        # each takes the next place in line, each reply the oldest place unanswered
-        self._scouts_sent = 0
-        self._scouts_answered = 0
-        self._scouts: dict[int, int] = {}  # place: our pending scout's request id
-        self._cancelled_scouts: dict[int, None] = {}  # places, oldest first: replies eaten
-        # cancelled Gets and Sets (id: command), oldest first, their replies still due
-        self._cancelled: dict[int, str] = {}
+        self.requests = PendingRequests()
+        """The requests awaiting their reply, and the replies still due."""
         self._watched: set[str] = set()  # SetNotify keys: a cancelled Set's reply tells them
         self._sent_deaths: dict[tuple[float, str], None] = {}  # oldest first
         self._wanted: list[str] = []  # games asked for with GetDataPackage
         self._resync_queued = False  # a Sync for out-of-step items waits in the outbox
-        # Sets and Gets the reference refuses, oldest first (None: sent with send())
-        self._refusable_sets: deque[int | None] = deque()
-        self._refusable_gets: deque[int | None] = deque()
 
     # ------------------------------------------------------------------ output
 
@@ -393,7 +368,7 @@ class ClientSession:
     def pending_requests(self) -> int:
         """Requests sent whose reply is awaited (answered, refused, timed-out
         and cancelled requests are not)."""
-        return len(self._pending)
+        return len(self.requests)
 
     def cancel(self, request_id: int) -> bool:
         """Drop request ``request_id``, whose caller went away: it is no longer
@@ -405,36 +380,11 @@ class ClientSession:
         in the line of scouts, whose replies come in order, so the next reply
         goes to the next scout. False if the request was not pending (already
         answered, refused, timed out, or not ours)."""
-        pending = self._pending.pop(request_id, None)
-        if pending is None:
-            return False
-        if pending.kind == "LocationScouts":
-            del self._scouts[pending.place]
-            self._cancelled_scouts[pending.place] = None
-            while len(self._cancelled_scouts) > MAX_LATE_SCOUTS:
-                del self._cancelled_scouts[next(iter(self._cancelled_scouts))]
-        else:
-            self._cancelled[request_id] = pending.kind
-            while len(self._cancelled) > MAX_CANCELLED:
-                del self._cancelled[next(iter(self._cancelled))]
-        return True
-
-    def _eaten(self, request_id: int | None, kind: str) -> bool:
-        """Whether this reply or refusal answers a cancelled ``kind`` request
-        (then it is consumed: forgotten, no event)."""
-        if request_id is None or self._cancelled.get(request_id) != kind:
-            return False
-        del self._cancelled[request_id]
-        return True
+        return self.requests.cancel(request_id)
 
     def _require_login(self) -> None:
         if self.state is not State.CONNECTED:
             raise local(f"not logged in (state {self.state.value})")
-
-    def _request(self, kind: str, now: float) -> int:
-        request_id = next(self._ids)
-        self._pending[request_id] = _Pending(kind, now)
-        return request_id
 
     # ------------------------------------------------------------------ commands
 
@@ -452,10 +402,7 @@ class ClientSession:
         ids = list(locations)
         if any(type(i) is not int for i in ids):
             raise TypeError("location ids must be ints (the server refuses other types)")
-        request_id = self._request("LocationScouts", now)
-        self._pending[request_id].place = self._scouts_sent
-        self._scouts[self._scouts_sent] = request_id
-        self._scouts_sent += 1
+        request_id = self.requests.add("LocationScouts", now)
         self._send(C.LocationScouts(ids, create_as_hint))
         return request_id
 
@@ -477,7 +424,7 @@ class ClientSession:
     def get(self, keys: Iterable[str], now: float) -> int:
         """Read data storage keys; the reply is a :class:`StorageRead`."""
         self._require_login()
-        request_id = self._request("Get", now)
+        request_id = self.requests.add("Get", now)
         command = C.Get(list(keys))
         command.set_extra({"request_id": request_id})
         self._send(command)
@@ -500,20 +447,15 @@ class ClientSession:
             for op in operations
         ]
         command = C.Set(key, default, want_reply, ops)
+        refusable = key.startswith("_read_")  # read-only: the reference refuses it (InvalidPacket)
         request_id = None
         if want_reply:
-            request_id = self._request("Set", now)
+            request_id = self.requests.add("Set", now, refusable=refusable)
             command.set_extra({"request_id": request_id})
-        if key.startswith("_read_"):  # read-only: the reference refuses it (InvalidPacket)
-            self._refusable(self._refusable_sets, request_id)
+        elif refusable:
+            self.requests.add_untracked("Set", refusable=True)
         self._send(command)
         return request_id
-
-    @staticmethod
-    def _refusable(queue: deque[int | None], request_id: int | None) -> None:
-        queue.append(request_id)
-        while len(queue) > MAX_REFUSABLE_SETS:
-            queue.popleft()
 
     def set_notify(self, keys: Iterable[str]) -> None:
         """Be told (:class:`StorageChanged` with ``request_id=None``) when keys change."""
@@ -580,7 +522,7 @@ class ClientSession:
             return
         cmd = command.get("cmd")
         if cmd == "LocationScouts":
-            self._scouts_sent += 1  # a place in line that is not ours
+            self.requests.add_untracked(cmd)  # a place in line that is not ours
         elif cmd == "Set":
             key = command.get("key")
             if (
@@ -588,9 +530,9 @@ class ClientSession:
                 or key.startswith("_read_")
                 or not isinstance(command.get("operations"), list)
             ):
-                self._refusable(self._refusable_sets, None)
+                self.requests.add_untracked(cmd, refusable=True)
         elif cmd == "Get" and not isinstance(command.get("keys"), list):
-            self._refusable(self._refusable_gets, None)
+            self.requests.add_untracked(cmd, refusable=True)
 
     # ------------------------------------------------------------------ hints
 
@@ -631,40 +573,13 @@ class ClientSession:
 
     def next_deadline(self) -> float | None:
         """When :meth:`handle_timeout` should be called next (``None``: no timer)."""
-        if self.request_timeout is None or not self._pending:
-            return None
-        return min(p.sent_at for p in self._pending.values()) + self.request_timeout
+        return self.requests.next_deadline(self.request_timeout)
 
     def handle_timeout(self, now: float) -> list[Event]:
         """Expire the requests whose reply is overdue at ``now``; returns a
         :class:`RequestTimedOut` for each."""
-        if self.request_timeout is None:
-            return []
-        events: list[Event] = []
-        for request_id, pending in list(self._pending.items()):
-            if now >= pending.sent_at + self.request_timeout:
-                del self._pending[request_id]
-                if pending.kind == "LocationScouts":
-                    # its LocationInfo (which carries no id) is still due: its place
-                    # stays in line, its reply reported as a reply to no request
-                    del self._scouts[pending.place]
-                events.append(RequestTimedOut(request_id, pending.kind))
-        return events
-
-    def _next_scout(self) -> int | None:
-        """The place in line a scout reply answers (None: no scout is due)."""
-        if self._scouts_answered == self._scouts_sent:
-            return None
-        self._scouts_answered += 1
-        return self._scouts_answered - 1
-
-    def _late_scout(self, place: int, command: C.Command) -> list[Event]:
-        """The reply to a scout not pending: eaten if it was cancelled (and is
-        remembered), else reported as a reply to no request."""
-        if place in self._cancelled_scouts:
-            del self._cancelled_scouts[place]
-            return []
-        return [CommandReceived(command)]
+        expired = self.requests.expire(now, self.request_timeout)
+        return [RequestTimedOut(request_id, kind) for request_id, kind in expired]
 
     # ------------------------------------------------------------------ input
 
@@ -743,14 +658,11 @@ class ClientSession:
         if isinstance(command, C.ReceivedItems):
             return self._on_items(command)
         if isinstance(command, C.LocationInfo):
-            place = self._next_scout()
-            if place is None:  # not an answer of ours
-                return [CommandReceived(command)]
-            request_id = self._scouts.pop(place, None)
-            if request_id is None:  # timed out, cancelled, or sent with send()
-                return self._late_scout(place, command)
-            self._pending.pop(request_id, None)
-            return [LocationsScouted(request_id, command.locations)]
+            answer = self.requests.answer_scout()
+            if isinstance(answer, int):
+                return [LocationsScouted(answer, command.locations)]
+            # cancelled (eaten), timed out, sent with send(), or no scout due
+            return [] if answer is Unmatched.EATEN else [CommandReceived(command)]
         if isinstance(command, C.Retrieved):
             return self._on_retrieved(command)
         if isinstance(command, C.SetReply):
@@ -758,10 +670,10 @@ class ClientSession:
             events: list[Event] = []
             # a cancelled Set's reply is the only notice a watcher of its key gets
             # (the server sends it once): then it is told, as of another's change
-            if not self._eaten(_echoed_id(command), "Set") or command.key in self._watched:
+            if not self.requests.eaten(_echoed_id(command), "Set") or command.key in self._watched:
                 events.append(
                     StorageChanged(
-                        self._reply_id(command, "Set"),
+                        self.requests.resolve(_echoed_id(command), "Set"),
                         command.key,
                         command.value,
                         original,
@@ -804,12 +716,12 @@ class ClientSession:
             self.hint_points = command.hint_points
 
     def _on_retrieved(self, command: C.Retrieved) -> list[Event]:
-        eaten = self._eaten(_echoed_id(command), "Get")
+        eaten = self.requests.eaten(_echoed_id(command), "Get")
         if self.state is State.CONNECTED and self.hints_key in command.keys:
             self.hints = _hints(command.keys[self.hints_key])  # the room's state all the same
         if eaten:
             return []
-        request_id = self._reply_id(command, "Get")
+        request_id = self.requests.resolve(_echoed_id(command), "Get")
         events: list[Event] = [StorageRead(request_id, command.keys)]
         if self.state is State.CONNECTED and self.hints_key in command.keys:
             events.append(HintsChanged(request_id, list(self.hints)))
@@ -822,36 +734,13 @@ class ClientSession:
         refuses (a read-only key, a missing list), ours or one sent with
         :meth:`send`, so no other request is ended by it."""
         kind = command.original_cmd if isinstance(command.original_cmd, str) else command.text
-        place = self._next_scout() if kind == "LocationScouts" else None
-        if place is not None:
-            # the oldest scout (replies come in order), or the next reply goes astray
-            request_id = self._scouts.pop(place, None)
-            if request_id is None:
-                return self._late_scout(place, command)
-            self._pending.pop(request_id, None)
-            return [RequestRefused(request_id, kind, command)]
-        # only a request the reference refuses: another Set's reply may still come
-        # after this refusal (the server broadcasts SetReplies from a task)
-        refused: int | None = None
-        if kind == "Set" and self._refusable_sets:
-            refused = self._refusable_sets.popleft()
-        elif kind == "Get" and self._refusable_gets:
-            refused = self._refusable_gets.popleft()
-        if self._eaten(refused, kind):
-            return []
-        if refused is None or self._pending.pop(refused, None) is None:
-            return [CommandReceived(command)]
-        return [RequestRefused(refused, kind, command)]
-
-    def _reply_id(self, command: C.Command, kind: str) -> int | None:
-        """Our pending ``kind`` request this reply answers (None: a notice)."""
-        request_id = _echoed_id(command)
-        if request_id is not None:
-            pending = self._pending.get(request_id)
-            if pending is not None and pending.kind == kind:
-                del self._pending[request_id]
-                return request_id
-        return None
+        # the oldest scout (replies come in order), or the next reply goes astray
+        answer = self.requests.answer_scout() if kind == "LocationScouts" else None
+        if answer is None:  # only a request the reference refuses
+            answer = self.requests.answer_refusal(kind)
+        if isinstance(answer, int):
+            return [RequestRefused(answer, kind, command)]
+        return [] if answer is Unmatched.EATEN else [CommandReceived(command)]
 
     def _on_room_info(self, room: C.RoomInfo) -> list[Event]:
         self.room = room
