@@ -51,8 +51,10 @@ async def _pump(p: aio.Endpoint, count: int) -> list[int]:
 
 
 async def _loopback(twin: ModuleType, count: int) -> tuple[list[int], list[int], aio.Endpoint]:
-    a = await _open(twin, ("127.0.0.1", 0), my_id=1, peer_id=2)
-    b = await _open(twin, ("127.0.0.1", 0), my_id=2, peer_id=1)
+    # cramData 3 each way, as after kpPacketProtocolControl: bursts are resent
+    # after 2 frames instead of waiting for an ACK-only datagram (41 ms + 2 s at first)
+    a = await _open(twin, ("127.0.0.1", 0), my_id=1, peer_id=2, peer_cram_data=3)
+    b = await _open(twin, ("127.0.0.1", 0), my_id=2, peer_id=1, peer_cram_data=3)
     a.peer, b.peer = b.local_address, a.local_address
     try:
         got_a, got_b = await asyncio.wait_for(asyncio.gather(_pump(a, count), _pump(b, count)), 60)

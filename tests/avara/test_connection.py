@@ -362,15 +362,29 @@ def test_resend_same_serial_send_count_plus_one(twin: ModuleType, codec: ModuleT
 
 
 def test_urgent_first_send_uses_urgent_retransmit_time(twin: ModuleType, codec: ModuleType) -> None:
-    conn = twin.Connection()
+    conn = twin.Connection(peer_cram_data=3)
     conn.send(KM, p1=-8, p3=7, now=0.0)  # p1 != 0: urgent after the first write
     conn.datagrams_to_send(0.0)
-    # the C++ starts urgentRetransmitTime at kInitialRoundTripTime (500 ms)
-    assert conn.urgent_retransmit_time == INITIAL_ROUND_TRIP_TIME
-    assert conn.next_deadline() == pytest.approx(INITIAL_ROUND_TRIP_TIME)
-    (again,) = conn.datagrams_to_send(INITIAL_ROUND_TRIP_TIME)
+    # FreshClient (CUDPConnection.cpp:860), which every peer-to-peer and
+    # server-side connection passes through, sets urgentRetransmitTime to
+    # urgentResendTime, 2 frames (CUDPComm.cpp:1272): not the 500 ms of :78
+    urgent = 0.032
+    assert conn.urgent_retransmit_time == urgent
+    assert conn.next_deadline() == pytest.approx(urgent)
+    (again,) = conn.datagrams_to_send(urgent)
     assert decode(codec, again)[1] == [(0, 1, 7)]
-    assert conn.next_deadline() == pytest.approx(INITIAL_ROUND_TRIP_TIME + INITIAL_RETRANSMIT_TIME)
+    assert conn.next_deadline() == pytest.approx(urgent + INITIAL_RETRANSMIT_TIME)
+
+
+def test_peer_cram_data_is_0_until_the_control_packet(twin: ModuleType) -> None:
+    """cramData is 0 in IUDPConnection (CUDPConnection.cpp:94) and FreshClient
+    (:868) until the peer's kpPacketProtocolControl (:923-933): no urgent
+    timer, no early resend, so a loss-free link resends nothing."""
+    conn = twin.Connection()
+    assert conn.peer_cram_data == 0
+    conn.send(KM, p1=-8, p3=7, now=0.0)
+    conn.datagrams_to_send(0.0)
+    assert conn.next_deadline() == pytest.approx(INITIAL_RETRANSMIT_TIME)
 
 
 def test_urgent_timer_stays_at_least_two_frames_on_a_lan(twin: ModuleType) -> None:
@@ -400,7 +414,7 @@ def test_packing_below_64_bytes(twin: ModuleType, codec: ModuleType) -> None:
     write) sent 32 ms ago are taken 5 s early (CRAMTIME): the second datagram
     repeats three of the first's (``FindBestPacket`` with urgencyAdjust).
     """
-    conn = twin.Connection()
+    conn = twin.Connection(peer_cram_data=3)
     for i in range(10):
         conn.send(KM, p1=-8, p3=1000 + i, data=b"\x00" * 6, now=0.0)
     out = conn.datagrams_to_send(0.0)
@@ -429,12 +443,12 @@ def test_packing_without_cram_data_sends_only_due_commands(
 
 def test_due_resends_packed_together_like_v10(twin: ModuleType, codec: ModuleType) -> None:
     """V10: three retransmissions (sendCount 1) in one datagram."""
-    conn = twin.Connection()
+    conn = twin.Connection(peer_cram_data=3)
     for i in range(3):
         conn.send(KM, p1=-8, p3=i, now=i / 1000)
         conn.datagrams_to_send(i / 1000)  # one datagram each, none acked
-    assert conn.next_deadline() == pytest.approx(INITIAL_ROUND_TRIP_TIME)
-    (dg,) = conn.datagrams_to_send(0.503)  # all three urgent timers have run out
+    assert conn.next_deadline() == pytest.approx(0.032)
+    (dg,) = conn.datagrams_to_send(0.035)  # all three urgent timers have run out
     assert decode(codec, dg) == (0xFFFE, [(0, 1, 0), (2, 1, 1), (4, 1, 2)])
 
 

@@ -83,6 +83,7 @@ cdef class Connection:
     cdef readonly object _busy  # the entry points' lock (readonly: the tests hold it)
     cdef readonly int peer_id, version
     cdef int _my_id, _peer_window
+    cdef double _peer_lead
     cdef bint _my_id_set
     cdef public int cram_data, peer_cram_data
     cdef readonly double frame_time
@@ -115,8 +116,8 @@ cdef class Connection:
     cdef double *_t_birth
     cdef double *_t_next_send
     # receiving side
-    cdef int _receive_serial, _ack_base
-    cdef unsigned int _ack_bitmap
+    cdef int _receive_serial, _top
+    cdef double _top_time
     cdef dict _rxq
     cdef bint _have_to_send_ack
     cdef double _next_ack_time
@@ -128,7 +129,8 @@ cdef class Connection:
     cdef double _dl_exact, _dl_lower
     cdef readonly long long total_sent, total_resent, datagrams_received
 
-    cpdef tuple ack_block(self)
+    @cython.locals(t=double, base=int, bits="unsigned int")
+    cpdef tuple ack_block(self, object now=*)
     cpdef list events(self)
 
     @cython.final
@@ -155,7 +157,7 @@ cdef class Connection:
     cpdef list datagrams_to_send(self, object now)
     @cython.locals(out=list, buf="unsigned char *", picked="int *", first=int, slot=int,
                    pos=Py_ssize_t, count=int, i=int, cram=int, early=bint, length=Py_ssize_t,
-                   rest=int, rt=double)
+                   rest=int, rt=double, bits="unsigned int")
     cdef list _transmit(self, double now)
     cdef Py_ssize_t _write_command(self, Py_ssize_t pos, int slot) except -1
     @cython.locals(out="unsigned char *", crc="unsigned int")
@@ -175,11 +177,13 @@ cdef class Connection:
     cpdef list receive_datagram(self, object data, object now)
     @cython.locals(p="const unsigned char *", size=Py_ssize_t, pos=Py_ssize_t,
                    delivered=list, ack=int, bits="unsigned int", max_valid=int, rs=int,
-                   rxq=dict, changed=bint, peer_id=int, c=Cmd, serial=int, skip=int, base=int,
-                   one="unsigned int", s=int, k=int)
+                   rxq=dict, peer_id=int, c=Cmd, serial=int, skip=int)
     cdef list _receive(self, bytes data, double now)
-    @cython.locals(reach=int, one="unsigned int", k=int, d=int)
-    cdef unsigned int _unaliased(self, int base, unsigned int bits, dict rxq) except? 0
+    @cython.locals(rxq=dict, base=int, reach=int, one="unsigned int", bits="unsigned int",
+                   s=int, d=int, k=int)
+    cdef unsigned int _bitmap(self, double now) except? 0
+    @cython.locals(reach=int, lead=double, frames="long long", ahead="long long")
+    cdef int _reach(self, int base, double now) except? -1
     @cython.locals(slot=int, nxt=int, d=int, reach=int)
     cdef _bitmap_acks(self, int base, unsigned int bits, double now)
     @cython.locals(slot=int, nxt=int)

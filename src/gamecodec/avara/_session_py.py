@@ -228,7 +228,13 @@ class Connection:
     (the game's limit, 1024, by default): an ack bitmap bit is written only
     where the game's reader cannot take it for a serial in that reach that
     was not received (see ``docs/avara.md``; below 1024, a block the peer
-    reads late, after a later one, can still alias). ``latency_tolerance`` is the
+    reads late, after a later one, can still alias). ``peer_lead`` (mean round
+    trips, e.g. 2.0; default None: no such bound) also bounds it by time: the
+    peer sends at most one command a frame, and reads our block within
+    ``peer_lead`` mean round trips of sending its newest command we have (plus
+    the time that command has waited here); with it, commands received after a
+    hole are acknowledged as the game's own blocks do, where the bound holds.
+    ``latency_tolerance`` is the
     game's ``latencyTolerance`` (classic 64 ms frames, 0..8) that sets
     ``urgent_retransmit_time``; the application keeps it current.
     ``first_receive_serial`` is where the peer's stream starts (a server
@@ -274,12 +280,13 @@ class Connection:
         version: int = DEFAULT_VERSION,
         frame_time: float = 16.0,
         cram_data: int = 3,
-        peer_cram_data: int = 3,
+        peer_cram_data: int = 0,
         skip_after: int | bool | None = True,
         max_resends_without_receive: int | None = MAX_RESENDS_WITHOUT_RECEIVE,
         first_receive_serial: int = 0,
         max_skip_events: int = MAX_SKIP_EVENTS,
         peer_window: int = MAX_TRANSMIT_QUEUE,
+        peer_lead: float | None = None,
         latency_tolerance: float = 0.0,
         codec: object = None,
     ) -> None:
@@ -296,6 +303,12 @@ class Connection:
         if not _fits(peer_window, 1, _MAX_REACH // 2):
             raise ValueError(f"peer_window {peer_window!r} outside 1..{_MAX_REACH // 2}")
         self._peer_window = peer_window
+        if peer_lead is None:
+            self._peer_lead = -1.0
+        elif isinstance(peer_lead, (int, float)) and 0.0 <= peer_lead <= 100.0:
+            self._peer_lead = float(peer_lead)
+        else:
+            raise ValueError(f"peer_lead {peer_lead!r} outside 0..100 (or None)")
         self._latency_tolerance = 0.0
         self.latency_tolerance = latency_tolerance
         self._max_skip_events = max_skip_events
@@ -326,7 +339,8 @@ class Connection:
         self._nrwr = 0  # resends without receive
         self._valid_time = float(now)
         self.retransmit_time = INITIAL_RETRANSMIT_TIME
-        self.urgent_retransmit_time = INITIAL_ROUND_TRIP_TIME  # kInitialRoundTripTime
+        # FreshClient (CUDPConnection.cpp:859-860): 2 frames, urgentResendTime
+        self.urgent_retransmit_time = self._urgent_resend
         self.mean_round_trip = INITIAL_ROUND_TRIP_TIME
         self._var_round_trip = INITIAL_ROUND_TRIP_VAR
         self._cap = 0
@@ -337,8 +351,8 @@ class Connection:
         # receiving side
         self._receive_serial = first_receive_serial & 0xFFFF
         self._rxq: dict[int, Command] = {}
-        self._ack_base = 0
-        self._ack_bitmap = 0
+        self._top = (self._receive_serial - 2) & 0xFFFF  # the newest serial received
+        self._top_time = float(now)  # when it arrived
         self._have_to_send_ack = True
         self._next_ack_time = now + _ACK_DELAY
         self._events: list[SerialSkipped | PeerLost] = []
@@ -406,6 +420,11 @@ class Connection:
         return self._peer_window
 
     @property
+    def peer_lead(self) -> float | None:
+        """The time bound on what the peer holds, in mean round trips (None: none)."""
+        return None if self._peer_lead < 0 else self._peer_lead
+
+    @property
     def skip_after(self) -> int | None:
         """Queued commands that make the receiver give up a missing serial."""
         return None if self._skip < 0 else self._skip
@@ -458,11 +477,15 @@ class Connection:
         finally:
             self._busy.release()
 
-    def ack_block(self) -> tuple[int, int | None]:
-        """``(ack, bitmap)`` as ``WriteAcks`` would write them now."""
-        if self._ack_base & 1:
-            return self._ack_base, self._ack_bitmap
-        return (self._receive_serial - 2) & 0xFFFF, None
+    def ack_block(self, now: float | None = None) -> tuple[int, int | None]:
+        """``(ack, bitmap)`` as a datagram written at ``now`` would carry them
+        (default: the time of the last datagram received)."""
+        t = self._valid_time if now is None else _time(now)
+        base = (self._receive_serial - 2) & 0xFFFF
+        bits = self._bitmap(t) if self._rxq else 0
+        if bits:
+            return base + 1, bits
+        return base, None
 
     def events(self) -> list[SerialSkipped | PeerLost]:
         """Events since the last call: :class:`SerialSkipped`, :class:`PeerLost`."""
@@ -693,8 +716,9 @@ class Connection:
             elif not (self._have_to_send_ack and self._next_ack_time <= now):
                 return out
             # WriteAcks: the cumulative ack, or base + 1 and the bitmap
-            if self._ack_base & 1:
-                pos = write_acks(buf, self._ack_base, self._ack_bitmap)
+            bits = self._bitmap(now) if self._rxq else 0
+            if bits:
+                pos = write_acks(buf, ((self._receive_serial - 2) & 0xFFFF) + 1, bits)
             else:
                 pos = write_acks(buf, (self._receive_serial - 2) & 0xFFFF, 0)
             if first < 0:  # an ACK-only datagram
@@ -901,7 +925,6 @@ class Connection:
             return delivered
         rs = self._receive_serial
         rxq = self._rxq
-        changed = False
         peer_id = self.peer_id
         while pos < size:  # the game's command loop
             c = parse_command(p, size, pos, True)
@@ -917,6 +940,9 @@ class Connection:
                 # would stay queued for good (the skip rule would loop on it) and
                 # would set the bitmap bit of an even serial never received
                 continue
+            if _diff(serial, self._top) > 0:
+                self._top = serial
+                self._top_time = now
             if serial == rs:
                 delivered.append(command_object(c, p))
                 rs = (rs + 2) & 0xFFFF
@@ -924,14 +950,12 @@ class Connection:
                     while rs in rxq:
                         delivered.append(rxq.pop(rs))
                         rs = (rs + 2) & 0xFFFF
-                        changed = True
             elif (rs - serial) & 0xFFFF <= 0x7FFF:
                 continue  # already delivered: a duplicate
             elif serial in rxq:
                 continue  # already queued: a duplicate
             else:
                 rxq[serial] = command_object(c, p)
-                changed = True
                 skip = self._skip
                 if skip >= 0 and len(rxq) >= skip:
                     # ReceivedPacket(nullptr): one serial given up per command queued
@@ -947,47 +971,54 @@ class Connection:
                         rs = (rs + 2) & 0xFFFF
             if c.command == _CONTROL and c.p1 == 0:
                 self.peer_cram_data = c.p2  # udpCramInfo: the peer's cramData
-        if changed or rs != self._receive_serial:
-            self._receive_serial = rs
-            base = (rs - 2) & 0xFFFF
-            bits = 0
-            if rxq:
-                one = 1  # unsigned in the compiled twin: bit 31 is a plain bit
-                for s in rxq:
-                    k = (_diff(s, base) >> 1) - 1
-                    if 0 <= k < 32:
-                        # serials past base + 64 are left out: the C++ shift is
-                        # undefined there (x86 wraps it, setting a bit of a serial
-                        # not received, bit 0 among them: the sender would drop it)
-                        bits |= one << k
-                if bits and 2 * (self._peer_window + len(rxq)) > _NO_BITMAP_LIMIT:
-                    bits = self._unaliased(base, bits, rxq)
-            if bits:
-                self._ack_bitmap = bits
-                self._ack_base = base + 1
-            else:
-                self._ack_base = base
+        self._receive_serial = rs
         return delivered
 
-    def _unaliased(self, base: int, bits: int, rxq: dict[int, Command]) -> int:
-        """``bits`` without the bits the game's reader could take for a serial
-        not received: its ``1 << (((sn - base) >> 1) - 1)`` wraps the shift
-        count on x86, so bit k also acks base + 2(k+1) + 64j for every j. A
-        bit stays only if each such serial the peer may hold (its queue: at
-        most ``peer_window`` commands, plus those it dropped because we acked
-        them) is in the receive queue."""
-        reach = 2 * (self._peer_window + len(rxq))
-        reach = min(reach, _MAX_REACH)
-        one = 1
+    def _bitmap(self, now: float) -> int:
+        """The ack bitmap to write at ``now`` (0: the cumulative ack alone).
+
+        The game's reader acks every queued serial whose bit
+        ``(((sn - base) >> 1) - 1) & 31`` is set (x86 masks the shift count), so
+        bit k stands for every serial base + 2(k+1) + 64j it holds past the base.
+        Bit k is written only if some such serial is in the receive queue and
+        every one the peer may hold is: those up to the nearer of two bounds on
+        what it holds when it reads the block (``_reach``).
+        """
+        rxq = self._rxq
+        base = (self._receive_serial - 2) & 0xFFFF
+        reach = self._reach(base, now)
+        one = 1  # unsigned in the compiled twin: bit 31 is a plain bit
+        bits = 0
+        for s in rxq:
+            d = _diff(s, base)
+            if d > 0:
+                bits |= one << (((d >> 1) - 1) & 31)
         for k in range(32):
             if bits >> k & 1:
-                d = 2 * (k + 1) + 64
+                d = 2 * (k + 1)
                 while d <= reach:
                     if (base + d) & 0xFFFF not in rxq:
                         bits &= ~(one << k)
                         break
                     d += 64
         return bits
+
+    def _reach(self, base: int, now: float) -> int:
+        """How far past ``base`` the peer may hold serials when it reads a block
+        written at ``now``: at most ``peer_window`` commands (plus those in our
+        receive queue, which it may have dropped as acked), and, with
+        ``peer_lead``, no further than the serials it sends in ``peer_lead``
+        mean round trips plus the time since our newest serial arrived, at one
+        a frame past that serial."""
+        reach = 2 * (self._peer_window + len(self._rxq))
+        if self._peer_lead >= 0:
+            lead = now - self._top_time + self._peer_lead * self.mean_round_trip
+            frames = _trunc(lead * 1000.0 / self.frame_time) + 1
+            frames = min(frames, _MAX_REACH)
+            ahead = _diff(self._top, base) + 2 * frames
+            reach = min(reach, ahead)
+        reach = min(reach, _MAX_REACH)
+        return reach
 
     def _bitmap_acks(self, base: int, bits: int, now: float) -> None:
         """Drop the commands the ack bitmap reports (bits 1..31: base+4 .. base+64).
@@ -1035,7 +1066,9 @@ class Connection:
             weight = self._fps_scale
         elif command == _PING and self._t_p3[slot] > 0:
             weight = _PING_WEIGHT
-            rtt *= _PING_SCALE
+            # long roundTrip *= 0.82: whole ms (the nanosecond absorbs a float
+            # clock's error on a whole-ms round trip)
+            rtt = _trunc(rtt * 1000.0 * _PING_SCALE + 1e-6) / 1000.0
         else:
             return  # CommandMultiplierForStats: only these two are timed
         mean = self.mean_round_trip

@@ -6,14 +6,17 @@ the connection wants to send, and keeps one timer at its ``next_deadline()``.
 Delivered commands queue up for :meth:`Endpoint.recv`. A ``tap=`` callable
 sees every datagram in and out (a :class:`gamecodec.sessions.Traffic`).
 
-Loopback example (both peers send 10,000 reliable commands)::
+Loopback example (both peers send 10,000 reliable commands; ``peer_cram_data=3``
+as after the peer's kpPacketProtocolControl, so an urgent command unacked after
+2 frames is resent: without it a burst waits for the peer's ACK-only datagram,
+41 ms + the retransmit time later, as with the game)::
 
     import asyncio
     from gamecodec.avara import aio
 
     async def main() -> None:
-        a = await aio.open_endpoint(("127.0.0.1", 0), my_id=1, peer_id=2)
-        b = await aio.open_endpoint(("127.0.0.1", 0), my_id=2, peer_id=1)
+        a = await aio.open_endpoint(("127.0.0.1", 0), my_id=1, peer_id=2, peer_cram_data=3)
+        b = await aio.open_endpoint(("127.0.0.1", 0), my_id=2, peer_id=1, peer_cram_data=3)
         a.peer, b.peer = b.local_address, a.local_address
 
         async def pump(p: aio.Endpoint) -> list[int]:
