@@ -214,6 +214,7 @@ def test_one_avara_connection_refuses_a_second_thread(impl: str) -> None:
         conn.next_deadline,
         lambda: conn.unacked_serials,
         lambda: conn.receive_queue,
+        conn.ack_block,
     ):
         _in_use(conn, call)
     conn.send(17, now=0.2)  # usable again once the other thread left

@@ -481,8 +481,12 @@ class Connection:
         """``(ack, bitmap)`` as a datagram written at ``now`` would carry them
         (default: the time of the last datagram received)."""
         t = self._valid_time if now is None else _time(now)
-        base = (self._receive_serial - 2) & 0xFFFF
-        bits = self._bitmap(t) if self._rxq else 0
+        self._enter()
+        try:
+            base = (self._receive_serial - 2) & 0xFFFF
+            bits = self._bitmap(t) if self._rxq else 0
+        finally:
+            self._busy.release()
         if bits:
             return base + 1, bits
         return base, None
