@@ -4,7 +4,6 @@ decode_many, and a ClientSession fed server frames by an op stream."""
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import random
 import re
@@ -27,6 +26,7 @@ from tools.fuzz.driver import (
 
 from gamecodec.archipelago import compat, frames
 from gamecodec.archipelago import session as ap_session
+from gamecodec.archipelago._requests import PendingRequests
 from gamecodec.archipelago.sample import received_items_frame, sample_session
 from gamecodec.errors import GameCodecError
 
@@ -284,7 +284,7 @@ def client_session(data: bytes) -> None:
         for _ in runs
     ]
     for s in sessions:
-        s._ids = itertools.count(1)  # request ids the made frames can name
+        s.requests = PendingRequests(first_id=1)  # request ids the made frames can name
     now = 0.0
     prelude = [("frame", f) for f in HANDSHAKE] if ops.pick(4) else []  # logged in first
     for step in range(200):
