@@ -17,6 +17,7 @@ import gamecodec
 from gamecodec._bench import PLAIN_WIDTH, Config, Row, legend, render_table, stderr_progress
 from gamecodec._json import to_json
 from gamecodec._protocols import declaration, resolve
+from gamecodec._public import public_dir
 from gamecodec.errors import DecodeError
 
 __all__ = ["main", "to_json"]
@@ -558,3 +559,5 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
+
+__dir__ = public_dir(__name__)

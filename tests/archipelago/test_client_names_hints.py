@@ -16,8 +16,10 @@ from gamecodec.archipelago import aio
 from gamecodec.archipelago import commands as C
 from gamecodec.archipelago import session as S
 from gamecodec.archipelago._models import Hint, HintStatus
+from gamecodec.archipelago.compat import Hint as ServerHint
 from gamecodec.archipelago.datapackage import DataPackageCache, default_directory, safe_name
 from gamecodec.archipelago.frames import decode, encode
+from gamecodec.archipelago.names import Names
 from gamecodec.archipelago.testing import Room
 from tests.archipelago.rooms import CLIQUE, QUEST, make_room
 
@@ -241,3 +243,44 @@ def test_a_game_name_from_the_server_stays_in_its_folder(tmp_path: Path, game: s
     written = [p.relative_to(root / "datapackage") for p in root.rglob("*.json")]
     assert all(len(p.parts) == 2 and p.parts[0] not in ("", ".", "..") for p in written)
     assert cache.lookup(game, "abc") is not None
+
+
+def _hint_names() -> Names:
+    return Names(
+        games={
+            "Quest": C.GameData({"Sword": 501}, {"Chest": 2001}),
+            "Clique": C.GameData({"Cake": 3}, {"The Lamp": 1003}),
+        },
+        slot_info={1: C.Slot("Alice", "Quest", 1), 2: C.Slot("Bob", "Clique", 1)},
+        players=[C.Player(0, 1, "Alice", "Alice"), C.Player(0, 2, "Bobby (Bob)", "Bob")],
+        slot=1,
+    )
+
+
+@pytest.mark.parametrize(
+    ("hint", "line"),
+    [
+        (
+            Hint(1, 2, 1003, 501, True, status=HintStatus.HINT_FOUND),
+            "[Hint]: Alice's Sword is at The Lamp in Bobby (Bob)'s World. (found)",
+        ),
+        (
+            Hint(2, 1, 2001, 3, False, "Cave Door", status=HintStatus.HINT_PRIORITY),
+            "[Hint]: Bobby (Bob)'s Cake is at Chest in Alice's World at Cave Door. (priority)",
+        ),
+        (  # ids no package names: the numbers, as CommonClient shows them
+            Hint(1, 7, 9, 99, False),
+            "[Hint]: Alice's Unknown item (ID: 99) is at Unknown location (ID: 9) in"
+            " Unknown player (slot 7)'s World. (unspecified)",
+        ),
+    ],
+)
+def test_a_hint_describes_itself_with_names(hint: Hint, line: str) -> None:
+    # the text of NetUtils.py Hint.as_network_message (Archipelago), as
+    # CommonClient's JSONtoTextParser prints it: item in the receiver's game,
+    # location in the finder's
+    names = _hint_names()
+    assert hint.describe(names) == line
+    sent = ServerHint(*hint).as_network_message()
+    message = C.PrintJSON([C.MessagePart(**part) for part in sent["data"]], type="Hint")
+    assert names.render(message) == line  # the server's own message renders the same

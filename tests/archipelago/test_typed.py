@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
+import re
+from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
-import msgspec
 import pytest
 
+from gamecodec.archipelago import _compat_py, _errors, compat, frames
 from gamecodec.archipelago import commands as C
-from gamecodec.archipelago import compat, frames
-from gamecodec.archipelago._models import HintStatus, NetworkItem, Version
+from gamecodec.archipelago._models import DEFAULT_MAX_DEPTH, HintStatus, NetworkItem, Version
 from gamecodec.errors import DecodeError
 
 Corpus = list[tuple[str, dict[str, Any], dict[str, Any]]]
@@ -214,26 +213,52 @@ def test_too_deep_is_refused_where_compat_refuses_it(levels: int) -> None:
         assert error.offset == compat_info.value.offset == 54
 
 
-def _best_of(runs: int, call: Callable[[], object]) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter()
-        call()
-        best = min(best, time.perf_counter() - start)
-    return best
+class _CountingSteps(list[int]):
+    """``_compat_py._STEP`` (the bracket -> +1/-1 table) counting its lookups:
+    one per bracket the chunked depth count looks at."""
+
+    looked_at = 0
+
+    def __getitem__(self, index: Any) -> Any:
+        self.looked_at += 1
+        return super().__getitem__(index)
 
 
-def test_refusing_too_deep_costs_no_more_than_reading() -> None:
-    """Time grows at most linearly with the frame, and refusing a deep frame
-    costs no more than reading a valid frame of the same size (a ratio: the
-    machine's speed cancels out)."""
-    small, large = _deep(100_000), _deep(1_000_000)
-    readable = b"[" + b"0," * (len(large) // 2 - 1) + b"0]"
-    t_small = _best_of(5, lambda: _refused(small))
-    t_large = _best_of(5, lambda: _refused(large))
-    t_read = _best_of(5, lambda: msgspec.json.decode(readable))
-    assert t_large < 20 * t_small + 0.002
-    assert t_large < 2 * t_read + 0.002
+class _CountingTokens:
+    """``_errors._TOKENS`` counting the tokens (brackets, strings) the exact
+    scan steps through, a Python step each."""
+
+    def __init__(self, pattern: re.Pattern[bytes]) -> None:
+        self.pattern = pattern
+        self.stepped = 0
+
+    def finditer(self, raw: bytes) -> Iterator[re.Match[bytes]]:
+        for token in self.pattern.finditer(raw):
+            self.stepped += 1
+            yield token
+
+
+def test_refusing_too_deep_steps_through_no_more_than_the_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The pure twin's Python steps stop at the bracket past the limit: the same
+    for 100,000 and 1,000,000 brackets (5604eb3: a step per bracket of the whole
+    frame before). What precedes them is C passes over the frame (bytes.count,
+    a regex substitution, bytes.translate); the compiled twin is one C loop that
+    stops at that bracket."""
+    steps = _CountingSteps(_compat_py._STEP)
+    monkeypatch.setattr(_compat_py, "_STEP", steps)
+    tokens = _CountingTokens(_errors._TOKENS)
+    monkeypatch.setattr(_errors, "_TOKENS", tokens)
+    counted = []
+    for levels in (100_000, 1_000_000):
+        steps.looked_at = tokens.stepped = 0
+        assert _compat_py.past_depth(_deep(levels)) == 54
+        counted.append((steps.looked_at, tokens.stepped))
+    assert counted[0] == counted[1]
+    looked_at, stepped = counted[0]
+    assert looked_at <= _compat_py._CHUNK  # the first chunk of brackets only
+    assert stepped <= DEFAULT_MAX_DEPTH + 8  # the Say command (7 tokens), then brackets
 
 
 def test_connect_version_with_class_decodes() -> None:

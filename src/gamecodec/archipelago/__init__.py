@@ -28,6 +28,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 from gamecodec._deprecated import deprecated_names
+from gamecodec._public import public_dir
 from gamecodec.archipelago import compat, frames, session
 from gamecodec.archipelago._errors import (
     LoginRefusedError,
@@ -176,3 +177,5 @@ __getattr__ = deprecated_names(
     },
     lazy={"aio": lambda: importlib.import_module("gamecodec.archipelago.aio")},
 )
+
+__dir__ = public_dir(__name__)

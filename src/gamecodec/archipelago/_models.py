@@ -9,7 +9,10 @@ encodes with a trailing ``"class"`` key.
 from __future__ import annotations
 
 import enum
-from typing import Any, NamedTuple, TypedDict
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
+
+if TYPE_CHECKING:
+    from gamecodec.archipelago.names import Names
 
 __all__ = [
     "ALLOWLIST",
@@ -148,6 +151,20 @@ class Hint(NamedTuple):
     entrance: str = ""
     item_flags: int = 0
     status: HintStatus = HintStatus.HINT_UNSPECIFIED
+
+    def describe(self, names: Names) -> str:
+        """The hint as the server's ``[Hint]:`` line reads in CommonClient, ids
+        replaced by ``names`` (an unknown id reads ``Unknown item (ID: 7)``)."""
+        from gamecodec.archipelago._netutils import status_names  # it imports this module
+
+        where = f"'s World at {self.entrance}" if self.entrance else "'s World"
+        return (
+            f"[Hint]: {names.player_name(self.receiving_player)}'s "
+            f"{names.item_name(self.item, self.receiving_player)} is at "
+            f"{names.location_name(self.location, self.finding_player)} in "
+            f"{names.player_name(self.finding_player)}{where}. "
+            f"{status_names.get(self.status, '(unknown)')}"
+        )
 
 
 ALLOWLIST: dict[str, type[NetworkPlayer] | type[NetworkItem] | type[NetworkSlot]] = {

@@ -85,6 +85,7 @@ from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed
 
 from gamecodec._aio import call_tap
+from gamecodec._public import public_dir
 from gamecodec.archipelago import commands as C
 from gamecodec.archipelago._errors import (
     LoginRefusedError,
@@ -949,3 +950,6 @@ async def connect(
     )
     await client.start()
     return client
+
+
+__dir__ = public_dir(__name__)

@@ -20,6 +20,8 @@ from typing import Any, ClassVar
 
 from msgspec import UNSET, Struct, UnsetType, field
 
+from gamecodec._public import public_dir
+
 __all__ = [
     "CLIENT_COMMANDS",
     "COMMANDS",
@@ -497,3 +499,5 @@ AnyCommand = (
     | SetNotify
 )
 """The tagged union msgspec decodes one command into."""
+
+__dir__ = public_dir(__name__)

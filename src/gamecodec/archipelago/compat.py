@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gamecodec import _accel
+from gamecodec._public import public_dir
 from gamecodec.archipelago._models import DEFAULT_MAX_DEPTH
 from gamecodec.archipelago._netutils import (
     ClientStatus,
@@ -113,3 +114,5 @@ else:
     encode = _codec.encode
     encode_bytes = _codec.encode_bytes
     decode = _codec.decode
+
+__dir__ = public_dir(__name__)

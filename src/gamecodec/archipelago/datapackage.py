@@ -21,6 +21,7 @@ from pathlib import Path
 
 import msgspec
 
+from gamecodec._public import public_dir
 from gamecodec.archipelago import commands as C
 
 __all__ = ["DataPackageCache", "default_directory", "safe_name"]
@@ -125,3 +126,6 @@ class DataPackageCache(MutableMapping[str, C.GameData]):
 
     def __len__(self) -> int:
         return len(self._memory)
+
+
+__dir__ = public_dir(__name__)

@@ -31,6 +31,7 @@ import msgspec.inspect as mi
 
 from gamecodec import _accel
 from gamecodec._deprecated import deprecated_names
+from gamecodec._public import public_dir
 from gamecodec.archipelago import compat
 from gamecodec.archipelago._errors import (
     PROTOCOL,
@@ -585,3 +586,5 @@ __getattr__ = deprecated_names(
         "encode_frame_bytes": ("encode_bytes", lambda: encode_bytes),
     },
 )
+
+__dir__ = public_dir(__name__)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from gamecodec._public import public_dir
 from gamecodec.archipelago import commands as C
 
 __all__ = ["ARCHIPELAGO", "Names"]
@@ -119,3 +120,6 @@ class Names:
                 return self.item_name(number, owner)
             return self.location_name(number, owner)
         return text
+
+
+__dir__ = public_dir(__name__)

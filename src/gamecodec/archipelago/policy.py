@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar, overload
 
+from gamecodec._public import public_dir
 from gamecodec.archipelago import commands as C
 from gamecodec.archipelago.session import ClientSession
 from gamecodec.sessions import Event
@@ -286,3 +287,6 @@ class ClientPolicy:
         then, that silence is ours)."""
         timeout = self.options.keepalive_timeout
         return reading and timeout is not None and now - self._last_heard > timeout
+
+
+__dir__ = public_dir(__name__)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from gamecodec._public import public_dir
 from gamecodec.archipelago._models import (
     NetworkItem,
     NetworkPlayer,
@@ -229,3 +230,6 @@ def sample_session(seed: int = 7, *, players: int = 4, turns: int = 60) -> list[
         else:
             frames.append([_item_send(rng, count) for _ in range(140)])
     return [encode(frame) for frame in frames]
+
+
+__dir__ = public_dir(__name__)

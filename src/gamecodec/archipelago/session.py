@@ -57,6 +57,7 @@ from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from gamecodec._public import public_dir
 from gamecodec.archipelago import commands as C
 from gamecodec.archipelago import compat
 from gamecodec.archipelago._errors import local, remote
@@ -828,3 +829,6 @@ if TYPE_CHECKING:
 
     def _is_a_frame_session(session: ClientSession) -> FrameSession:
         return session  # mypy checks that ClientSession follows the protocol
+
+
+__dir__ = public_dir(__name__)

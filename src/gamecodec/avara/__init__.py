@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from gamecodec import _accel
 from gamecodec._deprecated import deprecated_names
+from gamecodec._public import public_dir
 from gamecodec.avara import payloads
 from gamecodec.avara._errors import CrcMismatchError, ShortDatagramError
 from gamecodec.avara._models import (
@@ -129,3 +130,5 @@ __getattr__ = deprecated_names(
         "DATAGRAM_DTYPE": lambda: _dtype("DATAGRAM_DTYPE"),
     },
 )
+
+__dir__ = public_dir(__name__)

@@ -45,6 +45,7 @@ from typing import Any
 from gamecodec._aio import Address, SessionProtocol
 from gamecodec._aio import open_endpoint as _bind
 from gamecodec._deprecated import deprecated_names
+from gamecodec._public import public_dir
 from gamecodec.avara._models import Command, PeerLost, SerialSkipped
 from gamecodec.avara.session import Connection
 from gamecodec.sessions import Tap
@@ -134,3 +135,5 @@ __getattr__ = deprecated_names(
         "AvaraProtocol": ("Endpoint", lambda: Endpoint),
     },
 )
+
+__dir__ = public_dir(__name__)

@@ -21,6 +21,7 @@ import struct
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from gamecodec._public import public_dir
 from gamecodec.avara._models import MAX_DATA_LEN
 from gamecodec.errors import DecodeError, EncodeError, TruncatedError
 
@@ -498,3 +499,6 @@ def encode_json(value: Any) -> bytes:
     except (TypeError, ValueError, OverflowError, RecursionError) as exc:
         raise EncodeError(f"cannot encode as JSON: {exc}", protocol=_PROTOCOL) from None
     return _fits("JSON", raw)
+
+
+__dir__ = public_dir(__name__)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ipaddress
 
+from gamecodec._public import public_dir
 from gamecodec.avara._models import PUNCH_SIZE, HolePunch, PunchCommand
 from gamecodec.errors import EncodeError
 
@@ -54,3 +55,6 @@ def encode_punch(
     if not 0 <= port <= 0xFFFF:
         raise EncodeError(f"port {port} outside 0..65535", protocol="avara")
     return bytes((command,)) + addr + port.to_bytes(2, "big")
+
+
+__dir__ = public_dir(__name__)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 
+from gamecodec._public import public_dir
 from gamecodec.avara import _codec_py
 from gamecodec.avara._models import Command, CommandId
 from gamecodec.avara.payloads import KeyAndMouse, encode_key_and_mouse
@@ -136,3 +137,6 @@ def capture_stream(count: int = 200_000, *, seed: int = 33585, peers: int = 5) -
             unacked[link] = (unacked[link] + fresh)[-4:]
             out.append(_codec_py.encode(ack_field, packed, bits))
     return out[:count]
+
+
+__dir__ = public_dir(__name__)

@@ -92,6 +92,7 @@ from typing import TYPE_CHECKING, Any
 
 from gamecodec import _accel
 from gamecodec._deprecated import deprecated_names
+from gamecodec._public import public_dir
 from gamecodec.avara._models import (
     ACK_DELAY,
     CRAM_PACK_SIZE,
@@ -148,3 +149,5 @@ def _connection_event() -> Any:
 __getattr__ = deprecated_names(
     __name__, {"ConnectionEvent": ("SerialSkipped | PeerLost", _connection_event)}
 )
+
+__dir__ = public_dir(__name__)

@@ -22,6 +22,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 from gamecodec._deprecated import deprecated_names
+from gamecodec._public import public_dir
 from gamecodec.bzrc._encode import (
     COMMANDS,
     MYTANK_GAP,
@@ -134,3 +135,5 @@ __all__ = [
     "parse_number",
     "py2_str",
 ]
+
+__dir__ = public_dir(__name__)

@@ -42,6 +42,9 @@ class Decoder:
     def offset(self) -> int:
         """Absolute stream offset of the first byte not yet consumed."""
     @property
+    def bytes_scanned(self) -> int:
+        """Bytes this decoder has read from its buffer, summed over its feeds (its work)."""
+    @property
     def idle(self) -> bool:
         """True between responses with no partial line buffered."""
     def feed(self, data: bytes | bytearray | memoryview) -> list[Response]:

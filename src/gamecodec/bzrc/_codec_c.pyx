@@ -220,6 +220,7 @@ cdef class Decoder:
     cdef Py_ssize_t _held  # what the list being read holds (see max_items)
     cdef bytearray _buf  # the partial line (only ever mutated in place)
     cdef Py_ssize_t _scanned  # its bytes known to hold no newline
+    cdef long long _bytes_scanned  # see bytes_scanned
     cdef Py_ssize_t _first  # where the list or help output being read started
     cdef int _busy  # a thread is inside feed/flush/close/__init__
     cdef object _empty  # numpy.empty and numpy.uint8, looked up on this decoder's first grid
@@ -272,6 +273,7 @@ cdef class Decoder:
             self._held = 0
             del self._buf[:]
             self._scanned = 0
+            self._bytes_scanned = 0
             self._first = 0
             self._base = 0
             self._state = S_TOP
@@ -332,6 +334,15 @@ cdef class Decoder:
         return self._base
 
     @property
+    def bytes_scanned(self):
+        """Bytes this decoder has read from its buffer, summed over its feeds:
+        each search for a line end from where the last one stopped (and, in
+        the compiled twin, occgrid rows converted in place and a held partial
+        line copied to join the next chunk). A count of its work, within a
+        small multiple of the bytes fed whatever their chunking."""
+        return self._bytes_scanned
+
+    @property
     def idle(self):
         """True between responses with no partial line buffered."""
         return self._state == S_TOP and PyByteArray_GET_SIZE(self._buf) == 0
@@ -350,12 +361,15 @@ cdef class Decoder:
         cdef bytearray tail = self._buf
         cdef Py_ssize_t kept = PyByteArray_GET_SIZE(tail)
         cdef object src  # holds what b points into for the whole call
+        cdef long long work = 0  # added to _bytes_scanned
+        cdef Py_ssize_t grid_at
         if kept == 0 and PyBytes_CheckExact(data):
             src = data  # nothing buffered: read the chunk in place
         elif PyBytes_CheckExact(data) and kept <= PyBytes_GET_SIZE(data):
             # a tail no longer than the chunk: one joined copy costs at most
             # twice the chunk (cheaper than growing the buffer)
             src = PyBytes_FromStringAndSize(PyByteArray_AS_STRING(tail), kept) + data
+            work = kept
             del tail[:]
         else:
             tail += data
@@ -374,17 +388,21 @@ cdef class Decoder:
         try:
             while True:
                 if self._state == S_GRID_BODY and self._gh <= self.max_line:
+                    grid_at = pos
                     pos = self._grid_fast(b, pos, n)
+                    work += pos - grid_at
                     if pos:
                         scanned = 0
                     if self._state != S_GRID_BODY:
                         continue
                 nl = <const char *>memchr(b + pos + scanned, b'\n', n - pos - scanned)
                 if nl == NULL:
+                    work += n - pos - scanned
                     if n - pos > self.max_line:
                         raise _error("line longer than max_line", self._base + pos)
                     scanned = n - pos
                     break
+                work += (nl - b) + 1 - pos - scanned
                 scanned = 0
                 if (nl - b) - pos > self.max_line:
                     raise _error("line longer than max_line", self._base + pos)
@@ -395,6 +413,7 @@ cdef class Decoder:
             self._fail_with(exc)
             raise
         finally:
+            self._bytes_scanned += work
             self._scanned = scanned
             self._base += pos
             if src is tail:

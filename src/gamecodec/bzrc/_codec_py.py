@@ -268,6 +268,7 @@ class Decoder:
             self._held = 0  # what the list being read holds (see max_items)
             self._buf = bytearray()
             self._scanned = 0  # bytes at the start of _buf known to hold no newline
+            self._bytes_scanned = 0  # see bytes_scanned
             self._base = 0
             self._state = _TOP
             self._ack: Ack | None = None
@@ -291,6 +292,15 @@ class Decoder:
     def offset(self) -> int:
         """Absolute stream offset of the first byte not yet consumed."""
         return self._base
+
+    @property
+    def bytes_scanned(self) -> int:
+        """Bytes this decoder has read from its buffer, summed over its feeds:
+        each search for a line end from where the last one stopped (and, in
+        the compiled twin, occgrid rows converted in place and a held partial
+        line copied to join the next chunk). A count of its work, within a
+        small multiple of the bytes fed whatever their chunking."""
+        return self._bytes_scanned
 
     @property
     def idle(self) -> bool:
@@ -319,13 +329,16 @@ class Decoder:
         try:
             while True:
                 line_at = pos
-                nl = buf.find(b"\n", pos + scanned)
+                search_at = pos + scanned
+                nl = buf.find(b"\n", search_at)
                 if nl < 0:
+                    self._bytes_scanned += len(buf) - search_at
                     if len(buf) - pos > self.max_line:
                         raise decode_error("line longer than max_line", self._base + pos)
                     scanned = len(buf) - pos
                     break
                 scanned = 0
+                self._bytes_scanned += nl + 1 - search_at
                 if nl - pos > self.max_line:
                     raise decode_error("line longer than max_line", self._base + pos)
                 line = bytes(buf[pos:nl])

@@ -35,6 +35,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, NamedTuple, TypeAlias, cast
 
 from gamecodec._aio import call_tap
+from gamecodec._public import public_dir
 from gamecodec.bzrc._format import Dialect
 from gamecodec.bzrc._models import (
     DEFAULT_MAX_GRID_CELLS,
@@ -624,3 +625,6 @@ async def serve(
                 await writer.wait_closed()
 
     return await asyncio.start_server(handle, host, port)
+
+
+__dir__ = public_dir(__name__)

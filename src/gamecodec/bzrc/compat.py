@@ -37,6 +37,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from typing import Literal, NoReturn, TypeVar
 
+from gamecodec._public import public_dir
 from gamecodec.bzrc._compat_answers import (
     Answer,
     BaseAnswer,
@@ -714,3 +715,6 @@ def _items(response: Response, kind: type[_I]) -> list[_I]:
             raise UnexpectedResponse(f"{kind.__name__.lower()} or end", repr(item))
         items.append(item)
     return items
+
+
+__dir__ = public_dir(__name__)

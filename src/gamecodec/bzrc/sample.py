@@ -13,6 +13,7 @@ import random
 import numpy as np
 import numpy.typing as npt
 
+from gamecodec._public import public_dir
 from gamecodec.bzrc._encode import encode_response
 from gamecodec.bzrc._models import Ack, Listing, MyTank, OccGrid
 
@@ -92,3 +93,6 @@ def mytanks_responses(count: int = 64, tanks: int = 20, seed: int = 1) -> list[b
         ack = Ack(float(f"{3.0 + tick * 0.1:.12g}"), "mytanks", ())
         out.append(encode_response(Listing(ack, list(items))))
     return out
+
+
+__dir__ = public_dir(__name__)

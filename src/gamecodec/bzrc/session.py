@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
+from gamecodec._public import public_dir
 from gamecodec.bzrc._encode import encode, encode_response
 from gamecodec.bzrc._errors import encode_error, local_error, remote_error
 from gamecodec.bzrc._format import Dialect, format_number
@@ -540,3 +541,6 @@ class ServerSession:
         else:
             lines = [unknown_fail(args[0])]
         return "".join(line + "\n" for line in lines).encode("latin-1", "replace")
+
+
+__dir__ = public_dir(__name__)

@@ -12,6 +12,7 @@ order, a :class:`Unit` per decoded datagram or message and a
 :class:`CaptureError` per thing that could not be read or decoded.
 """
 
+from gamecodec._public import public_dir
 from gamecodec.capture._capture import Capture, read
 from gamecodec.capture._detect import PORTS, Override, parse_override
 from gamecodec.capture._records import (
@@ -79,3 +80,5 @@ __all__ = [
     "write_json_lines",
     "write_tables",
 ]
+
+__dir__ = public_dir(__name__)

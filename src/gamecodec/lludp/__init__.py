@@ -25,6 +25,7 @@ import importlib
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from gamecodec._public import public_dir
 from gamecodec.errors import DecodeError
 from gamecodec.lludp._errors import build_error
 from gamecodec.lludp._impl import codec as _codec
@@ -281,3 +282,6 @@ def __getattr__(name: str) -> Any:
     if name == "aio":
         return importlib.import_module("gamecodec.lludp.aio")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__dir__ = public_dir(__name__)

@@ -58,6 +58,7 @@ from typing import Any
 from gamecodec._aio import Address, SessionProtocol
 from gamecodec._aio import open_endpoint as _bind
 from gamecodec._deprecated import deprecated_names
+from gamecodec._public import public_dir
 from gamecodec.lludp._models import (
     BadDatagram,
     Message,
@@ -168,3 +169,5 @@ __getattr__ = deprecated_names(
         "CircuitProtocol": ("Endpoint", lambda: Endpoint),
     },
 )
+
+__dir__ = public_dir(__name__)

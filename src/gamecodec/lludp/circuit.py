@@ -145,6 +145,7 @@ from typing import TYPE_CHECKING
 
 from gamecodec import _accel
 from gamecodec._clock import MAX_TIME
+from gamecodec._public import public_dir
 from gamecodec.lludp._models import (
     ACK_COLLECT_TIME,
     AVERAGED_PING_ALPHA,
@@ -205,3 +206,5 @@ if TYPE_CHECKING:
     from gamecodec.lludp._circuit_py import Circuit
 else:
     Circuit = _accel.load("gamecodec.lludp", "_circuit", "lludp.circuit").Circuit
+
+__dir__ = public_dir(__name__)

@@ -17,6 +17,7 @@ import random
 import uuid
 from typing import Any
 
+from gamecodec._public import public_dir
 from gamecodec.lludp._models import (
     ZEROCODED,
     Block,
@@ -270,3 +271,6 @@ def region_stream(
             acks = tuple(base + i for i in range(rng.randint(1, 8)))
         out.append(_region_message(pools, name, tpl, flags=flags, sequence=sequence, acks=acks))
     return out
+
+
+__dir__ = public_dir(__name__)

@@ -24,6 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
+from gamecodec._public import public_dir
 from gamecodec.lludp._errors import TemplateError
 from gamecodec.lludp._models import (
     FIELD_SIZES,
@@ -503,3 +504,6 @@ def schema_literal(template: Template) -> list[tuple[Any, ...]]:
         )
         for m in template.messages
     ]
+
+
+__dir__ = public_dir(__name__)

@@ -23,6 +23,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 from gamecodec._deprecated import deprecated_names
+from gamecodec._public import public_dir
 from gamecodec.ywindow._encode import (
     call,
     encode,
@@ -123,3 +124,5 @@ __all__ = [
     "reply",
     "save_authority",
 ]
+
+__dir__ = public_dir(__name__)

@@ -17,6 +17,9 @@ class Decoder:
     def buffered(self) -> int:
         """Bytes held back: the start of an incomplete word."""
     @property
+    def bytes_scanned(self) -> int:
+        """Bytes this decoder has scanned, summed over its feeds (its work)."""
+    @property
     def at_boundary(self) -> bool:
         """Whether the stream so far ends between messages."""
     def feed(self, data: Buffer) -> list[Message]:

@@ -137,6 +137,7 @@ cdef class Decoder:
     cdef long long _start
     cdef long long _max
     cdef long long _remaining
+    cdef long long _bytes_scanned
     cdef int _kind
     cdef int _busy  # a thread is inside feed/close/__init__
     cdef list _words
@@ -164,6 +165,7 @@ cdef class Decoder:
             self._start = 0
             self._error = None
             self._cache = [None] * CACHE_SLOTS
+            self._bytes_scanned = 0
         finally:
             self._leave()
 
@@ -191,6 +193,14 @@ cdef class Decoder:
     def buffered(self):
         """Bytes held back: the start of an incomplete word."""
         return PyByteArray_GET_SIZE(self._buf)
+
+    @property
+    def bytes_scanned(self):
+        """Bytes this decoder has scanned, summed over its feeds: a count of
+        its work (each feed scans the word held back and the new chunk, unless
+        the word still cannot be read), within a small multiple of the bytes
+        fed whatever their chunking."""
+        return self._bytes_scanned
 
     @property
     def at_boundary(self):
@@ -241,6 +251,7 @@ cdef class Decoder:
             src = <bytes>data if PyBytes_CheckExact(data) else memoryview(data).tobytes()
             p = <const uint8_t *>PyBytes_AS_STRING(src)
             n = PyBytes_GET_SIZE(src)
+        self._bytes_scanned += n
         cdef list out = []
         cdef Py_ssize_t pos = 0, head, end, need = 0
         cdef long long base = self._base, cap = self._max

@@ -69,6 +69,7 @@ class Decoder:
     __slots__ = (
         "_base",
         "_buf",
+        "_bytes_scanned",
         "_cache",
         "_error",
         "_kind",
@@ -101,6 +102,7 @@ class Decoder:
             self._start = 0
             self._error: DecodeError | None = None
             self._cache: dict[bytes, Keyword] = {}
+            self._bytes_scanned = 0
         finally:
             lock.release()
 
@@ -113,6 +115,14 @@ class Decoder:
     def buffered(self) -> int:
         """Bytes held back: the start of an incomplete word."""
         return len(self._buf)
+
+    @property
+    def bytes_scanned(self) -> int:
+        """Bytes this decoder has scanned, summed over its feeds: a count of
+        its work (each feed scans the word held back and the new chunk, unless
+        the word still cannot be read), within a small multiple of the bytes
+        fed whatever their chunking."""
+        return self._bytes_scanned
 
     @property
     def at_boundary(self) -> bool:
@@ -144,6 +154,7 @@ class Decoder:
             buf = data if type(data) is bytes else memoryview(data).tobytes()
         out: list[Message] = []
         n = len(buf)
+        self._bytes_scanned += n
         pos = 0
         need = 0  # when the loop stops early: the bytes from pos the next word needs
         base = self._base

@@ -18,6 +18,7 @@ from typing import Any
 
 from gamecodec._aio import call_tap
 from gamecodec._deprecated import deprecated_names
+from gamecodec._public import public_dir
 from gamecodec.errors import RemoteProtocolError
 from gamecodec.sessions import Tap, Traffic
 from gamecodec.ywindow._errors import AuthenticationError
@@ -339,3 +340,5 @@ async def serve(
 
 
 __getattr__ = deprecated_names(__name__, {"Connection": ("Client", lambda: Client)})
+
+__dir__ = public_dir(__name__)

@@ -11,6 +11,7 @@ import hashlib
 import os
 from pathlib import Path
 
+from gamecodec._public import public_dir
 from gamecodec.ywindow._models import AUTHORITY_SIZE
 
 __all__ = [
@@ -65,3 +66,6 @@ def save_authority(
 def digest(authority: bytes, cookie: bytes) -> bytes:
     """MD5(authority || cookie): the 16-byte answer to a cookie."""
     return hashlib.md5(authority + cookie, usedforsecurity=False).digest()
+
+
+__dir__ = public_dir(__name__)

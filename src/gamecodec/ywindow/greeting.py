@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from gamecodec._public import public_dir
 from gamecodec.ywindow._errors import remote_error
 from gamecodec.ywindow._models import MAX_GREETING, MAX_SOFTWARE, VERSION, Greeting, Role
 
@@ -42,3 +43,6 @@ def parse_greeting(line: bytes, role: Role) -> Greeting:
     if len(software) > MAX_SOFTWARE:
         raise remote_error(f"greeting software of {len(software)} chars, over 40")
     return Greeting(role, int(match[2]), int(match[3]), software)
+
+
+__dir__ = public_dir(__name__)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 
+from gamecodec._public import public_dir
 from gamecodec.ywindow._encode import call, notify, reply
 from gamecodec.ywindow._models import Keyword
 
@@ -48,3 +49,6 @@ def sample_stream(count: int = 5000, chunk: int = 4096) -> list[bytes]:
     """The sample messages as one stream, cut into ``chunk``-byte reads."""
     data = b"".join(sample_messages(count))
     return [data[i : i + chunk] for i in range(0, len(data), chunk)]
+
+
+__dir__ = public_dir(__name__)

@@ -15,6 +15,7 @@ import warnings
 from collections import deque
 from itertools import islice
 
+from gamecodec._public import public_dir
 from gamecodec.errors import DecodeError, RemoteProtocolError
 from gamecodec.ywindow import _encode
 from gamecodec.ywindow._errors import local_error, remote_error
@@ -392,3 +393,6 @@ class Peer:
         if self._state is not State.CLOSED:
             self._state = State.CLOSED
             self._events.append(ConnectionClosed(tuple(h.id for h in self._pending), False))
+
+
+__dir__ = public_dir(__name__)

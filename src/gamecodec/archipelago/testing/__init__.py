@@ -50,6 +50,7 @@ not a game server for real sessions.
 
 from __future__ import annotations
 
+from gamecodec._public import public_dir
 from gamecodec.archipelago.testing._framelog import FrameLog
 from gamecodec.archipelago.testing._multidata import MultidataError, read_multidata
 from gamecodec.archipelago.testing._multiworld import load_multiworld, room_from_json
@@ -68,3 +69,5 @@ __all__ = [
     "read_multidata",
     "room_from_json",
 ]
+
+__dir__ = public_dir(__name__)
