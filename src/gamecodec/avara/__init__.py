@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from gamecodec import _accel
 from gamecodec._deprecated import deprecated_names
 from gamecodec.avara import payloads
-from gamecodec.avara._errors import CrcMismatchError, ShortDatagramError
+from gamecodec.avara._errors import CrcMismatchError, OversizeDatagramError, ShortDatagramError
 from gamecodec.avara._models import (
     CRAM_PACK_SIZE,
     DEFAULT_VERSION,
@@ -80,6 +80,7 @@ __all__ = [
     "Flag",
     "HolePunch",
     "Layout",
+    "OversizeDatagramError",
     "PeerLost",
     "PunchCommand",
     "SerialSkipped",
