@@ -753,7 +753,7 @@ class Circuit:
         :class:`StrictDecodeFailed` event instead of being delivered.
         """
         t = _seconds(now)
-        raw = data if type(data) is bytes else bytes(data)
+        raw = data if type(data) is bytes else memoryview(data).tobytes()
         self._enter()
         try:
             return self._receive_datagram(raw, t)
