@@ -424,7 +424,7 @@ class Message(NamedTuple):
         decode as UTF-8, other bytes in hex): ``print(message.show())``."""
         from gamecodec.lludp._show import show_message
 
-        return show_message(self)
+        return show_message(self, Flag)
 
     def to_dict(self) -> dict[str, list[dict[str, Any]]]:
         """The blocks as plain dicts."""

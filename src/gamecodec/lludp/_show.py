@@ -7,24 +7,13 @@ what a reader needs to know the fields without the template's source.
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
-
-from gamecodec.lludp._models import (
-    FIELD_SIZES,
-    BlockKind,
-    BlockSpec,
-    FieldSpec,
-    FieldType,
-    Flag,
-    Frequency,
-    MessageSpec,
-)
-
-if TYPE_CHECKING:
-    from gamecodec.lludp._models import Message
-    from gamecodec.lludp.template import Template
+from enum import IntFlag
+from typing import Any
 
 __all__ = ["describe_message", "describe_template", "show_message"]
+
+# It reads the specs and messages by their attributes and their enums' names,
+# importing nothing of lludp: _models and template call it, with no import cycle.
 
 WIDTH = 100
 """The widest line of a template view."""
@@ -33,38 +22,38 @@ _BYTES_SHOWN = 32
 
 
 _TEMPLATE_NAMES = {
-    FieldType.LLVECTOR3: "LLVector3",
-    FieldType.LLVECTOR3D: "LLVector3d",
-    FieldType.LLVECTOR4: "LLVector4",
-    FieldType.LLQUATERNION: "LLQuaternion",
+    "LLVECTOR3": "LLVector3",
+    "LLVECTOR3D": "LLVector3d",
+    "LLVECTOR4": "LLVector4",
+    "LLQUATERNION": "LLQuaternion",
 }
 """The template's spelling of the types whose enum name differs from it."""
 
 
-def _number(spec: MessageSpec) -> str:
-    if spec.frequency is Frequency.FIXED:
+def _number(spec: Any) -> str:
+    if spec.frequency.name == "FIXED":
         return f"Fixed 0x{spec.number:08X}"
     return f"{spec.frequency.name.capitalize()} {spec.number}"
 
 
-def _kind(block: BlockSpec) -> str:
-    if block.kind is BlockKind.MULTIPLE:
+def _kind(block: Any) -> str:
+    if block.kind.name == "MULTIPLE":
         return f"Multiple({block.count})"
     return block.kind.name.capitalize()
 
 
-def _field_type(field: FieldSpec) -> tuple[str, str]:
-    """The field's template type and its size on the wire."""
-    if field.type is FieldType.FIXED:
-        return f"Fixed {field.size}", f"{field.size} bytes"
-    if field.type is FieldType.VARIABLE:
-        return f"Variable {field.size}", f"{field.size}-byte length, then the data"
-    size = FIELD_SIZES[field.type]
-    name = _TEMPLATE_NAMES.get(field.type, field.type.name)
-    return name, f"{size} byte" + ("" if size == 1 else "s")
+def _field_type(field: Any) -> tuple[str, str]:
+    """The field's template type and its size on the wire (a FieldSpec's ``size``
+    is N for Fixed N, the length prefix's for Variable, else the wire size)."""
+    kind, size = field.type.name, field.size
+    if kind == "FIXED":
+        return f"Fixed {size}", f"{size} bytes"
+    if kind == "VARIABLE":
+        return f"Variable {size}", f"{size}-byte length, then the data"
+    return _TEMPLATE_NAMES.get(kind, kind), f"{size} byte" + ("" if size == 1 else "s")
 
 
-def _marks(spec: MessageSpec) -> str:
+def _marks(spec: Any) -> str:
     marks = ["Trusted" if spec.trusted else "NotTrusted"]
     marks.append("Zerocoded" if spec.zerocoded else "Unencoded")
     if spec.deprecation:
@@ -72,8 +61,8 @@ def _marks(spec: MessageSpec) -> str:
     return " ".join(marks)
 
 
-def describe_message(spec: MessageSpec) -> str:
-    """A template message's blocks (kind) and fields (type, size), one a line."""
+def describe_message(spec: Any) -> str:
+    """A :class:`MessageSpec`'s blocks (kind) and fields (type, size), one a line."""
     lines = [f"{spec.name}  {_number(spec)}  {_marks(spec)}"]
     width = max((len(f.name) for b in spec.blocks for f in b.fields), default=0)
     for block in spec.blocks:
@@ -84,7 +73,7 @@ def describe_message(spec: MessageSpec) -> str:
     return "\n".join(lines)
 
 
-def describe_template(template: Template) -> str:
+def describe_template(template: Any) -> str:
     """Every message of ``template``: name, number, trust and encoding, blocks."""
     width = max((len(spec.name) for spec in template), default=0)
     lines = [repr(template)]
@@ -122,17 +111,18 @@ def _value(value: Any) -> str:
     return repr(value)
 
 
-def _flags(flags: int) -> str:
-    names = [f.name for f in Flag if f.name and flags & f]
+def _flags(flags: int, flag_type: type[IntFlag]) -> str:
+    names = [f.name for f in flag_type if f.name and flags & f]
     return f"0x{flags:02x}" + (f" {'|'.join(names)}" if names else "")
 
 
-def show_message(message: Message) -> str:
-    """``message`` indented: header, then each block instance and its fields'
-    values (text fields as text where they decode as UTF-8)."""
+def show_message(message: Any, flag_type: type[IntFlag]) -> str:
+    """A :class:`Message` indented (``flag_type`` names its flags): header, then
+    each block instance and its fields' values (text fields as text where they
+    decode as UTF-8)."""
     lines = [
         f"{message.name}  {message.frequency.name.capitalize()} {message.number}  "
-        f"flags {_flags(message.flags)}  sequence {message.sequence}"
+        f"flags {_flags(message.flags, flag_type)}  sequence {message.sequence}"
     ]
     for label, present in (
         ("acks", message.acks),
