@@ -1,4 +1,4 @@
-# cython: annotation_typing=False, freethreading_compatible=True
+# cython: annotation_typing=False, freethreading_compatible=True, auto_pickle=False
 # Free-threading compatible: a Circuit swaps the Python objects its C fields hold
 # (the outgoing list, the event list), so every entry point that touches them
 # first claims the circuit's busy lock (``_enter``): a second thread entering one
