@@ -39,7 +39,7 @@ def _number(spec: Any) -> str:
 def _kind(block: Any) -> str:
     if block.kind.name == "MULTIPLE":
         return f"Multiple({block.count})"
-    return block.kind.name.capitalize()
+    return str(block.kind.name).capitalize()
 
 
 def _field_type(field: Any) -> tuple[str, str]:
