@@ -1,4 +1,4 @@
-"""The ``gamecodec`` command: ``decode``, ``dump``, ``stats``, ``bench`` and ``info``."""
+"""The ``gamecodec`` command: ``decode``, ``dump``, ``stats``, ``bench``, ``fields``, ``info``."""
 
 from __future__ import annotations
 
@@ -518,6 +518,7 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     decode_parser = _add_decode(sub)
     _add_capture(sub)
     _add_bench(sub)
+    _add_fields(sub)
     p = sub.add_parser(
         "info",
         help="versions, and which implementation each protocol uses",
@@ -526,6 +527,43 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=info)
     return parser, decode_parser
+
+
+def _add_fields(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "fields",
+        help="list a protocol's messages, or one message's blocks and fields",
+        description="Without NAME, every message of the template; with NAME, its blocks "
+        "(Single, Multiple(n), Variable) and their fields' types and sizes.",
+    )
+    p.add_argument("protocol", metavar="PROTOCOL", choices=["lludp"], help="lludp")
+    p.add_argument("name", metavar="NAME", nargs="?", help="a message name: ChatFromSimulator")
+    p.add_argument(
+        "--template",
+        choices=["secondlife", "opensim"],
+        default="secondlife",
+        help="the built-in template (default secondlife)",
+    )
+    p.set_defaults(func=functools.partial(fields, p))
+
+
+def fields(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``gamecodec fields lludp [NAME]``: the template's messages, or one message's fields."""
+    import difflib
+
+    from gamecodec import lludp
+
+    template = lludp.builtin_template(args.template)
+    if args.name is None:
+        print(template.show())
+        return 0
+    spec = template.by_name.get(args.name)
+    if spec is None:
+        close = difflib.get_close_matches(args.name, template.by_name, n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        parser.error(f"no message {args.name!r} in the {args.template} template{hint}")
+    print(spec.show())
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:

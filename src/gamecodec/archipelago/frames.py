@@ -285,10 +285,52 @@ def _refuse_too_deep(data: str | bytes) -> None:
         )
 
 
+_NOT_AN_OBJECT = re.compile(r"Expected `object`, got `\w+` - at `\$\[(\d+)\]`")
+_NOT_AN_ARRAY = re.compile(r"Expected `array`, got `\w+`")
+_check_json = msgspec.json.Decoder(msgspec.Raw).decode
+"""Checks a document's JSON syntax without building its values (fast, no copies)."""
+
+
+def _refuse_early(data: str | bytes, invalid: msgspec.ValidationError) -> None:
+    """When the one-pass decode stopped at a frame that is not an array, or at an
+    element that is not an object, raise what :func:`_decode_each` would raise,
+    without building the values of a (maybe huge) rest of the frame: the whole
+    frame is checked to be JSON, and only the elements before the bad one are
+    read. Returns when that does not apply (JSON only the reference reads...)."""
+    message = str(invalid)
+    element = _NOT_AN_OBJECT.fullmatch(message)
+    if element is None and _NOT_AN_ARRAY.fullmatch(message) is None:
+        return
+    try:
+        _check_json(data)
+    except (msgspec.DecodeError, UnicodeError):
+        return  # a syntax error or lenient JSON later on: the full path decides
+    if element is None:
+        raise decode_error("a frame must be a JSON array of commands", 0)
+    text = data if isinstance(data, str) else data.decode("utf-8")
+    scan = json.JSONDecoder().raw_decode
+    out: list[Command | dict[str, Any]] = []
+    at = _skip_space(text, _skip_space(text, 0) + 1)  # past the "["
+    for _ in range(int(element.group(1))):
+        _, end = scan(text, at)
+        try:
+            out.append(_from_plain(_plain(text[at:end])))
+        except ValueError as exc:
+            raise decode_error(str(exc), _byte_offset(text, at), out) from None
+        at = _skip_space(text, _skip_space(text, end) + 1)  # past the comma
+    raise decode_error("a command must be a JSON object", _byte_offset(text, at), out)
+
+
+def _byte_offset(text: str, at: int) -> int:
+    return at if text.isascii() else len(text[:at].encode("utf-8", "surrogatepass"))
+
+
 def _decode_frame(data: str | bytes) -> Frame:
     try:
         frame = Frame(_decode_all(data))
-    except msgspec.DecodeError:  # a ValidationError, or JSON only the reference reads
+    except msgspec.DecodeError as exc:  # a ValidationError, or JSON only the reference reads
+        if isinstance(exc, msgspec.ValidationError):
+            _refuse_early(data, exc)
         frame = Frame(_decode_each(data))
     except UnicodeError as exc:
         raise frame_error(data, exc) from None

@@ -24,7 +24,7 @@ from gamecodec import _accel
 from gamecodec._deprecated import deprecated_names
 from gamecodec._public import public_dir
 from gamecodec.avara import payloads
-from gamecodec.avara._errors import CrcMismatchError, ShortDatagramError
+from gamecodec.avara._errors import CrcMismatchError, OversizeDatagramError, ShortDatagramError
 from gamecodec.avara._models import (
     CRAM_PACK_SIZE,
     DEFAULT_VERSION,
@@ -81,6 +81,7 @@ __all__ = [
     "Flag",
     "HolePunch",
     "Layout",
+    "OversizeDatagramError",
     "PeerLost",
     "PunchCommand",
     "SerialSkipped",

@@ -24,10 +24,15 @@ COMMAND_DTYPE = np.dtype(
         ("sender", "i1"),
         ("data_offset", "=u4"),
         ("data_length", "=u2"),
+        ("has_distribution", "?"),
+        ("has_sender", "?"),
     ]
 )
-"""One row per command. ``distribution``/``sender`` are 0 when absent (test
-``flags & 0x40`` / ``flags & 0x80``); ``data_offset`` is into the datagram."""
+"""One row per command. ``distribution``/``sender`` read 0 when the datagram
+leaves them out, like a real 0: ``has_distribution``/``has_sender`` (the
+flags' 0x40/0x80 bits) say whether they were on the wire (the game then uses
+the receiver's own bit and the sending peer's slot); ``data_offset`` is into
+the datagram."""
 
 DATAGRAM_DTYPE = np.dtype(
     [

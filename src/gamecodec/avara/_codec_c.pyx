@@ -88,6 +88,7 @@ cdef enum:
     ST_BAD_DATA_LEN = 3
     ST_TRUNCATED = 4
     ST_PUNCH = 5
+    ST_OVERSIZE = 6
 
 
 cdef inline uint16_t _le16(const uint8_t *q) noexcept nogil:
@@ -167,6 +168,20 @@ cdef inline bytes _as_bytes(object data):
     if PyBytes_CheckExact(data):
         return <bytes>data
     return memoryview(data).tobytes()
+
+
+cdef inline bytes _payload(object data):
+    """data as bytes; longer than MAX_DATAGRAM raises before any copy."""
+    cdef Py_ssize_t size
+    if PyBytes_CheckExact(data):
+        size = PyBytes_GET_SIZE(data)
+        if size > MAX_DATAGRAM:
+            raise msg.oversize(size)
+        return <bytes>data
+    view = memoryview(data)
+    if view.nbytes > MAX_DATAGRAM:
+        raise msg.oversize(view.nbytes)
+    return view.tobytes()
 
 
 cdef int _version_arg(object version) except -2:
@@ -383,9 +398,10 @@ def decode(data, *, version=DEFAULT_VERSION, layout=1, bint strict=False):
     the check (``crc_ok=None``). A command that runs past the end or has a bad
     dataLen raises :class:`~gamecodec.DecodeError`, with what was decoded
     before it in ``.partial``. ``strict=True`` also refuses flag bytes the
-    game's writer never produces.
+    game's writer never produces. Longer than ``MAX_DATAGRAM`` (the game's
+    receive buffer) raises :class:`~gamecodec.avara.OversizeDatagramError`.
     """
-    cdef bytes buf = _as_bytes(data)
+    cdef bytes buf = _payload(data)
     cdef int v = _version_arg(version)
     return _decode(buf, v, version, _is_current(layout), strict)
 
@@ -401,8 +417,8 @@ def decode_many(datagrams, *, version=DEFAULT_VERSION, layout=1, bint strict=Fal
     cdef list out = []
     cdef bytes buf
     for item in datagrams:
-        buf = _as_bytes(item)
         try:
+            buf = _payload(item)
             out.append(_decode(buf, v, version, current, strict))
         except DecodeError as exc:
             out.append(exc)
@@ -489,6 +505,8 @@ cdef packed struct CommandRow:
     int8_t sender
     uint32_t data_offset
     uint16_t data_length
+    uint8_t has_distribution
+    uint8_t has_sender
 
 
 cdef packed struct DatagramRow:
@@ -534,6 +552,10 @@ cdef inline void _decode_one(const uint8_t *p, Py_ssize_t size, uint32_t index, 
     row.first_command = <uint32_t>count[0]
     row.command_count = 0
     row.error_offset = 0
+    if size > MAX_DATAGRAM:
+        row.status = ST_OVERSIZE
+        row.error_offset = MAX_DATAGRAM
+        return
     if size == PUNCH_SIZE:
         row.status = ST_PUNCH
         return
@@ -570,6 +592,8 @@ cdef inline void _decode_one(const uint8_t *p, Py_ssize_t size, uint32_t index, 
         r.sender = c.sender
         r.data_offset = <uint32_t>c.data_pos
         r.data_length = <uint16_t>c.n
+        r.has_distribution = (c.flags & 0x40) != 0
+        r.has_sender = (c.flags & 0x80) != 0
         count[0] += 1
         row.command_count += 1
         pos = c.end
@@ -606,10 +630,14 @@ def decode_array(datagrams, *, version=DEFAULT_VERSION, layout=1):
             for i in range(total):
                 p = gamecodec_bytes_of(PyList_GET_ITEM(items, i), &size)
                 if p == NULL:
-                    buf = memoryview(items[i]).tobytes()
-                    p = <const uint8_t *>PyBytes_AS_STRING(buf)
-                    size = PyBytes_GET_SIZE(buf)
-                room = size // 4 + 1
+                    view = memoryview(items[i])
+                    if view.nbytes > MAX_DATAGRAM:
+                        size = view.nbytes  # _decode_one only reads the size
+                    else:
+                        buf = view.tobytes()
+                        p = <const uint8_t *>PyBytes_AS_STRING(buf)
+                        size = PyBytes_GET_SIZE(buf)
+                room = 0 if size > MAX_DATAGRAM else size // 4 + 1
                 if count + room > capacity:
                     capacity = max(2 * capacity, count + room)
                     grown = np.empty(capacity, dtype=command_dtype)

@@ -277,6 +277,18 @@ def datagram_crc(data: bytes | bytearray | memoryview, version: int = DEFAULT_VE
     return _datagram_crc(memoryview(data).tobytes(), version)
 
 
+def _payload(data: bytes | bytearray | memoryview) -> bytes:
+    """``data`` as bytes; longer than ``MAX_DATAGRAM`` raises before any copy."""
+    if type(data) is bytes:
+        if len(data) > MAX_DATAGRAM:
+            raise msg.oversize(len(data))
+        return data
+    view = memoryview(data)
+    if view.nbytes > MAX_DATAGRAM:
+        raise msg.oversize(view.nbytes)
+    return view.tobytes()
+
+
 def _is_current(layout: Layout | int) -> bool:
     if not isinstance(layout, int) or layout not in (0, 1):
         raise msg.bad_layout(layout)
@@ -298,9 +310,10 @@ def decode(
     the check (``crc_ok=None``). A command that runs past the end or has a bad
     dataLen raises :class:`~gamecodec.DecodeError`, with what was decoded
     before it in ``.partial``. ``strict=True`` also refuses flag bytes the
-    game's writer never produces.
+    game's writer never produces. Longer than ``MAX_DATAGRAM`` (the game's
+    receive buffer) raises :class:`~gamecodec.avara.OversizeDatagramError`.
     """
-    buf = data if type(data) is bytes else memoryview(data).tobytes()
+    buf = _payload(data)
     if version is not None and not _is_u16(version):
         raise msg.bad_version(version)
     return _decode(buf, version, _is_current(layout), strict)
@@ -521,9 +534,8 @@ def decode_many(
     out: list[Datagram | HolePunch | DecodeError] = []
     append = out.append
     for item in datagrams:
-        buf = item if type(item) is bytes else memoryview(item).tobytes()
         try:
-            append(_decode(buf, version, current, strict))
+            append(_decode(_payload(item), version, current, strict))
         except DecodeError as exc:
             append(exc)
     return out
@@ -551,6 +563,10 @@ def decode_array(
     rows: list[tuple[int, ...]] = []
     outcomes: list[tuple[int, ...]] = []
     for index, item in enumerate(datagrams):
+        size = len(item) if type(item) is bytes else memoryview(item).nbytes
+        if size > MAX_DATAGRAM:
+            outcomes.append((Status.OVERSIZE, 0, 0, len(rows), 0, MAX_DATAGRAM))
+            continue
         buf = item if type(item) is bytes else memoryview(item).tobytes()
         outcomes.append(_decode_one(buf, index, version, current, rows))
     return Batch(np.array(rows, dtype=COMMAND_DTYPE), np.array(outcomes, dtype=DATAGRAM_DTYPE))
@@ -597,6 +613,8 @@ def _decode_one(
             c.sender,
             c.data_pos,
             c.n,
+            bool(c.flags & 0x40),
+            bool(c.flags & 0x80),
         )
         rows.append(row)
         pos = c.end

@@ -15,7 +15,7 @@ from gamecodec.errors import (
     TruncatedError,
 )
 
-__all__ = ["CrcMismatchError", "ShortDatagramError"]
+__all__ = ["CrcMismatchError", "OversizeDatagramError", "ShortDatagramError"]
 
 PROTOCOL = "avara"
 
@@ -30,6 +30,21 @@ class CrcMismatchError(DecodeError):
     """A datagram whose checksum does not match the net version (``strict=True`` only)."""
 
     reason = "crc_mismatch"
+
+
+class OversizeDatagramError(DecodeError):
+    """An input longer than ``MAX_DATAGRAM``, the game's receive buffer: refused
+    at that offset before anything is decoded."""
+
+    reason = "oversize"
+
+
+def oversize(size: int) -> OversizeDatagramError:
+    return OversizeDatagramError(
+        f"datagram of {size} bytes is longer than the game's {MAX_DATAGRAM}-byte receive buffer",
+        MAX_DATAGRAM,
+        PROTOCOL,
+    )
 
 
 def so_far(crc_ok: bool | None, ack: int, bitmap: int | None, commands: list[Command]) -> Datagram:

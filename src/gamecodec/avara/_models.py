@@ -57,7 +57,8 @@ MAX_DATA_LEN = 984
 """``PACKETDATABUFFERSIZE``: the largest dataLen the reader accepts."""
 
 MAX_DATAGRAM = 16384
-"""The game's receive buffer; the encoder refuses anything larger."""
+"""The game's receive buffer (``UDPSTREAMBUFFERSIZE``): the encoder refuses
+anything larger, the decoders refuse a longer input at this offset."""
 
 PUNCH_SIZE = 7
 """Every datagram of exactly this many bytes is a hole-punch packet."""
@@ -98,6 +99,8 @@ class Status(enum.IntEnum):
     BAD_DATA_LEN = 3
     TRUNCATED = 4
     PUNCH = 5
+    OVERSIZE = 6
+    """Longer than ``MAX_DATAGRAM``: not decoded (``error_offset`` is ``MAX_DATAGRAM``)."""
 
 
 class CommandId(enum.IntEnum):

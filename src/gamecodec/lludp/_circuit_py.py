@@ -1,4 +1,4 @@
-# cython: annotation_typing=False, freethreading_compatible=True
+# cython: annotation_typing=False, freethreading_compatible=True, auto_pickle=False
 # Free-threading compatible: a Circuit swaps the Python objects its C fields hold
 # (the outgoing list, the event list), so every entry point that touches them
 # first claims the circuit's busy lock (``_enter``): a second thread entering one
@@ -753,7 +753,7 @@ class Circuit:
         :class:`StrictDecodeFailed` event instead of being delivered.
         """
         t = _seconds(now)
-        raw = data if type(data) is bytes else bytes(data)
+        raw = data if type(data) is bytes else memoryview(data).tobytes()
         self._enter()
         try:
             return self._receive_datagram(raw, t)

@@ -133,7 +133,7 @@ cdef Py_ssize_t _cap(object max_size) except -1:
 
 def zero_decode(data, max_size=8192):
     """Expand LL zero-coding; DecodeError if the result passes ``max_size`` bytes."""
-    cdef bytes src = data if type(data) is bytes else bytes(data)
+    cdef bytes src = data if type(data) is bytes else memoryview(data).tobytes()
     cdef Py_ssize_t cap = _cap(max_size)
     cdef Py_ssize_t n = PyBytes_GET_SIZE(src)
     cdef Py_ssize_t err = 0, got
@@ -154,7 +154,7 @@ def zero_decode(data, max_size=8192):
 
 def zero_encode(data):
     """LL zero-coding: each run of zeros as ``00 n``, runs cut at 255."""
-    cdef bytes src = data if type(data) is bytes else bytes(data)
+    cdef bytes src = data if type(data) is bytes else memoryview(data).tobytes()
     cdef Py_ssize_t n = PyBytes_GET_SIZE(src)
     cdef const uint8_t *p = <const uint8_t *>PyBytes_AS_STRING(src)
     cdef uint8_t stack[STACK + LLUDP_SLACK]
@@ -221,7 +221,7 @@ cdef object _plan(object template, uint32_t code):
 
 def peek(data, template):
     """Header, acks and message number, expanding at most the first bytes of the body."""
-    cdef bytes src = data if type(data) is bytes else bytes(data)
+    cdef bytes src = data if type(data) is bytes else memoryview(data).tobytes()
     cdef const uint8_t *p = <const uint8_t *>PyBytes_AS_STRING(src)
     cdef Py_ssize_t n = PyBytes_GET_SIZE(src)
     cdef Py_ssize_t body_end = n, err = 0, head_n, pos = 0, stop
@@ -416,7 +416,7 @@ cdef object _decode(bytes src, object template, bint strict, Py_ssize_t cap):
 
 def decode(data, template, bint strict=False, max_size=8192):
     """Decode one packet: header, acks, message number, extra bytes, every field."""
-    cdef bytes src = data if type(data) is bytes else bytes(data)
+    cdef bytes src = data if type(data) is bytes else memoryview(data).tobytes()
     return _decode(src, template, strict, _cap(max_size))
 
 
@@ -426,7 +426,7 @@ def decode_many(datagrams, template, bint strict=False, max_size=8192):
     cdef list out = []
     for data in list(datagrams):
         try:
-            out.append(_decode(data if type(data) is bytes else bytes(data), template, strict,
+            out.append(_decode(data if type(data) is bytes else memoryview(data).tobytes(), template, strict,
                                cap))
         except DecodeError as exc:
             out.append(exc)
@@ -801,7 +801,7 @@ def encode_into(message, buf, offset, template, zero_coding="flag"):
 
 def forward(data, flags=None, sequence=None, acks=None):
     """Rewrite a packet's header and appended acks, copying its body untouched."""
-    cdef bytes src = data if type(data) is bytes else bytes(data)
+    cdef bytes src = data if type(data) is bytes else memoryview(data).tobytes()
     cdef const uint8_t *p = <const uint8_t *>PyBytes_AS_STRING(src)
     cdef Py_ssize_t n = PyBytes_GET_SIZE(src), body_end = n, k, nacks, total
     cdef tuple old_acks = _EMPTY

@@ -95,6 +95,12 @@ def _uuid(raw: bytes) -> uuid.UUID:
 # ---------------------------------------------------------------- zero-coding
 
 
+def _as_bytes(data: bytes | bytearray | memoryview) -> bytes:
+    """``data`` as bytes; anything not bytes-like is a TypeError (``bytes(40)``
+    would be 40 zero bytes)."""
+    return data if type(data) is bytes else memoryview(data).tobytes()
+
+
 def _check_max_size(max_size: object) -> int:
     if type(max_size) is not int or max_size < 0:
         raise M.bad_max_size(max_size)
@@ -103,7 +109,7 @@ def _check_max_size(max_size: object) -> int:
 
 def zero_decode(data: bytes, max_size: int = 8192) -> bytes:
     """Expand LL zero-coding; :class:`DecodeError` if the result passes ``max_size`` bytes."""
-    data = bytes(data)
+    data = _as_bytes(data)
     max_size = _check_max_size(max_size)
     return _expand(data, 0, len(data), max_size, 0)
 
@@ -145,7 +151,7 @@ def _expand(data: bytes, start: int, end: int, max_size: int, base: int) -> byte
 
 def zero_encode(data: bytes) -> bytes:
     """LL zero-coding: each run of zeros becomes ``00 n``, runs cut at 255."""
-    data = bytes(data)
+    data = _as_bytes(data)
     find = data.find
     out = bytearray()
     i = 0
@@ -216,7 +222,7 @@ def _unknown_name(code: int) -> str:
 
 def peek(data: bytes, template: Template) -> Header:
     """Header, acks and message number, expanding at most the first bytes of the body."""
-    data = bytes(data)
+    data = _as_bytes(data)
     n = len(data)
     if n < 7:
         raise M.short_packet(n)
@@ -352,7 +358,7 @@ def _walk(
 
 def decode(data: bytes, template: Template, strict: bool = False, max_size: int = 8192) -> Message:
     """Decode one packet: header, acks, message number, extra bytes, every field."""
-    data = bytes(data)
+    data = _as_bytes(data)
     max_size = _check_max_size(max_size)
     n = len(data)
     if n < 7:
@@ -774,7 +780,7 @@ def forward(
     acks: tuple[int, ...] | list[int] | None = None,
 ) -> bytes:
     """Rewrite a packet's header and appended acks, copying its body untouched."""
-    data = bytes(data)
+    data = _as_bytes(data)
     n = len(data)
     if n < 7:
         raise M.short_packet(n)

@@ -242,6 +242,13 @@ class MessageSpec(NamedTuple):
         """The message id as one integer: the number bytes read as big-endian."""
         return message_code(self.frequency, self.number)
 
+    def show(self) -> str:
+        """Its blocks (Single, Multiple(n), Variable) and their fields' types and
+        sizes, one a line: ``print(template["ChatFromSimulator"].show())``."""
+        from gamecodec.lludp._show import describe_message
+
+        return describe_message(self)
+
 
 def message_code(frequency: Frequency, number: int) -> int:
     """The wire message number as one integer (High n, Medium 0xFF00|n, Low 0xFFFF0000|n)."""
@@ -411,6 +418,13 @@ class Message(NamedTuple):
     def code(self) -> int:
         """The message id as one integer: the number bytes read as big-endian."""
         return message_code(self.frequency, self.number)
+
+    def show(self) -> str:
+        """The message indented, one field a line (text fields as text where they
+        decode as UTF-8, other bytes in hex): ``print(message.show())``."""
+        from gamecodec.lludp._show import show_message
+
+        return show_message(self, Flag)
 
     def to_dict(self) -> dict[str, list[dict[str, Any]]]:
         """The blocks as plain dicts."""

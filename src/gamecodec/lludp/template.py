@@ -344,6 +344,12 @@ class Template:
         named = "" if self.name is None else f"{self.name}, "
         return f"<Template {named}version {self.version}, {len(self.messages)} messages>"
 
+    def show(self) -> str:
+        """Every message, one a line: name, number, trust and encoding, blocks."""
+        from gamecodec.lludp._show import describe_template
+
+        return describe_template(self)
+
     def block_classes(self, name: str) -> dict[str, type[Block]]:
         """The Block subclass of every block of message ``name``."""
         classes = self._classes.get(name)
