@@ -163,7 +163,9 @@ def test_game_profile_delivers_in_order_and_reports_skips(twin: ModuleType, loss
         loss=loss, duplicate=0.05, reorder=0.10, reorder_delay=0.05, delay=0.02, jitter=0.01
     )
     assert count < 0x8000  # serials of messages and fillers do not wrap
-    net = pair(twin, count, seed=11, cfg=cfg, filler=True)
+    # both peers as two games are once their kpPacketProtocolControl arrived (cram data 3:
+    # early resends allowed; CUDPConnection.cpp ~927): before it, peer_cram_data is 0
+    net = pair(twin, count, seed=11, cfg=cfg, filler=True, peer_cram_data=3)
     net.run(stop=lambda: done(net))
     for peer in (net.a, net.b):
         assert isinstance(peer, Peer)
