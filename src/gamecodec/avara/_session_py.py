@@ -1,5 +1,5 @@
 # cython: annotation_typing=False, boundscheck=False, wraparound=False
-# cython: freethreading_compatible=True
+# cython: freethreading_compatible=True, auto_pickle=False
 # Free-threading compatible: a Connection keeps its transmit queue in one PyMem
 # block that send() reallocates, and swaps Python objects held in C fields (the
 # events, the receive queue), so every entry point that touches them first claims
