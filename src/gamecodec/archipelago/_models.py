@@ -140,6 +140,16 @@ class Version(NamedTuple):
     build: int
 
 
+STATUS_NAMES: dict[HintStatus, str] = {
+    HintStatus.HINT_FOUND: "(found)",
+    HintStatus.HINT_UNSPECIFIED: "(unspecified)",
+    HintStatus.HINT_NO_PRIORITY: "(no priority)",
+    HintStatus.HINT_AVOID: "(avoid)",
+    HintStatus.HINT_PRIORITY: "(priority)",
+}
+"""The text of a ``hint_status`` part."""
+
+
 class Hint(NamedTuple):
     """A hint as the server stores it; it decodes as a plain dict (not allow-listed)."""
 
@@ -155,15 +165,13 @@ class Hint(NamedTuple):
     def describe(self, names: Names) -> str:
         """The hint as the server's ``[Hint]:`` line reads in CommonClient, ids
         replaced by ``names`` (an unknown id reads ``Unknown item (ID: 7)``)."""
-        from gamecodec.archipelago._netutils import status_names  # it imports this module
-
         where = f"'s World at {self.entrance}" if self.entrance else "'s World"
         return (
             f"[Hint]: {names.player_name(self.receiving_player)}'s "
             f"{names.item_name(self.item, self.receiving_player)} is at "
             f"{names.location_name(self.location, self.finding_player)} in "
             f"{names.player_name(self.finding_player)}{where}. "
-            f"{status_names.get(self.status, '(unknown)')}"
+            f"{STATUS_NAMES.get(self.status, '(unknown)')}"
         )
 
 

@@ -199,13 +199,7 @@ def add_json_location(parts: list[Any], location_id: int, player: int = 0, **kwa
     parts.append({**part, "type": JSONTypes.location_id, **kwargs})
 
 
-status_names: dict[HintStatus, str] = {
-    HintStatus.HINT_FOUND: "(found)",
-    HintStatus.HINT_UNSPECIFIED: "(unspecified)",
-    HintStatus.HINT_NO_PRIORITY: "(no priority)",
-    HintStatus.HINT_AVOID: "(avoid)",
-    HintStatus.HINT_PRIORITY: "(priority)",
-}
+status_names: dict[HintStatus, str] = _models.STATUS_NAMES
 """The text of a ``hint_status`` part."""
 
 status_colors: dict[HintStatus, str] = {
