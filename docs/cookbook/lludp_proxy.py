@@ -73,6 +73,8 @@ async def main() -> None:
         viewer.send(chat(f"hello {n}"), reliable=True)
     for _ in range(3):
         message = await region.recv()
+        # (a strict=True endpoint may also return StrictDecodeFailed events)
+        assert isinstance(message, lludp.Message)
         print("region got:", lludp.text(message.ChatData[0].Message))
     await viewer.drain(1)  # every chat line acknowledged, through the proxy
     for line in proxy.log:
