@@ -26,6 +26,10 @@ PACKAGE_ROOT = Path(_SPEC.origin).resolve().parents[1]
 """Where the gamecodec under test lives: the checkout's src/, or site-packages for an
 installed copy (subprocesses put it on PYTHONPATH to test the same code)."""
 DATA = ROOT / "tests" / "data"
+MYPYPATH = str(PACKAGE_ROOT) if PACKAGE_ROOT == ROOT / "src" else None
+"""What mypy needs on MYPYPATH to see the gamecodec under test: the checkout's src/,
+or nothing for an installed copy (mypy finds it in site-packages, and refuses
+site-packages on MYPYPATH)."""
 SHARED = Path(os.environ.get("GAMECODEC_SHARED", ROOT.parent / "shared"))
 
 

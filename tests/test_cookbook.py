@@ -15,13 +15,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import PACKAGE_ROOT
+
 ROOT = Path(__file__).resolve().parents[1]
 COOKBOOK = ROOT / "docs" / "cookbook"
 
 
 def _run(name: str, *args: str) -> str:
     env = dict(os.environ)
-    src = str(ROOT / "src")
+    src = str(PACKAGE_ROOT)  # the gamecodec under test (src/, or an installed copy)
     env["PYTHONPATH"] = src + os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else src
     done = subprocess.run(
         [sys.executable, str(COOKBOOK / name), *args],

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import MYPYPATH, PACKAGE_ROOT, ROOT
 
 api = pytest.importorskip("mypy.api", reason="mypy is not installed")
 
@@ -26,8 +26,9 @@ PROGRAMS = sorted((ROOT / "tests" / "typing").glob("*.py"))
 def mypy_report(tmp_path_factory: pytest.TempPathFactory) -> str:
     """mypy's report on every program, from one run."""
     cache = tmp_path_factory.mktemp("mypy-cache")
-    old = os.environ.get("MYPYPATH")
-    os.environ["MYPYPATH"] = str(ROOT / "src")
+    old = os.environ.pop("MYPYPATH", None)
+    if MYPYPATH is not None:
+        os.environ["MYPYPATH"] = MYPYPATH
     try:
         stdout, stderr, _ = api.run(
             [
@@ -41,9 +42,8 @@ def mypy_report(tmp_path_factory: pytest.TempPathFactory) -> str:
             ]
         )
     finally:
-        if old is None:
-            del os.environ["MYPYPATH"]
-        else:
+        os.environ.pop("MYPYPATH", None)
+        if old is not None:
             os.environ["MYPYPATH"] = old
     assert not stderr, stderr
     return stdout
@@ -73,7 +73,7 @@ def test_aio_is_reachable_from_its_package(package: str, name: str) -> None:
         f"assert 'gamecodec.{package}.aio' not in sys.modules\n"
         f"print({package}.aio.{name}.__module__)\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env = {**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)}
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
     )

@@ -24,7 +24,7 @@ from gamecodec.errors import (
     TruncatedError,
 )
 from gamecodec.lludp import aio, circuit, template
-from tests.conftest import IMPLS, PACKAGE_ROOT, ROOT
+from tests.conftest import IMPLS, MYPYPATH, PACKAGE_ROOT, ROOT
 from tests.lludp.conftest import numbered
 
 HERE = Path(__file__).resolve().parent
@@ -184,9 +184,9 @@ def test_typed_usage_passes_mypy_strict() -> None:
     """The typed example (attribute access on decoded messages and blocks,
     circuits, endpoints, errors) passes ``mypy --strict`` as written."""
     api = pytest.importorskip("mypy.api")
-    env_path = os.pathsep.join([str(PACKAGE_ROOT)])
-    old = os.environ.get("MYPYPATH")
-    os.environ["MYPYPATH"] = env_path
+    old = os.environ.pop("MYPYPATH", None)
+    if MYPYPATH is not None:
+        os.environ["MYPYPATH"] = MYPYPATH
     try:
         out, err, status = api.run(
             [
@@ -200,9 +200,8 @@ def test_typed_usage_passes_mypy_strict() -> None:
             ]
         )
     finally:
-        if old is None:
-            del os.environ["MYPYPATH"]
-        else:
+        os.environ.pop("MYPYPATH", None)
+        if old is not None:
             os.environ["MYPYPATH"] = old
     assert status == 0, out + err
 
