@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import io
 import sys
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -26,48 +25,11 @@ from gamecodec.bzrc import sample as bzrc_sample
 from gamecodec.lludp import sample as lludp_sample
 from gamecodec.ywindow import sample as ywindow_sample
 from tests.conftest import load_twin
+from tests.thread_helpers import same_alone_and_together, together
+from tests.thread_helpers import switch_often  # noqa: F401  (an autouse fixture)
 
 THREADS = 8
 ROUNDS = 2
-
-
-@pytest.fixture(autouse=True)
-def _switch_often() -> Any:
-    """On the regular build, switch threads every few microseconds."""
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    yield
-    sys.setswitchinterval(old)
-
-
-def _together(jobs: list[Callable[[], Any]]) -> list[Any]:
-    """Run the jobs in threads released at once by a barrier; their results,
-    or the first error."""
-    barrier = threading.Barrier(len(jobs))
-    results: list[Any] = [None] * len(jobs)
-    errors: list[BaseException] = []
-
-    def run(index: int) -> None:
-        barrier.wait()
-        try:
-            results[index] = jobs[index]()
-        except BaseException as exc:  # reported by the main thread
-            errors.append(exc)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(jobs))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
-    return results
-
-
-def _same_alone_and_together(jobs: list[Callable[[], Any]]) -> None:
-    alone = [job() for job in jobs]
-    for _ in range(ROUNDS):
-        assert _together(jobs) == alone
 
 
 # ---------------------------------------------------------------- shared inputs
@@ -101,7 +63,7 @@ def test_shared_capture_read_by_eight_threads() -> None:
 
     first = read()
     assert sum(1 for kind, _, _ in first if kind == "Unit") == 600
-    _same_alone_and_together([read] * THREADS)
+    same_alone_and_together([read] * THREADS, ROUNDS)
 
 
 def test_shared_datagrams_decoded_by_eight_threads(impl: str) -> None:
@@ -114,7 +76,7 @@ def test_shared_datagrams_decoded_by_eight_threads(impl: str) -> None:
     for _ in range(THREADS // 2):
         jobs.append(lambda: lludp_codec.decode_many(lludp_wires, template))
         jobs.append(lambda: avara_codec.decode_many(avara_wires))
-    _same_alone_and_together(jobs)
+    same_alone_and_together(jobs, ROUNDS)
 
 
 def test_stream_decoders_one_per_thread(impl: str) -> None:
@@ -139,7 +101,7 @@ def test_stream_decoders_one_per_thread(impl: str) -> None:
         assert out
         return out
 
-    _same_alone_and_together([bzrc_job, ywindow_job] * (THREADS // 2))
+    same_alone_and_together([bzrc_job, ywindow_job] * (THREADS // 2), ROUNDS)
 
 
 # ---------------------------------------------------------------- sessions
@@ -194,7 +156,7 @@ def test_separate_sessions_fed_by_eight_threads(impl: str) -> None:
     lludp_twin = load_twin("gamecodec.lludp", "_circuit", impl)
     codec = load_twin("gamecodec.lludp", "_codec", impl)
     jobs = [_avara_exchange(avara_twin), _lludp_exchange(lludp_twin, codec)] * (THREADS // 2)
-    _same_alone_and_together(jobs)
+    same_alone_and_together(jobs, ROUNDS)
 
 
 def _in_use(session: Any, call: Callable[[], Any]) -> None:
@@ -256,7 +218,7 @@ def _hammer(step: Callable[[int], Any]) -> int:
                 refused[index] += 1
         return 100
 
-    assert _together([lambda i=i: work(i) for i in range(THREADS)]) == [100] * THREADS
+    assert together([lambda i=i: work(i) for i in range(THREADS)]) == [100] * THREADS
     return sum(refused)
 
 

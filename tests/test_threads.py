@@ -22,12 +22,8 @@ Each test runs every thread's work once alone, then all threads at once
 from __future__ import annotations
 
 import contextlib
-import sys
-import threading
 from collections.abc import Callable
 from typing import Any
-
-import pytest
 
 from gamecodec.archipelago import commands as C
 from gamecodec.archipelago import frames as ap_frames
@@ -37,47 +33,11 @@ from gamecodec.avara import sample as avara_sample
 from gamecodec.lludp import default_template
 from gamecodec.lludp import sample as lludp_sample
 from tests.conftest import load_twin
+from tests.thread_helpers import same_alone_and_together, together
+from tests.thread_helpers import switch_often  # noqa: F401  (an autouse fixture)
 
 THREADS = 4
 ROUNDS = 3
-
-
-@pytest.fixture(autouse=True)
-def _switch_often() -> Any:
-    """Switch threads every few microseconds, so that work interleaves."""
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    yield
-    sys.setswitchinterval(old)
-
-
-def _together(jobs: list[Callable[[], Any]]) -> list[Any]:
-    """Run the jobs in threads started at once; their results, or the first error."""
-    barrier = threading.Barrier(len(jobs))
-    results: list[Any] = [None] * len(jobs)
-    errors: list[BaseException] = []
-
-    def run(index: int) -> None:
-        barrier.wait()
-        try:
-            results[index] = jobs[index]()
-        except BaseException as exc:  # reported by the main thread
-            errors.append(exc)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(jobs))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
-    return results
-
-
-def _same_alone_and_together(jobs: list[Callable[[], Any]]) -> None:
-    alone = [job() for job in jobs]
-    for _ in range(ROUNDS):
-        assert _together(jobs) == alone
 
 
 # ---------------------------------------------------------------- LLUDP
@@ -97,7 +57,7 @@ def test_lludp_decoders(impl: str) -> None:
         jobs.append(lambda w=wires: [codec.decode(d, template) for d in w])
         jobs.append(lambda w=wires: codec.decode_many(w, template))
         jobs.append(lambda w=wires: [codec.peek(d, template) for d in w])
-    _same_alone_and_together(jobs)
+    same_alone_and_together(jobs, ROUNDS)
 
 
 def test_lludp_circuits_one_per_thread(impl: str) -> None:
@@ -121,7 +81,7 @@ def test_lludp_circuits_one_per_thread(impl: str) -> None:
                 a.receive_datagram(wire, now)
         return delivered, sent
 
-    _same_alone_and_together([exchange] * THREADS)
+    same_alone_and_together([exchange] * THREADS, ROUNDS)
 
 
 # ---------------------------------------------------------------- Avara
@@ -135,7 +95,7 @@ def test_avara_decoders(impl: str) -> None:
         jobs.append(lambda d=datagrams: [codec.decode(x) for x in d])
         jobs.append(lambda d=datagrams: codec.decode_many(d))
         jobs.append(lambda d=datagrams: [a.tobytes() for a in codec.decode_array(d)])
-    _same_alone_and_together(jobs)
+    same_alone_and_together(jobs, ROUNDS)
 
 
 def test_avara_connections_one_per_thread(impl: str) -> None:
@@ -157,7 +117,7 @@ def test_avara_connections_one_per_thread(impl: str) -> None:
                 a.receive_datagram(wire, now)
         return delivered, sent
 
-    _same_alone_and_together([exchange] * THREADS)
+    same_alone_and_together([exchange] * THREADS, ROUNDS)
 
 
 # ---------------------------------------------------------------- Archipelago
@@ -171,7 +131,7 @@ def test_archipelago_decoders(impl: str) -> None:
         jobs.append(lambda s=session: [compat.decode(f) for f in s])
         jobs.append(lambda s=session: [compat.decode(f.encode()) for f in s])
         jobs.append(lambda s=session: [ap_frames.decode(f) for f in s])
-    _same_alone_and_together(jobs)
+    same_alone_and_together(jobs, ROUNDS)
 
 
 GAME = C.GameData({"Cake": 3}, {"Lamp": 1003}, "abc123")
@@ -213,7 +173,7 @@ def test_archipelago_sessions_one_per_thread() -> None:
         session.check_locations([1001])
         return events, session.items
 
-    _same_alone_and_together([play] * THREADS)
+    same_alone_and_together([play] * THREADS, ROUNDS)
 
 
 # ---------------------------------------------------------------- one session, no lock
@@ -234,7 +194,7 @@ def _hammer(step: Callable[[int], Any]) -> None:
             done += 1
         return done
 
-    assert _together([lambda o=o: work(o * 1000) for o in range(THREADS)]) == [100] * THREADS
+    assert together([lambda o=o: work(o * 1000) for o in range(THREADS)]) == [100] * THREADS
 
 
 def test_one_compiled_circuit_shared_without_a_lock_does_not_crash() -> None:
