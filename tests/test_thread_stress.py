@@ -25,8 +25,11 @@ from gamecodec.bzrc import sample as bzrc_sample
 from gamecodec.lludp import sample as lludp_sample
 from gamecodec.ywindow import sample as ywindow_sample
 from tests.conftest import load_twin
-from tests.thread_helpers import same_alone_and_together, together
-from tests.thread_helpers import switch_often  # noqa: F401  (an autouse fixture)
+from tests.thread_helpers import (
+    same_alone_and_together,
+    switch_often,  # noqa: F401  (an autouse fixture)
+    together,
+)
 
 THREADS = 8
 ROUNDS = 2

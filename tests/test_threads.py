@@ -33,8 +33,11 @@ from gamecodec.avara import sample as avara_sample
 from gamecodec.lludp import default_template
 from gamecodec.lludp import sample as lludp_sample
 from tests.conftest import load_twin
-from tests.thread_helpers import same_alone_and_together, together
-from tests.thread_helpers import switch_often  # noqa: F401  (an autouse fixture)
+from tests.thread_helpers import (
+    same_alone_and_together,
+    switch_often,  # noqa: F401  (an autouse fixture)
+    together,
+)
 
 THREADS = 4
 ROUNDS = 3
