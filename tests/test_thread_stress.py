@@ -26,6 +26,7 @@ from gamecodec.lludp import sample as lludp_sample
 from gamecodec.ywindow import sample as ywindow_sample
 from tests.conftest import load_twin
 from tests.thread_helpers import (
+    avara_exchange,
     same_alone_and_together,
     switch_often,  # noqa: F401  (an autouse fixture)
     together,
@@ -110,27 +111,6 @@ def test_stream_decoders_one_per_thread(impl: str) -> None:
 # ---------------------------------------------------------------- sessions
 
 
-def _avara_exchange(twin: Any) -> Callable[[], Any]:
-    def exchange() -> tuple[list[Any], list[bytes]]:
-        a = twin.Connection(my_id=1, peer_id=2, now=0.0)
-        b = twin.Connection(my_id=2, peer_id=1, now=0.0)
-        delivered: list[Any] = []
-        sent: list[bytes] = []
-        for step in range(300):
-            now = step * 0.016
-            a.send(17, p1=step % 100, data=step.to_bytes(2, "little"), now=now)
-            for wire in a.datagrams_to_send(now):
-                sent.append(wire)
-                if step % 7:  # every seventh datagram lost: resends and reordering
-                    delivered.extend(b.receive_datagram(wire, now))
-            for wire in b.datagrams_to_send(now):
-                a.receive_datagram(wire, now)
-            a.events()
-        return delivered, sent
-
-    return exchange
-
-
 def _lludp_exchange(twin: Any, codec: Any) -> Callable[[], Any]:
     messages = lludp_sample.region_stream(200, seed=9)
 
@@ -158,7 +138,7 @@ def test_separate_sessions_fed_by_eight_threads(impl: str) -> None:
     avara_twin = load_twin("gamecodec.avara", "_session", impl)
     lludp_twin = load_twin("gamecodec.lludp", "_circuit", impl)
     codec = load_twin("gamecodec.lludp", "_codec", impl)
-    jobs = [_avara_exchange(avara_twin), _lludp_exchange(lludp_twin, codec)] * (THREADS // 2)
+    jobs = [avara_exchange(avara_twin), _lludp_exchange(lludp_twin, codec)] * (THREADS // 2)
     same_alone_and_together(jobs, ROUNDS)
 
 

@@ -34,6 +34,7 @@ from gamecodec.lludp import default_template
 from gamecodec.lludp import sample as lludp_sample
 from tests.conftest import load_twin
 from tests.thread_helpers import (
+    avara_exchange,
     same_alone_and_together,
     switch_often,  # noqa: F401  (an autouse fixture)
     together,
@@ -103,24 +104,7 @@ def test_avara_decoders(impl: str) -> None:
 
 def test_avara_connections_one_per_thread(impl: str) -> None:
     twin = load_twin("gamecodec.avara", "_session", impl)
-
-    def exchange() -> tuple[list[Any], list[bytes]]:
-        a = twin.Connection(my_id=1, peer_id=2, now=0.0)
-        b = twin.Connection(my_id=2, peer_id=1, now=0.0)
-        delivered: list[Any] = []
-        sent: list[bytes] = []
-        for step in range(300):
-            now = step * 0.016
-            a.send(17, p1=step % 100, data=step.to_bytes(2, "little"), now=now)
-            for wire in a.datagrams_to_send(now):
-                sent.append(wire)
-                if step % 7:  # every seventh datagram lost: resends and reordering
-                    delivered.extend(b.receive_datagram(wire, now))
-            for wire in b.datagrams_to_send(now):
-                a.receive_datagram(wire, now)
-        return delivered, sent
-
-    same_alone_and_together([exchange] * THREADS, ROUNDS)
+    same_alone_and_together([avara_exchange(twin)] * THREADS, ROUNDS)
 
 
 # ---------------------------------------------------------------- Archipelago

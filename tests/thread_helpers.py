@@ -49,3 +49,27 @@ def same_alone_and_together(jobs: list[Callable[[], Any]], rounds: int) -> None:
     alone = [job() for job in jobs]
     for _ in range(rounds):
         assert together(jobs) == alone
+
+
+def avara_exchange(twin: Any) -> Callable[[], tuple[list[Any], list[bytes]]]:
+    """One thread's work: two Connections of ``twin`` sending to each other, every
+    seventh datagram lost (resends and reordering); what was delivered and sent."""
+
+    def exchange() -> tuple[list[Any], list[bytes]]:
+        a = twin.Connection(my_id=1, peer_id=2, now=0.0)
+        b = twin.Connection(my_id=2, peer_id=1, now=0.0)
+        delivered: list[Any] = []
+        sent: list[bytes] = []
+        for step in range(300):
+            now = step * 0.016
+            a.send(17, p1=step % 100, data=step.to_bytes(2, "little"), now=now)
+            for wire in a.datagrams_to_send(now):
+                sent.append(wire)
+                if step % 7:  # every seventh datagram lost: resends and reordering
+                    delivered.extend(b.receive_datagram(wire, now))
+            for wire in b.datagrams_to_send(now):
+                a.receive_datagram(wire, now)
+            a.events()
+        return delivered, sent
+
+    return exchange
